@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Regenerates the wrapper Go modules under hack/tools/ for the versions in hack/versions.env.
+# The wrappers exist because k8s.io/kubernetes and etcd's server module carry local `replace`
+# directives, so `go install pkg@version` refuses them. Run this only when bumping a version;
+# the committed go.mod/go.sum make ordinary builds reproducible.
+set -euo pipefail
+HACK=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=versions.env
+source "$HACK/versions.env"
+export GOTOOLCHAIN=local GOFLAGS=
+
+gen_kubernetes() {
+  local dir=$HACK/tools/kubernetes
+  rm -f "$dir/go.mod" "$dir/go.sum"
+  (cd "$dir"
+   go mod init mpi-controller/hack/tools/kubernetes >/dev/null 2>&1
+   go mod edit -go=1.26.0 -godebug=default=go1.26
+   local gomod
+   gomod=$(go mod download -json "k8s.io/kubernetes@v$K8S_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+   local m
+   for m in $(sed -n 's#^[[:space:]]*\(k8s\.io/[a-z0-9-]*\) => \./staging/src/.*#\1#p' "$gomod"); do
+     go mod edit -replace="$m=$m@v0.${K8S_VERSION#1.}"
+   done
+   go get "k8s.io/kubernetes/cmd/kube-apiserver@v$K8S_VERSION" \
+          "k8s.io/kubernetes/cmd/kube-controller-manager@v$K8S_VERSION" \
+          "k8s.io/kubernetes/cmd/kube-scheduler@v$K8S_VERSION" \
+          "k8s.io/kubernetes/cmd/kubectl@v$K8S_VERSION")
+}
+
+gen_etcd() {
+  local dir=$HACK/tools/etcd
+  rm -f "$dir/go.mod" "$dir/go.sum"
+  (cd "$dir"
+   go mod init mpi-controller/hack/tools/etcd >/dev/null 2>&1
+   go get "go.etcd.io/etcd/server/v3@v$ETCD_VERSION" "go.etcd.io/etcd/etcdctl/v3@v$ETCD_VERSION")
+}
+
+gen_kwok() {
+  local dir=$HACK/tools/kwok
+  rm -f "$dir/go.mod" "$dir/go.sum"
+  (cd "$dir"
+   go mod init mpi-controller/hack/tools/kwok >/dev/null 2>&1
+   go get "sigs.k8s.io/kwok/cmd/kwok@v$KWOK_VERSION")
+}
+
+for t in "${@:-kubernetes etcd kwok}"; do
+  for x in $t; do "gen_$x"; done
+done
