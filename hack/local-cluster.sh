@@ -8,6 +8,8 @@
 #   hack/local-cluster.sh down     stop the processes `up` started and remove the cluster state
 #   hack/local-cluster.sh status   say whether the cluster is running
 #   hack/local-cluster.sh env      print `export KUBECONFIG=...` for a running cluster
+#   hack/local-cluster.sh stop|start|restart COMPONENT   (etcd, kube-apiserver, kwok, ...)
+#   hack/local-cluster.sh compact  compact etcd at its current revision (prints it)
 #
 # Environment: MPI_CONTROLLER_CACHE (default ~/.cache/mpi-controller) holds binaries;
 # MPI_CONTROLLER_CLUSTER_DIR (default $MPI_CONTROLLER_CACHE/cluster) holds state, pki and logs.
@@ -31,7 +33,9 @@ case "${1:-}" in
   up) build_all; cluster_up ;;
   down) cluster_down ;;
   status) cluster_status ;;
+  start | stop | restart) component_cmd "$1" "${2:?component name}" ;;
+  compact) etcd_compact ;;
   env) echo "export KUBECONFIG=$STATE/kubeconfig" ;;
   bin-dir) echo "$BIN_DIR" ;;
-  *) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) awk 'NR>1 && /^#/ {sub(/^# ?/, ""); print; next} NR>1 {exit}' "$0"; exit 2 ;;
 esac

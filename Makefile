@@ -1,0 +1,60 @@
+# mpi-controller developer commands. Every target does its own setup on a fresh clone.
+#   make demo   run the controller on the local cluster and show an MPIJob succeed
+#   make test   lint, unit, integration and e2e tests (starts the local cluster unless
+#               KUBECONFIG points to a reachable cluster)
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+CLUSTER := hack/local-cluster.sh
+PYTEST_ARGS ?=
+
+.PHONY: install lint unit integration e2e test cluster-up cluster-down build-cluster demo demo-down bench chaos clean
+
+$(STAMP): pyproject.toml constraints.txt
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[test,bench]'
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check mpi_controller tests e2e bench hack conftest.py
+	$(VENV)/bin/mypy --strict mpi_controller
+
+unit: $(STAMP)
+	$(VENV)/bin/pytest -q tests/unit $(PYTEST_ARGS)
+
+# Cluster-backed suites use $$KUBECONFIG when it is set and reachable, else the local cluster.
+integration: $(STAMP)
+	@. hack/ensure-cluster.sh && $(VENV)/bin/pytest -q tests/integration $(PYTEST_ARGS)
+
+e2e: $(STAMP)
+	@. hack/ensure-cluster.sh && $(VENV)/bin/pytest -q e2e $(PYTEST_ARGS)
+
+test: $(STAMP)
+	@hack/timed.sh lint $(MAKE) --no-print-directory lint
+	@hack/timed.sh unit $(VENV)/bin/pytest -q -p no:cacheprovider tests/unit $(PYTEST_ARGS)
+	@hack/timed.sh cluster bash -c '. hack/ensure-cluster.sh'
+	@. hack/ensure-cluster.sh >/dev/null && hack/timed.sh integration+e2e \
+	  $(VENV)/bin/pytest -q -p no:cacheprovider tests/integration e2e $(PYTEST_ARGS)
+
+build-cluster:
+	bash $(CLUSTER) build
+
+cluster-up:
+	bash $(CLUSTER) up
+
+cluster-down:
+	bash $(CLUSTER) down
+
+demo: $(STAMP)
+	bash hack/demo.sh
+
+demo-down:
+	bash hack/demo.sh down
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache bench-results

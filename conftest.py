@@ -1,0 +1,70 @@
+"""Pytest fixtures shared by tests/ and e2e/.
+
+* ``cluster`` (session): the cluster under test. Uses ``$KUBECONFIG`` when it is set and the
+  API server answers; otherwise starts the local control plane with ``hack/local-cluster.sh up``
+  (built on first use) and leaves it running for the next run.
+* ``kube_api`` (session): an official, synchronous ``kubernetes.client.ApiClient`` for that
+  cluster, used by tests as an independent observer.
+* ``namespace`` (function): a fresh namespace, deleted after the test.
+
+Tests in ``tests/unit`` never touch these fixtures and need no cluster.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+
+import pytest
+
+from tests.support import HACK, Cluster, unique_name, wait_for
+
+
+def _reachable(kubeconfig: str) -> bool:
+    from kubernetes import client, config
+
+    try:
+        api = config.new_client_from_config(config_file=kubeconfig)
+        client.VersionApi(api).get_code(_request_timeout=5)
+        api.close()
+        return True
+    except Exception:  # noqa: BLE001 - any failure means "not usable"
+        return False
+
+
+@pytest.fixture(scope="session")
+def cluster() -> Cluster:
+    env = os.environ.get("KUBECONFIG")
+    if env and _reachable(env):
+        return Cluster(kubeconfig=env, local=False)
+    out = subprocess.run(
+        ["bash", str(HACK), "up"], check=True, capture_output=True, text=True, timeout=3600
+    )
+    kubeconfig = out.stdout.strip().splitlines()[-1]
+    return Cluster(kubeconfig=kubeconfig, local=True)
+
+
+@pytest.fixture(scope="session")
+def kube_api(cluster: Cluster) -> Iterator[object]:
+    from kubernetes import config
+
+    api = config.new_client_from_config(config_file=cluster.kubeconfig)
+    yield api
+    api.close()
+
+
+@pytest.fixture
+def namespace(kube_api: object) -> Iterator[str]:
+    from kubernetes import client
+
+    core = client.CoreV1Api(kube_api)
+    name = unique_name("t")
+    core.create_namespace({"metadata": {"name": name, "labels": {"mpi-controller-test": "true"}}})
+    wait_for(
+        lambda: core.list_namespaced_service_account(name, field_selector="metadata.name=default").items,
+        timeout=30,
+        what=f"the default ServiceAccount in namespace {name}",
+    )
+    yield name
+    core.delete_namespace(name, propagation_policy="Background")
