@@ -68,3 +68,17 @@ def namespace(kube_api: object) -> Iterator[str]:
     )
     yield name
     core.delete_namespace(name, propagation_policy="Background")
+
+
+CRD_PATH = "deploy/crd/kubeflow.org_mpijobs.yaml"
+
+
+@pytest.fixture(scope="session")
+def mpijob_crd(cluster: Cluster, kube_api: object) -> str:
+    """Installs (server-side apply) the MPIJob CRD and waits until it is Established."""
+    from tests.support import REPO
+
+    cluster.kubectl("apply", "--server-side", "--force-conflicts", "-f", str(REPO / CRD_PATH))
+    cluster.kubectl("wait", "--for=condition=Established", "--timeout=60s",
+                    "crd/mpijobs.kubeflow.org")
+    return "mpijobs.kubeflow.org"

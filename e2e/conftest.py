@@ -1,0 +1,83 @@
+"""e2e fixtures: mpi-controller as a separate process (``mpi-controller run --kubeConfig``)
+against the whole cluster, with the CRD installed."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support import Cluster, wait_for
+
+
+class ControllerProcess:
+    """A running ``mpi-controller run`` process; logs go to ``log_path``."""
+
+    def __init__(self, kubeconfig: str, log_path: Path, *extra: str) -> None:
+        self.kubeconfig = kubeconfig
+        self.log_path = log_path
+        self.extra = extra
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.starts = 0
+
+    def start(self) -> None:
+        self.starts += 1
+        log = self.log_path.open("ab")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "mpi_controller", "run", "--kubeConfig", self.kubeconfig,
+             "--health-port", "0", "--monitoring-port", "0", "--log-format", "json",
+             "--kube-api-qps", "50", "--kube-api-burst", "100", *self.extra],
+            stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        log.close()
+
+    def kill(self) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=30)
+
+    def stop(self) -> int:
+        assert self.proc is not None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                return self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                raise
+        return self.proc.returncode
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+
+def _controller_kubeconfig(cluster: Cluster) -> str:
+    """The local cluster gives the controller its own identity (seen in the audit log)."""
+    if cluster.local:
+        path = Path(cluster.kubeconfig).with_name("kubeconfig-controller")
+        if path.exists():
+            return str(path)
+    return cluster.kubeconfig
+
+
+@pytest.fixture(scope="session")
+def controller(cluster: Cluster, mpijob_crd: str, tmp_path_factory: pytest.TempPathFactory,
+               ) -> Iterator[ControllerProcess]:
+    cluster.kubectl("create", "namespace", "mpi-operator", check=False)
+    log = tmp_path_factory.mktemp("controller") / "mpi-controller.log"
+    proc = ControllerProcess(_controller_kubeconfig(cluster), log)
+    proc.start()
+    wait_for(lambda: "caches synced" in proc.log() or not proc.alive(), timeout=60,
+             what="the controller to sync its caches")
+    assert proc.alive(), proc.log()
+    yield proc
+    code = proc.stop()
+    assert code == 0, f"controller exited {code} on SIGTERM:\n{proc.log()[-4000:]}"

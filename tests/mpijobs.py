@@ -1,0 +1,111 @@
+"""Test helpers for MPIJobs through the official sync client (an observer independent of the
+controller under test)."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import yaml
+from kubernetes import client
+
+from tests.support import REPO, wait_for
+
+GROUP, VERSION, PLURAL = "kubeflow.org", "v2beta1", "mpijobs"
+DURATION = "sim.mpi-controller.io/duration"
+EXIT_CODE = "sim.mpi-controller.io/exit-code"
+
+
+def example(name: str = "pi.yaml") -> dict[str, Any]:
+    docs = list(yaml.safe_load_all(Path(REPO, "examples", name).read_text()))
+    return copy.deepcopy(docs[0])
+
+
+def small_job(name: str, *, workers: int = 2, launcher_runs: str = "2s",
+              **spec: Any) -> dict[str, Any]:
+    """A small MPIJob: ``workers`` workers, a launcher that KWOK finishes after ``launcher_runs``."""
+    body: dict[str, Any] = {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": "MPIJob",
+        "metadata": {"name": name},
+        "spec": {
+            "slotsPerWorker": 1,
+            "runPolicy": {"cleanPodPolicy": "Running"},
+            "mpiReplicaSpecs": {
+                "Launcher": {
+                    "replicas": 1,
+                    "template": {
+                        "metadata": {"annotations": {DURATION: launcher_runs}},
+                        "spec": {"containers": [{
+                            "name": "launcher", "image": "mpioperator/mpi-pi:openmpi",
+                            "command": ["mpirun", "-n", str(workers), "/home/mpiuser/pi"],
+                        }]},
+                    },
+                },
+                "Worker": {
+                    "replicas": workers,
+                    "template": {"spec": {"containers": [{
+                        "name": "worker", "image": "mpioperator/mpi-pi:openmpi",
+                    }]}},
+                },
+            },
+        },
+    }
+    for key, value in spec.items():
+        if key == "run_policy":
+            body["spec"]["runPolicy"].update(value)
+        else:
+            body["spec"][key] = value
+    return body
+
+
+class MPIJobs:
+    """CRUD on MPIJobs in one namespace, plus waits."""
+
+    def __init__(self, api: Any, namespace: str) -> None:
+        self.custom = client.CustomObjectsApi(api)
+        self.core = client.CoreV1Api(api)
+        self.batch = client.BatchV1Api(api)
+        self.namespace = namespace
+
+    def create(self, body: dict[str, Any]) -> dict[str, Any]:
+        return self.custom.create_namespaced_custom_object(  # type: ignore[no-any-return]
+            GROUP, VERSION, self.namespace, PLURAL, body)
+
+    def get(self, name: str) -> dict[str, Any]:
+        return self.custom.get_namespaced_custom_object(  # type: ignore[no-any-return]
+            GROUP, VERSION, self.namespace, PLURAL, name)
+
+    def patch(self, name: str, patch: dict[str, Any]) -> dict[str, Any]:
+        return self.custom.patch_namespaced_custom_object(  # type: ignore[no-any-return]
+            GROUP, VERSION, self.namespace, PLURAL, name, patch)
+
+    def delete(self, name: str) -> None:
+        self.custom.delete_namespaced_custom_object(GROUP, VERSION, self.namespace, PLURAL, name)
+
+    def conditions(self, name: str) -> dict[str, tuple[str, str]]:
+        """type -> (status, reason)"""
+        status = self.get(name).get("status") or {}
+        return {c["type"]: (c["status"], c.get("reason", "")) for c in status.get("conditions", [])}
+
+    def wait_condition(self, name: str, ctype: str, status: str = "True", *,
+                       timeout: float = 90) -> dict[str, Any]:
+        def probe() -> dict[str, Any] | None:
+            job = self.get(name)
+            for c in (job.get("status") or {}).get("conditions", []):
+                if c["type"] == ctype and c["status"] == status:
+                    return job
+            return None
+        return wait_for(probe, timeout=timeout, what=f"MPIJob {name} condition {ctype}={status}")
+
+    def pods(self, selector: str) -> list[Any]:
+        return list(self.core.list_namespaced_pod(self.namespace, label_selector=selector).items)
+
+    def workers(self, name: str) -> list[Any]:
+        return self.pods(f"training.kubeflow.org/job-name={name},training.kubeflow.org/job-role=worker")
+
+    def events(self, name: str) -> list[tuple[str, str, str]]:
+        items = self.core.list_namespaced_event(
+            self.namespace, field_selector=f"involvedObject.name={name}").items
+        return [(e.type, e.reason, e.message) for e in items]
