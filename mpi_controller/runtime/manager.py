@@ -1,0 +1,330 @@
+"""The manager: runs informers and controllers behind an optional leader elector, with health
+and metrics over HTTP, and shuts them down in order.
+
+:meth:`Manager.run` (until ``stop`` is set):
+
+1. starts the HTTP server (``/metrics``, ``/healthz``, ``/readyz``);
+2. without an elector, at once; with one, once it reports leadership: starts every informer's
+   ``run()``, polls (every ``sync_poll`` s, default 100 ms) until all report ``has_synced()``,
+   then starts every controller's ``run()``;
+3. on ``stop``: **stop leading** (the elector's task is cancelled, releasing the lease) →
+   **drain queues** (each controller's ``shutdown(drain=True)``, then its workers finish what is
+   queued; after ``graceful_shutdown_timeout`` they are cancelled) → **stop informers** (their
+   tasks are cancelled) → **close the client** (the optional ``close`` callback) → stop the HTTP
+   server.
+
+Losing leadership (the elector's ``run`` ending, or failing, before ``stop``) cancels controllers
+and informers at once, closes the client and raises :class:`LeadershipLost`, so the process can
+exit non-zero and restart as a candidate. An informer or controller that fails ends ``run``
+with its exception (in an ``ExceptionGroup``) after the same cleanup.
+
+``/readyz`` fails (check ``informers-synced``) until every informer has synced, so a standby
+replica is never ready; ``/healthz`` fails (check ``leader-election``) when the elector reports
+``healthy() is False``. More checks can be added with :meth:`Manager.add_healthz_check` and
+:meth:`Manager.add_readyz_check`.
+
+:func:`install_signal_handlers` makes SIGTERM/SIGINT set ``stop`` (a second signal exits the
+process with status 1 at once, as controller-runtime does).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
+from typing import Any, Protocol
+
+import structlog
+
+from mpi_controller.runtime.clock import Clock, LoopClock
+from mpi_controller.runtime.metrics import REGISTRY, Check, HTTPServer, serve_http
+
+__all__ = [
+    "ControllerLike",
+    "InformerLike",
+    "LeaderElector",
+    "LeadershipLost",
+    "Manager",
+    "install_signal_handlers",
+]
+
+_log = structlog.get_logger(__name__)
+
+
+class InformerLike(Protocol):
+    """Something that fills a cache: ``run()`` runs until cancelled."""
+
+    async def run(self) -> None: ...
+
+    def has_synced(self) -> bool: ...
+
+
+class ControllerLike(Protocol):
+    """Something with workers: ``run()`` returns after ``shutdown()``."""
+
+    async def run(self) -> None: ...
+
+    async def shutdown(self, *, drain: bool = True) -> None: ...
+
+
+class LeaderElector(Protocol):
+    """``run`` campaigns, calls ``on_started_leading`` when elected, returns when leadership ends.
+
+    Cancelling ``run`` stops leading (and releases the lease, if the elector does that).
+    """
+
+    async def run(self, on_started_leading: Callable[[], Awaitable[None]]) -> None: ...
+
+    def is_leader(self) -> bool: ...
+
+    def healthy(self) -> bool: ...
+
+
+class LeadershipLost(Exception):
+    """The leader elector stopped leading (or failed) before the manager was told to stop."""
+
+
+class Manager:
+    """Owns informers, controllers, an optional leader elector and the health/metrics server."""
+
+    def __init__(
+        self,
+        *,
+        informers: Iterable[InformerLike] = (),
+        controllers: Iterable[ControllerLike] = (),
+        elector: LeaderElector | None = None,
+        close: Callable[[], Awaitable[None]] | None = None,
+        host: str = "0.0.0.0",
+        port: int | None = 8080,
+        clock: Clock | None = None,
+        sync_poll: float = 0.1,
+        graceful_shutdown_timeout: float = 30.0,
+    ) -> None:
+        self._informers = list(informers)
+        self._controllers = list(controllers)
+        self._elector = elector
+        self._close = close
+        self._host = host
+        self._port = port
+        self._clock: Clock = clock if clock is not None else LoopClock()
+        self._sync_poll = sync_poll
+        self._grace = graceful_shutdown_timeout
+        self._healthz: dict[str, Check] = {}
+        self._readyz: dict[str, Check] = {"informers-synced": self.has_synced}
+        if elector is not None:
+            self._healthz["leader-election"] = elector.healthy
+        self._server: HTTPServer | None = None
+        self._started = False
+
+    # -- configuration ---------------------------------------------------------------------
+
+    def add_informer(self, informer: InformerLike) -> None:
+        self._informers.append(informer)
+
+    def add_controller(self, controller: ControllerLike) -> None:
+        self._controllers.append(controller)
+
+    def add_healthz_check(self, name: str, check: Check) -> None:
+        self._healthz[name] = check
+
+    def add_readyz_check(self, name: str, check: Check) -> None:
+        self._readyz[name] = check
+
+    # -- state -----------------------------------------------------------------------------
+
+    def has_synced(self) -> bool:
+        """True once the informers have been started and every one has synced."""
+        return self._started and all(i.has_synced() for i in self._informers)
+
+    @property
+    def http_port(self) -> int | None:
+        """The port the HTTP server is bound to, while it runs."""
+        return self._server.port if self._server is not None else None
+
+    # -- running ---------------------------------------------------------------------------
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Run until ``stop`` is set (then shut down in order) or leadership is lost."""
+        if self._port is not None:
+            self._server = await serve_http(
+                self._host, self._port, registry=REGISTRY,
+                healthz=self._healthz, readyz=self._readyz,
+            )
+        try:
+            lost = await self._run_tasks(stop)
+        finally:
+            await self._shutdown_server()
+        if lost is not None:
+            raise lost
+
+    async def _shutdown_server(self) -> None:
+        try:
+            if self._close is not None:
+                await self._close()
+        finally:
+            if self._server is not None:
+                await self._server.close()
+                self._server = None
+
+    async def _run_tasks(self, stop: asyncio.Event) -> LeadershipLost | None:
+        session = _Session(self, stop)
+        async with asyncio.TaskGroup() as group:
+            session.group = group
+            return await session.run()
+
+
+class _Session:
+    """One :meth:`Manager.run`: the tasks it started and the order it stops them in."""
+
+    def __init__(self, manager: Manager, stop: asyncio.Event) -> None:
+        self.m = manager
+        self.stop = stop
+        self.group: asyncio.TaskGroup | None = None
+        self.wake = asyncio.Event()
+        self.leading = asyncio.Event()
+        self.released = asyncio.Event()
+        self.elector: asyncio.Task[None] | None = None
+        self.informers: list[asyncio.Task[None]] = []
+        self.controllers: list[asyncio.Task[None]] = []
+        self.relay: asyncio.Task[None] | None = None
+
+    def _spawn(self, coro: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]:
+        assert self.group is not None
+        task = self.group.create_task(coro, name=name)
+        task.add_done_callback(lambda _: self.wake.set())
+        return task
+
+    async def run(self) -> LeadershipLost | None:
+        self.relay = self._spawn(self._relay_stop(), "manager-stop")
+        try:
+            if self.m._elector is not None:
+                self.elector = asyncio.create_task(
+                    self.m._elector.run(self._on_started_leading), name="leader-elector"
+                )
+                self.elector.add_done_callback(lambda _: self.wake.set())
+                await self._until(lambda: self.leading.is_set() or self._ending())
+            if not self._ending():
+                await self._start_work()
+                await self._until(self._ending)
+            lost = self._leadership_lost()
+            await (self._abort() if lost is not None else self._graceful())
+            return lost
+        finally:
+            await self._cancel_all()
+
+    # -- events ----------------------------------------------------------------------------
+
+    async def _relay_stop(self) -> None:
+        await self.stop.wait()
+        self.wake.set()
+
+    async def _on_started_leading(self) -> None:
+        _log.info("started leading")
+        self.leading.set()
+        self.wake.set()
+        await self.released.wait()
+
+    def _ending(self) -> bool:
+        if self.stop.is_set():
+            return True
+        return self.elector is not None and self.elector.done()
+
+    def _leadership_lost(self) -> LeadershipLost | None:
+        if self.stop.is_set() or self.elector is None or not self.elector.done():
+            return None
+        if self.elector.cancelled():
+            return LeadershipLost("leader election was cancelled")
+        exc = self.elector.exception()
+        lost = LeadershipLost(f"leader election failed: {exc!r}" if exc else "leadership lost")
+        lost.__cause__ = exc
+        return lost
+
+    async def _until(self, condition: Callable[[], bool]) -> None:
+        while not condition():
+            self.wake.clear()
+            if condition():
+                return
+            await self.wake.wait()
+
+    # -- start -----------------------------------------------------------------------------
+
+    async def _start_work(self) -> None:
+        m = self.m
+        _log.info("starting informers", count=len(m._informers))
+        self.informers = [
+            self._spawn(inf.run(), f"informer-{i}") for i, inf in enumerate(m._informers)
+        ]
+        m._started = True
+        while not m.has_synced():
+            if self._ending() or any(t.done() for t in self.informers):
+                return
+            await m._clock.sleep(m._sync_poll)
+        _log.info("caches synced; starting controllers", count=len(m._controllers))
+        self.controllers = [
+            self._spawn(c.run(), f"controller-{i}") for i, c in enumerate(m._controllers)
+        ]
+
+    # -- stop ------------------------------------------------------------------------------
+
+    async def _graceful(self) -> None:
+        _log.info("stopping: releasing leadership, draining queues")
+        await self._stop_leading()
+        await asyncio.gather(*(c.shutdown(drain=True) for c in self.m._controllers))
+        if self.controllers:
+            _, late = await asyncio.wait(self.controllers, timeout=self.m._grace)
+            await _cancel(list(late))
+        await _cancel(self.informers)
+        _log.info("stopped")
+
+    async def _abort(self) -> None:
+        _log.error("leadership lost: stopping controllers and informers")
+        for controller in self.m._controllers:
+            await controller.shutdown(drain=False)
+        await _cancel(self.controllers)
+        await _cancel(self.informers)
+
+    async def _stop_leading(self) -> None:
+        self.released.set()
+        if self.elector is not None:
+            await _cancel([self.elector])
+
+    async def _cancel_all(self) -> None:
+        self.released.set()
+        extra = [t for t in (self.elector, self.relay) if t is not None]
+        await _cancel([*extra, *self.controllers, *self.informers])
+        self.m._started = False
+
+
+async def _cancel(tasks: Sequence[asyncio.Task[None]]) -> None:
+    """Cancel ``tasks`` and wait until they have finished (their outcome is not re-raised)."""
+    pending = [t for t in tasks if not t.done()]
+    for task in pending:
+        task.cancel()
+    if pending:
+        await asyncio.wait(pending)
+
+
+def install_signal_handlers(
+    stop: asyncio.Event, *, signals: Sequence[signal.Signals] = (signal.SIGTERM, signal.SIGINT)
+) -> Callable[[], None]:
+    """Make ``signals`` set ``stop``; a second signal exits with status 1. Returns an undo."""
+    loop = asyncio.get_running_loop()
+
+    def on_signal(sig: signal.Signals) -> None:
+        if stop.is_set():
+            _log.error("second signal: exiting now", signal=sig.name)
+            os._exit(1)
+        _log.info("signal received: shutting down", signal=sig.name)
+        stop.set()
+
+    for sig in signals:
+        loop.add_signal_handler(sig, on_signal, sig)
+
+    def remove() -> None:
+        for sig in signals:
+            with contextlib.suppress(ValueError, RuntimeError):
+                loop.remove_signal_handler(sig)
+
+    return remove
