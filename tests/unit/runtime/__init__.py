@@ -1,0 +1,1 @@
+"""Unit tests of mpi_controller.runtime (no cluster, manual clock)."""
