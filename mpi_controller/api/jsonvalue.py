@@ -1,0 +1,62 @@
+"""Total accessors for untrusted JSON values (objects decoded from the API or from YAML).
+
+Every function returns a value of the promised type and never raises: a value of the wrong
+type reads as "absent" (``None``, ``{}``, ``[]`` or ``""``). ``bool`` is not an integer here,
+although Python says it is, because JSON says it is not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["as_bool", "as_dict", "as_int", "as_list", "as_str", "as_str_map", "get_in", "is_int"]
+
+
+def is_int(value: object) -> bool:
+    """True for a JSON integer (a Python ``int`` that is not a ``bool``)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def as_dict(value: object) -> dict[str, Any]:
+    """``value`` if it is a mapping with string keys, else ``{}`` (never a copy)."""
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return value
+    return {}
+
+
+def as_list(value: object) -> list[Any]:
+    """``value`` if it is a list, else ``[]`` (never a copy)."""
+    return value if isinstance(value, list) else []
+
+
+def as_str(value: object, default: str = "") -> str:
+    """``value`` if it is a string, else ``default``."""
+    return value if isinstance(value, str) else default
+
+
+def as_int(value: object) -> int | None:
+    """``value`` if it is a JSON integer, else ``None``."""
+    return value if is_int(value) else None  # type: ignore[return-value]
+
+
+def as_bool(value: object) -> bool | None:
+    """``value`` if it is a boolean, else ``None``."""
+    return value if isinstance(value, bool) else None
+
+
+def as_str_map(value: object) -> dict[str, str]:
+    """A copy of the string-to-string entries of ``value`` (labels, annotations, selectors)."""
+    if not isinstance(value, Mapping):
+        return {}
+    return {k: v for k, v in value.items() if isinstance(k, str) and isinstance(v, str)}
+
+
+def get_in(obj: object, *path: str) -> object:
+    """Walk nested mappings along ``path``; ``None`` when a step is missing or not a mapping."""
+    current: object = obj
+    for key in path:
+        if not isinstance(current, Mapping):
+            return None
+        current = current.get(key)
+    return current
