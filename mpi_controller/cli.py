@@ -10,6 +10,7 @@ import sys
 from collections.abc import Sequence
 
 from mpi_controller import __version__
+from mpi_controller.render import add_render_parser
 
 __all__ = ["main"]
 
@@ -21,6 +22,7 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.add_parser("version", help="print the version and exit")
+    add_render_parser(sub)
     return parser
 
 
@@ -30,5 +32,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "version":
         print(f"mpi-controller {__version__}")
         return 0
+    if args.command == "render":
+        return int(args.handler(args))
     parser.print_help(sys.stderr)
     return 2
