@@ -9,7 +9,8 @@ and metrics over HTTP, and shuts them down in order.
    then starts every controller's ``run()``;
 3. on ``stop``: **stop leading** (the elector's task is cancelled, releasing the lease) →
    **drain queues** (each controller's ``shutdown(drain=True)``, then its workers finish what is
-   queued; after ``graceful_shutdown_timeout`` they are cancelled) → **stop informers** (their
+   queued; whatever is still running after ``graceful_shutdown_timeout`` seconds, default 30,
+   is cancelled) → **stop informers** (their
    tasks are cancelled) → **close the client** (the optional ``close`` callback) → stop the HTTP
    server.
 
@@ -271,12 +272,22 @@ class _Session:
     async def _graceful(self) -> None:
         _log.info("stopping: releasing leadership, draining queues")
         await self._stop_leading()
-        await asyncio.gather(*(c.shutdown(drain=True) for c in self.m._controllers))
-        if self.controllers:
-            _, late = await asyncio.wait(self.controllers, timeout=self.m._grace)
-            await _cancel(list(late))
+        await self._drain()
         await _cancel(self.informers)
         _log.info("stopped")
+
+    async def _drain(self) -> None:
+        """Drain every queue and let workers finish, within the graceful-shutdown timeout."""
+        drains = [asyncio.ensure_future(c.shutdown(drain=True)) for c in self.m._controllers]
+        waiting = [*drains, *self.controllers]
+        if not waiting:
+            return
+        _, late = await asyncio.wait(waiting, timeout=self.m._grace)
+        if late:
+            _log.warning("graceful shutdown timed out; cancelling reconciles", late=len(late))
+            for controller in self.m._controllers:
+                await controller.shutdown(drain=False)
+            await _cancel(list(late))
 
     async def _abort(self) -> None:
         _log.error("leadership lost: stopping controllers and informers")

@@ -13,7 +13,9 @@ Items are hashable keys (``"namespace/name"`` strings in practice) and never ``N
 * ``shut_down`` stops accepting adds and wakes every waiter; ``shut_down_with_drain`` also waits
   until no item is being processed (``shut_down`` afterwards aborts that wait).
 * Only ``get`` and ``shut_down_with_drain`` are coroutines; every other call is a plain,
-  non-blocking function (all callers share one event loop, so no locks are needed).
+  non-blocking function (all callers share one event loop, so no locks are needed). With the
+  default :class:`~mpi_controller.runtime.clock.LoopClock`, call them from inside the running
+  loop (delays and metrics read its time).
 
 :class:`DelayingQueue` adds ``add_after(item, seconds)``: ``seconds <= 0`` adds at once; else the
 item waits on a clock timer. An item waits at most once: a new, earlier deadline replaces the

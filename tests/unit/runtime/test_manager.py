@@ -203,6 +203,29 @@ async def test_shutdown_order_stop_leading_drain_stop_informers_close_client() -
     ]
 
 
+async def test_graceful_shutdown_timeout_cancels_stuck_reconciles() -> None:
+    events: list[str] = []
+    sync = Recorder(events)
+    sync.release.clear()  # never released
+    clock = ManualClock()
+    controller = Controller("mgr-grace", sync, clock=clock)
+
+    async def close() -> None:
+        events.append("client closed")
+
+    manager = Manager(
+        controllers=[controller], close=close, port=None, clock=clock,
+        graceful_shutdown_timeout=0.05,
+    )
+    stop = asyncio.Event()
+    task = asyncio.create_task(manager.run(stop))
+    controller.enqueue("ns/stuck")
+    await eventually(lambda: events == ["sync started ns/stuck"])
+    stop.set()
+    await asyncio.wait_for(task, timeout=5)
+    assert events == ["sync started ns/stuck", "sync cancelled ns/stuck", "client closed"]
+
+
 async def test_standby_starts_nothing_and_is_not_ready() -> None:
     h = Harness("mgr-standby", elector=True)
     assert h.elector is not None
