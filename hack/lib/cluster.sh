@@ -113,7 +113,7 @@ EOF
   kwok_dir=$(cd "$HACK/tools/kwok" && GOFLAGS= go mod download -json "sigs.k8s.io/kwok@v$KWOK_VERSION" \
     | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
   {
-    printf 'apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokConfiguration\noptions: {}\n'
+    printf 'apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokConfiguration\noptions:\n  podPlayStageParallelism: 16\n  nodePlayStageParallelism: 4\n  nodeLeaseParallelism: 4\n  podsOnNodeSyncParallelism: 4\n'
     local f
     for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
              pod/fast/pod-ready.yaml pod/fast/pod-delete.yaml; do
@@ -281,7 +281,7 @@ cluster_up() {
   local c
   for c in "${COMPONENTS[@]}"; do
     start_component "$c"
-    wait_component "$c" || { cluster_down >/dev/null; return 1; }
+    wait_component "$c" || { tail -n 20 "$STATE/logs/$c.log" >&2; stop_all; return 1; }
     log "$c is up (pid $(cat "$STATE/pids/$c.pid"))"
   done
   create_nodes
@@ -292,7 +292,7 @@ cluster_up() {
   echo "$STATE/kubeconfig"
 }
 
-cluster_down() {
+stop_all() {  # stops every process started beside or as part of the cluster; keeps the state
   local i f
   # Processes started beside the cluster (the demo's controller) go first.
   for f in "$STATE"/pids/*.pid; do
@@ -301,6 +301,10 @@ cluster_down() {
     [[ " ${COMPONENTS[*]} " == *" $name "* ]] || stop_component "$name"
   done
   for ((i = ${#COMPONENTS[@]} - 1; i >= 0; i--)); do stop_component "${COMPONENTS[i]}"; done
+}
+
+cluster_down() {
+  stop_all
   rm -rf "$STATE"
   log "cluster stopped and its state removed"
 }
