@@ -7,10 +7,11 @@ and metrics over HTTP, and shuts them down in order.
 2. without an elector, at once; with one, once it reports leadership: starts every informer's
    ``run()``, polls (every ``sync_poll`` s, default 100 ms) until all report ``has_synced()``,
    then starts every controller's ``run()``;
-3. on ``stop``: **stop leading** (the elector's task is cancelled, releasing the lease) →
-   **drain queues** (each controller's ``shutdown(drain=True)``, then its workers finish what is
-   queued; whatever is still running after ``graceful_shutdown_timeout`` seconds, default 30,
-   is cancelled) → **stop informers** (their
+3. on ``stop``: **drain queues** (each controller's ``shutdown(drain=True)``, then its workers
+   finish what is queued; whatever is still running after ``graceful_shutdown_timeout``
+   seconds, default 30, is cancelled) → **stop leading** (the elector's task is cancelled,
+   releasing the lease; released only after the drain, so a successor never writes while
+   our last syncs still do) → **stop informers** (their
    tasks are cancelled) → **close the client** (the optional ``close`` callback) → stop the HTTP
    server.
 
@@ -270,9 +271,9 @@ class _Session:
     # -- stop ------------------------------------------------------------------------------
 
     async def _graceful(self) -> None:
-        _log.info("stopping: releasing leadership, draining queues")
-        await self._stop_leading()
+        _log.info("stopping: draining queues, then releasing leadership")
         await self._drain()
+        await self._stop_leading()
         await _cancel(self.informers)
         _log.info("stopped")
 

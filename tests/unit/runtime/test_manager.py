@@ -175,7 +175,9 @@ async def test_without_elector_controllers_start_only_after_caches_sync() -> Non
     assert h.manager.http_port is None
 
 
-async def test_shutdown_order_stop_leading_drain_stop_informers_close_client() -> None:
+async def test_shutdown_order_drain_stop_leading_stop_informers_close_client() -> None:
+    """The lease is released only after the queues drained, so a successor never writes
+    while this replica's last syncs still do (controller-runtime also releases last)."""
     h = Harness("mgr-order", elector=True)
     assert h.elector is not None
     await h.start()
@@ -186,9 +188,9 @@ async def test_shutdown_order_stop_leading_drain_stop_informers_close_client() -
     h.controller.enqueue("ns/a")
     await eventually(lambda: "sync started ns/a" in h.events)
     h.stop.set()
-    await eventually(lambda: "elector stopped" in h.events)
     await asyncio.sleep(0.02)
-    assert "informer stopped" not in h.events  # the queue is still draining
+    assert "elector stopped" not in h.events  # still leading while the queue drains
+    assert "informer stopped" not in h.events
     h.sync.release.set()
     assert h.task is not None
     await asyncio.wait_for(h.task, timeout=5)
@@ -196,8 +198,8 @@ async def test_shutdown_order_stop_leading_drain_stop_informers_close_client() -
         "elector campaigning",
         "informer started",
         "sync started ns/a",
-        "elector stopped",
         "sync finished ns/a",
+        "elector stopped",
         "informer stopped",
         "client closed",
     ]
