@@ -30,21 +30,30 @@ def _env(obj: dict[str, Any]) -> list[dict[str, Any]]:
 @pytest.mark.parametrize(
     ("impl", "expected"),
     [
-        ("Intel", [
-            {"name": "K_MPI_JOB_ROLE", "value": "launcher"},
-            {"name": "I_MPI_HYDRA_HOST_FILE", "value": "/etc/mpi/hostfile"},
-            {"name": "I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS", "value": "-o ConnectionAttempts=10"},
-            {"name": "I_MPI_PERHOST", "value": "2"},
-            {"name": "NVIDIA_VISIBLE_DEVICES"},
-            {"name": "NVIDIA_DRIVER_CAPABILITIES"},
-        ]),
-        ("MPICH", [
-            {"name": "K_MPI_JOB_ROLE", "value": "launcher"},
-            {"name": "HYDRA_HOST_FILE", "value": "/etc/mpi/hostfile"},
-            {"name": "HYDRA_LAUNCH_EXTRA_ARGS", "value": "-o ConnectionAttempts=10"},
-            {"name": "NVIDIA_VISIBLE_DEVICES"},
-            {"name": "NVIDIA_DRIVER_CAPABILITIES"},
-        ]),
+        (
+            "Intel",
+            [
+                {"name": "K_MPI_JOB_ROLE", "value": "launcher"},
+                {"name": "I_MPI_HYDRA_HOST_FILE", "value": "/etc/mpi/hostfile"},
+                {
+                    "name": "I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS",
+                    "value": "-o ConnectionAttempts=10",
+                },
+                {"name": "I_MPI_PERHOST", "value": "2"},
+                {"name": "NVIDIA_VISIBLE_DEVICES"},
+                {"name": "NVIDIA_DRIVER_CAPABILITIES"},
+            ],
+        ),
+        (
+            "MPICH",
+            [
+                {"name": "K_MPI_JOB_ROLE", "value": "launcher"},
+                {"name": "HYDRA_HOST_FILE", "value": "/etc/mpi/hostfile"},
+                {"name": "HYDRA_LAUNCH_EXTRA_ARGS", "value": "-o ConnectionAttempts=10"},
+                {"name": "NVIDIA_VISIBLE_DEVICES"},
+                {"name": "NVIDIA_DRIVER_CAPABILITIES"},
+            ],
+        ),
     ],
 )
 def test_launcher_env_per_implementation(impl: str, expected: list[dict[str, Any]]) -> None:
@@ -64,7 +73,9 @@ def test_user_env_and_volumes_come_first() -> None:
     assert spec["containers"][0]["env"][0] == {"name": "A", "value": "1"}
     assert [v["name"] for v in spec["volumes"]] == ["data", "ssh-auth", "mpi-job-config"]
     assert [m["name"] for m in spec["containers"][0]["volumeMounts"]] == [
-        "data", "ssh-auth", "mpi-job-config",
+        "data",
+        "ssh-auth",
+        "mpi-job-config",
     ]
 
 
@@ -74,11 +85,13 @@ def test_run_launcher_as_worker_variant(golden: Golden) -> None:
     job = pi_job(runLauncherAsWorker=True)
     launcher = new_launcher_job(job)
     workers = [new_worker(job, 0), new_worker(job, 1)]
-    assert launcher["spec"]["template"]["metadata"]["labels"][
-        "training.kubeflow.org/replica-index"
-    ] == "0"
+    assert (
+        launcher["spec"]["template"]["metadata"]["labels"]["training.kubeflow.org/replica-index"]
+        == "0"
+    )
     assert [w["metadata"]["labels"]["training.kubeflow.org/replica-index"] for w in workers] == [
-        "1", "2",
+        "1",
+        "2",
     ]
     assert not any(e["name"].startswith("NVIDIA") for e in _env(launcher))
     assert new_job_service(job)["spec"]["publishNotReadyAddresses"] is True
@@ -125,13 +138,17 @@ def test_launcher_job_run_policy_and_suspend() -> None:
     the MPIJob is suspended; podReplacementPolicy Failed."""
     job = pi_job(
         runPolicy={
-            "cleanPodPolicy": "All", "activeDeadlineSeconds": 30, "backoffLimit": 2,
+            "cleanPodPolicy": "All",
+            "activeDeadlineSeconds": 30,
+            "backoffLimit": 2,
             "suspend": True,
         }
     )
     spec = new_launcher_job(job)["spec"]
     assert {k: v for k, v in spec.items() if k != "template"} == {
-        "activeDeadlineSeconds": 30, "backoffLimit": 2, "podReplacementPolicy": "Failed",
+        "activeDeadlineSeconds": 30,
+        "backoffLimit": 2,
+        "podReplacementPolicy": "Failed",
         "suspend": True,
     }
 
@@ -144,8 +161,11 @@ def test_template_restart_policy_warning() -> None:
     assert new_launcher_job(job)["spec"]["template"]["spec"]["restartPolicy"] == "OnFailure"
     events = launcher_template_events(job)
     assert [(e.type, e.reason, e.message) for e in events] == [
-        ("Warning", "SetPodTemplateRestartPolicy",
-         "Restart policy in pod template overridden by restart policy in replica spec"),
+        (
+            "Warning",
+            "SetPodTemplateRestartPolicy",
+            "Restart policy in pod template overridden by restart policy in replica spec",
+        ),
     ]
     assert launcher_template_events(pi_job()) == []
 
@@ -196,6 +216,9 @@ def test_resume_syncs_kueue_scheduling_directives() -> None:
     assert "schedulingGates" not in t["spec"]
     assert launcher["spec"]["suspend"] is True  # input untouched
     assert suspend_launcher(out)["spec"]["suspend"] is True
-    assert sync_launcher_scheduling_directives(launcher, {})["spec"]["template"]["spec"].get(
-        "nodeSelector"
-    ) is None
+    assert (
+        sync_launcher_scheduling_directives(launcher, {})["spec"]["template"]["spec"].get(
+            "nodeSelector"
+        )
+        is None
+    )

@@ -56,7 +56,10 @@ def test_terminal_conditions_turn_running_and_failed_false() -> None:
     assert _types(status) == [("Created", "True"), ("Running", "False"), ("Failed", "True")]
     set_condition(status, new_condition("Succeeded", "True", "S", "", now=T1))
     assert _types(status) == [
-        ("Created", "True"), ("Running", "False"), ("Failed", "False"), ("Succeeded", "True"),
+        ("Created", "True"),
+        ("Running", "False"),
+        ("Failed", "False"),
+        ("Succeeded", "True"),
     ]
     assert is_finished(status)
 

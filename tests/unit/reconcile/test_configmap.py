@@ -18,7 +18,9 @@ from mpi_controller.reconcile import (
 from tests.unit.reconcile.conftest import pi_job
 
 
-def _pod(name: str, phase: str, *, job: str = "pi", ns: str = "default", role: str = "worker") -> dict[str, Any]:
+def _pod(
+    name: str, phase: str, *, job: str = "pi", ns: str = "default", role: str = "worker"
+) -> dict[str, Any]:
     return {
         "metadata": {
             "name": name,
@@ -44,26 +46,32 @@ def _named(name: str, ns: str, impl: str, replicas: int, slots: int) -> dict[str
     ("job", "domain", "expected"),
     [
         pytest.param(
-            _named("openmpi-with-slots", "tenant-a", "OpenMPI", 1, 10), "",
+            _named("openmpi-with-slots", "tenant-a", "OpenMPI", 1, 10),
+            "",
             "openmpi-with-slots-worker-0.openmpi-with-slots.tenant-a.svc slots=10\n",
             id="openmpi-upstream-test",
         ),
         pytest.param(
-            _named("intelmpi-with-slots", "project-x", "Intel", 1, 10), "",
+            _named("intelmpi-with-slots", "project-x", "Intel", 1, 10),
+            "",
             "intelmpi-with-slots-worker-0.intelmpi-with-slots.project-x.svc:10\n",
             id="intel-upstream-test",
         ),
         pytest.param(
-            _named("pi", "default", "MPICH", 2, 2), "",
+            _named("pi", "default", "MPICH", 2, 2),
+            "",
             "pi-worker-0.pi.default.svc:2\npi-worker-1.pi.default.svc:2\n",
             id="mpich",
         ),
         pytest.param(
-            _named("pi", "tenant-a", "OpenMPI", 1, 1), "cluster.local",
+            _named("pi", "tenant-a", "OpenMPI", 1, 1),
+            "cluster.local",
             "pi-worker-0.pi.tenant-a.svc.cluster.local slots=1\n",
             id="cluster-domain",
         ),
-        pytest.param(pi_job(runLauncherAsWorker=True), "",
+        pytest.param(
+            pi_job(runLauncherAsWorker=True),
+            "",
             "pi-launcher.pi.default.svc slots=2\npi-worker-0.pi.default.svc slots=2\n"
             "pi-worker-1.pi.default.svc slots=2\n",
             id="launcher-as-worker-first",

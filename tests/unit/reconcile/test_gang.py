@@ -22,8 +22,13 @@ from tests.unit.reconcile.conftest import pi_job
 Golden = Callable[[str, Any], None]
 
 
-def _resources(job: dict[str, Any], role: str, requests: dict[str, Any] | None = None,
-               limits: dict[str, Any] | None = None, pc: str | None = None) -> None:
+def _resources(
+    job: dict[str, Any],
+    role: str,
+    requests: dict[str, Any] | None = None,
+    limits: dict[str, Any] | None = None,
+    pc: str | None = None,
+) -> None:
     spec = job["spec"]["mpiReplicaSpecs"][role]["template"]["spec"]
     res: dict[str, Any] = {}
     if requests is not None:
@@ -53,7 +58,9 @@ def test_volcano_pod_group(golden: Golden) -> None:
     assert pg is not None
     assert pg["apiVersion"] == "scheduling.volcano.sh/v1beta1"
     assert pg["spec"] == {
-        "minMember": 3, "queue": "q1", "priorityClassName": "hi",
+        "minMember": 3,
+        "queue": "q1",
+        "priorityClassName": "hi",
         "minResources": {"cpu": "4500m", "memory": "2Gi"},
     }
     assert "labels" not in pg["metadata"]
@@ -65,13 +72,19 @@ def test_scheduling_policy_overrides() -> None:
     ignores scheduleTimeoutSeconds."""
     job = _job_with_resources()
     job["spec"]["runPolicy"]["schedulingPolicy"] = {
-        "minAvailable": 2, "queue": "q2", "priorityClass": "p", "minResources": {"cpu": "9"},
+        "minAvailable": 2,
+        "queue": "q2",
+        "priorityClass": "p",
+        "minResources": {"cpu": "9"},
         "scheduleTimeoutSeconds": 5,
     }
     pg = new_pod_group(job, gang_scheduling="volcano")
     assert pg is not None
     assert pg["spec"] == {
-        "minMember": 2, "queue": "q2", "priorityClassName": "p", "minResources": {"cpu": "9"},
+        "minMember": 2,
+        "queue": "q2",
+        "priorityClassName": "p",
+        "minResources": {"cpu": "9"},
     }
 
 
@@ -83,7 +96,8 @@ def test_scheduler_plugins_pod_group() -> None:
     assert pg is not None
     assert pg["apiVersion"] == "scheduling.x-k8s.io/v1alpha1"
     assert pg["spec"] == {
-        "minMember": 3, "scheduleTimeoutSeconds": 0,
+        "minMember": 3,
+        "scheduleTimeoutSeconds": 0,
         "minResources": {"cpu": "4500m", "memory": "2Gi"},
     }
 
@@ -133,7 +147,8 @@ def test_launcher_as_worker_without_workers_min_member_is_one() -> None:
     job = pi_job(runLauncherAsWorker=True)
     del job["spec"]["mpiReplicaSpecs"]["Worker"]
     pg = new_pod_group(job, gang_scheduling="volcano")
-    assert pg is not None and pg["spec"]["minMember"] == 1
+    assert pg is not None
+    assert pg["spec"]["minMember"] == 1
 
 
 def test_gang_disabled() -> None:
@@ -169,19 +184,35 @@ def test_pod_group_update_is_semantic() -> None:
 
 @pytest.mark.parametrize(
     ("text", "printed"),
-    [("1Gi", "1Gi"), ("1.5Gi", "1536Mi"), ("500m", "500m"), (1, "1"), ("1000", "1k"),
-     ("2000m", "2"), ("0.5", "500m"), ("1e3", "1e3"), ("1024", "1024"), ("2048Ki", "2Mi"),
-     ("0", "0"), ("100", "100"), ("1500", "1500"), ("0.1n", "1n")],
+    [
+        ("1Gi", "1Gi"),
+        ("1.5Gi", "1536Mi"),
+        ("500m", "500m"),
+        (1, "1"),
+        ("1000", "1k"),
+        ("2000m", "2"),
+        ("0.5", "500m"),
+        ("1e3", "1e3"),
+        ("1024", "1024"),
+        ("2048Ki", "2Mi"),
+        ("0", "0"),
+        ("100", "100"),
+        ("1500", "1500"),
+        ("0.1n", "1n"),
+    ],
 )
 def test_quantity_canonical_form(text: object, printed: str) -> None:
     """resource.Quantity String(): canonical suffix, BinarySI falls back to DecimalSI below
     1024, sub-nano values round up."""
     q = parse_quantity(text)
-    assert q is not None and str(q) == printed
+    assert q is not None
+    assert str(q) == printed
 
 
 def test_quantity_arithmetic_keeps_left_format() -> None:
     one_gi, half_gi = parse_quantity("1Gi"), parse_quantity("512Mi")
-    assert one_gi is not None and half_gi is not None
+    assert one_gi is not None
+    assert half_gi is not None
     assert str(one_gi * 2 + half_gi) == "2560Mi"
-    assert parse_quantity("abc") is None and parse_quantity(True) is None
+    assert parse_quantity("abc") is None
+    assert parse_quantity(True) is None

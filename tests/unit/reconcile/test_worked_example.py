@@ -58,7 +58,8 @@ def test_ssh_secret_of_the_worked_example(ssh_key: SSHKeyPair) -> None:
     private = base64.b64decode(secret["data"]["ssh-privatekey"])
     public = base64.b64decode(secret["data"]["ssh-publickey"])
     assert private.startswith(b"-----BEGIN EC PRIVATE KEY-----\n")
-    assert public.startswith(b"ecdsa-sha2-nistp521 AAAA") and public.endswith(b"\n")
+    assert public.startswith(b"ecdsa-sha2-nistp521 AAAA")
+    assert public.endswith(b"\n")
     key = serialization.load_pem_private_key(private, password=None)
     derived = key.public_key().public_bytes(
         serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH
