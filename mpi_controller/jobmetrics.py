@@ -3,7 +3,7 @@
 | name | type | when |
 |---|---|---|
 | ``mpi_operator_jobs_created_total`` | counter | the Created condition is first added |
-| ``mpi_operator_jobs_successful_total`` | counter | a status computation sees the launcher Complete |
+| ``mpi_operator_jobs_successful_total`` | counter | a status computation sees launcher Complete |
 | ``mpi_operator_jobs_failed_total`` | counter | a status computation sees the launcher Failed |
 | ``mpi_operator_job_info{launcher,namespace}`` | gauge | 1 whenever a launcher Job exists |
 | ``mpi_operator_is_leader`` | gauge | 1 while this replica leads |
@@ -18,7 +18,7 @@ from prometheus_client import Counter, Gauge
 
 from mpi_controller.runtime.metrics import REGISTRY
 
-__all__ = ["JOBS_CREATED", "JOBS_FAILED", "JOBS_SUCCESSFUL", "JOB_INFO", "IS_LEADER"]
+__all__ = ["IS_LEADER", "JOBS_CREATED", "JOBS_FAILED", "JOBS_SUCCESSFUL", "JOB_INFO"]
 
 JOBS_CREATED = Counter("mpi_operator_jobs_created", "Counts number of MPI jobs created",
                        registry=REGISTRY)

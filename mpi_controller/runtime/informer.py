@@ -214,8 +214,12 @@ class InformerFactory:
         namespace: str | None = None,
         label_selector: str | None = None,
         indexers: Mapping[str, IndexFunc] | None = None,
+        transform: Transform | None = None,
     ) -> SharedIndexInformer:
-        """The shared informer for this triple; extra ``indexers`` are added if missing."""
+        """The shared informer for this triple; extra ``indexers`` are added if missing.
+
+        ``transform`` replaces the factory's default transform; it takes effect only for the
+        call that creates the informer (later callers share what that one chose)."""
         key = (resource, namespace or None, label_selector or None)
         informer = self._informers.get(key)
         if informer is None:
@@ -223,7 +227,8 @@ class InformerFactory:
                 self.client, resource, namespace=namespace, label_selector=label_selector
             )
             informer = SharedIndexInformer(
-                lw, indexers={NAMESPACE_INDEX: namespace_index}, transform=self.default_transform,
+                lw, indexers={NAMESPACE_INDEX: namespace_index},
+                transform=transform or self.default_transform,
                 resync_period=self.resync_period, clock=self._clock, resource=resource,
                 **self._options,
             )
