@@ -1,0 +1,128 @@
+"""The MPIJob CRD (deploy/crd/kubeflow.org_mpijobs.yaml) on a real API server.
+
+It must become Established, accept every example (with upstream's server-side defaults), and
+reject a bad enum and a malformed pod template with the API server's own messages.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.support import REPO, Cluster, wait_for
+
+pytestmark = pytest.mark.cluster
+
+CRD = REPO / "deploy" / "crd" / "kubeflow.org_mpijobs.yaml"
+EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
+GROUP, VERSION, PLURAL = "kubeflow.org", "v2beta1", "mpijobs"
+
+
+@pytest.fixture(scope="module")
+def crd_installed(cluster: Cluster, kube_api: object) -> None:
+    from kubernetes import client
+
+    cluster.kubectl("apply", "--server-side", "--force-conflicts", "-f", str(CRD))
+    ext = client.ApiextensionsV1Api(kube_api)
+
+    def established() -> bool:
+        crd = ext.read_custom_resource_definition("mpijobs.kubeflow.org")
+        return any(
+            c.type == "Established" and c.status == "True" for c in crd.status.conditions or []
+        )
+
+    wait_for(established, timeout=60, what="the MPIJob CRD to be Established")
+
+
+def _create(kube_api: object, namespace: str, body: dict[str, Any]) -> dict[str, Any]:
+    from kubernetes import client
+
+    api = client.CustomObjectsApi(kube_api)
+    result: dict[str, Any] = api.create_namespaced_custom_object(
+        GROUP, VERSION, namespace, PLURAL, body, dry_run="All"
+    )
+    return result
+
+
+def _rejection(kube_api: object, namespace: str, body: dict[str, Any]) -> str:
+    from kubernetes.client.exceptions import ApiException
+
+    with pytest.raises(ApiException) as exc:
+        _create(kube_api, namespace, body)
+    assert exc.value.status == 422
+    message: str = json.loads(exc.value.body)["message"]
+    return message
+
+
+def _example(name: str) -> dict[str, Any]:
+    doc: dict[str, Any] = yaml.safe_load((REPO / "examples" / name).read_text())
+    return doc
+
+
+@pytest.mark.usefixtures("crd_installed")
+@pytest.mark.parametrize("example", EXAMPLES, ids=[p.name for p in EXAMPLES])
+def test_accepts_every_example(kube_api: object, namespace: str, example: Path) -> None:
+    """Each example is accepted and gets upstream's CRD defaults (runLauncherAsWorker false,
+    launcherCreationPolicy AtStartup, mpiImplementation OpenMPI, sshAuthMountPath /root/.ssh,
+    slotsPerWorker 1, runPolicy.suspend false) where it sets none."""
+    doc = yaml.safe_load(example.read_text())
+    created = _create(kube_api, namespace, doc)
+    spec = created["spec"]
+    assert spec["runLauncherAsWorker"] is False
+    assert spec["launcherCreationPolicy"] == "AtStartup"
+    assert spec["runPolicy"]["suspend"] is False
+    assert spec["mpiImplementation"] == doc["spec"].get("mpiImplementation", "OpenMPI")
+    assert spec["sshAuthMountPath"] == doc["spec"].get("sshAuthMountPath", "/root/.ssh")
+    assert spec["mpiReplicaSpecs"] == doc["spec"]["mpiReplicaSpecs"]
+
+
+@pytest.mark.usefixtures("crd_installed")
+def test_rejects_a_bad_enum(kube_api: object, namespace: str) -> None:
+    doc = _example("pi.yaml")
+    doc["spec"]["mpiImplementation"] = "Bogus"
+    message = _rejection(kube_api, namespace, doc)
+    assert 'spec.mpiImplementation: Unsupported value: "Bogus": supported values: ' in message
+    assert '"OpenMPI", "Intel", "MPICH"' in message
+
+
+@pytest.mark.usefixtures("crd_installed")
+def test_rejects_a_malformed_pod_template(kube_api: object, namespace: str) -> None:
+    """The generated PodTemplateSpec schema types and requires fields like the core API."""
+    doc = _example("pi.yaml")
+    containers = doc["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["containers"]
+    bad = copy.deepcopy(containers[0])
+    del bad["name"]
+    bad["ports"] = [{"containerPort": "abc"}]
+    containers[0] = bad
+    message = _rejection(kube_api, namespace, doc)
+    field = "spec.mpiReplicaSpecs.Worker.template.spec.containers[0]"
+    assert f"{field}.ports[0].containerPort in body must be of type integer" in message
+    assert f"{field}.name: Required value" in message
+
+
+@pytest.mark.usefixtures("crd_installed")
+def test_requires_replica_specs_and_has_printer_columns(kube_api: object, namespace: str) -> None:
+    from kubernetes import client
+
+    doc = {
+        "apiVersion": "kubeflow.org/v2beta1",
+        "kind": "MPIJob",
+        "metadata": {"name": "empty"},
+        "spec": {},
+    }
+    assert "spec.mpiReplicaSpecs: Required value" in _rejection(kube_api, namespace, doc)
+    crd = client.ApiextensionsV1Api(kube_api).read_custom_resource_definition(
+        "mpijobs.kubeflow.org"
+    )
+    version = crd.spec.versions[0]
+    assert version.subresources.status is not None
+    assert [(c.name, c.json_path) for c in version.additional_printer_columns] == [
+        ("State", ".status.conditions[-1:].type"),
+        ("Workers", ".spec.mpiReplicaSpecs.Worker.replicas"),
+        ("Age", ".metadata.creationTimestamp"),
+    ]
