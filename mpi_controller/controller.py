@@ -226,7 +226,14 @@ class MPIJobController:
             return None
         self._expectations.set_expectations(key, add=0, delete=0)
         sync = _JobSync(self, job, key, namespace=namespace, name=name)
-        await sync.run(original_status=cached.get("status") or {})
+        try:
+            await sync.run(original_status=cached.get("status") or {})
+        except ApiError as err:
+            if not err.is_conflict():
+                raise
+            # The object changed since the cache read: its newer version is on its way through
+            # the informer and will enqueue the key again; no backoff needed.
+            _log.debug("conflict; waiting for the newer version", key=key, error=str(err))
         return None
 
     def _emit(self, job: Mapping[str, Any], event: r.Event) -> None:
