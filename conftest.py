@@ -29,7 +29,7 @@ def _reachable(kubeconfig: str) -> bool:
         client.VersionApi(api).get_code(_request_timeout=5)
         api.close()
         return True
-    except Exception:  # noqa: BLE001 - any failure means "not usable"
+    except Exception:
         return False
 
 
@@ -62,7 +62,8 @@ def namespace(kube_api: object) -> Iterator[str]:
     name = unique_name("t")
     core.create_namespace({"metadata": {"name": name, "labels": {"mpi-controller-test": "true"}}})
     wait_for(
-        lambda: core.list_namespaced_service_account(name, field_selector="metadata.name=default").items,
+        lambda: core.list_namespaced_service_account(
+            name, field_selector="metadata.name=default").items,
         timeout=30,
         what=f"the default ServiceAccount in namespace {name}",
     )

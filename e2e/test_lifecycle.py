@@ -91,14 +91,13 @@ def test_deleting_the_mpijob_removes_every_child(jobs: MPIJobs) -> None:
     ns = jobs.namespace
 
     def nothing_left() -> bool:
-        return not (
-            jobs.workers("gc")
-            or [j for j in jobs.batch.list_namespaced_job(ns).items if j.metadata.name == "gc-launcher"]
-            or [s for s in jobs.core.list_namespaced_service(ns).items if s.metadata.name == "gc"]
-            or [c for c in jobs.core.list_namespaced_config_map(ns).items
-                if c.metadata.name == "gc-config"]
-            or [s for s in jobs.core.list_namespaced_secret(ns).items if s.metadata.name == "gc-ssh"]
-        )
+        names = {
+            *(j.metadata.name for j in jobs.batch.list_namespaced_job(ns).items),
+            *(s.metadata.name for s in jobs.core.list_namespaced_service(ns).items),
+            *(c.metadata.name for c in jobs.core.list_namespaced_config_map(ns).items),
+            *(s.metadata.name for s in jobs.core.list_namespaced_secret(ns).items),
+        }
+        return not jobs.workers("gc") and not names & {"gc-launcher", "gc", "gc-config", "gc-ssh"}
 
     wait_for(nothing_left, timeout=90, what="the garbage collector to remove every child")
 

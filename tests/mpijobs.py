@@ -24,7 +24,7 @@ def example(name: str = "pi.yaml") -> dict[str, Any]:
 
 def small_job(name: str, *, workers: int = 2, launcher_runs: str = "2s",
               **spec: Any) -> dict[str, Any]:
-    """A small MPIJob: ``workers`` workers, a launcher that KWOK finishes after ``launcher_runs``."""
+    """A small MPIJob: ``workers`` workers; KWOK finishes the launcher after ``launcher_runs``."""
     body: dict[str, Any] = {
         "apiVersion": f"{GROUP}/{VERSION}",
         "kind": "MPIJob",
@@ -103,7 +103,8 @@ class MPIJobs:
         return list(self.core.list_namespaced_pod(self.namespace, label_selector=selector).items)
 
     def workers(self, name: str) -> list[Any]:
-        return self.pods(f"training.kubeflow.org/job-name={name},training.kubeflow.org/job-role=worker")
+        return self.pods(
+            f"training.kubeflow.org/job-name={name},training.kubeflow.org/job-role=worker")
 
     def events(self, name: str) -> list[tuple[str, str, str]]:
         items = self.core.list_namespaced_event(

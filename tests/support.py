@@ -48,7 +48,7 @@ def wait_for(
             last_value = value
             if value:
                 return value
-        except Exception as exc:  # noqa: BLE001 - reported below
+        except Exception as exc:
             last_exc = exc
         if time.monotonic() >= deadline:
             detail = f"; last error: {last_exc!r}" if last_exc else f"; last value: {last_value!r}"
@@ -75,7 +75,7 @@ async def async_wait_for(
             last_value = value
             if value:
                 return value
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             last_exc = exc
         if time.monotonic() >= deadline:
             detail = f"; last error: {last_exc!r}" if last_exc else f"; last value: {last_value!r}"

@@ -82,7 +82,8 @@ def test_pod_without_owner_job_keeps_running(kube_api: Any, namespace: str) -> N
         "spec": {"containers": [{"name": "main", "image": "busybox:1.36"}]},
     })
     pod = wait_for(
-        lambda: (p := core.read_namespaced_pod("worker", namespace)).status.phase == "Running" and p,
+        lambda: (p := core.read_namespaced_pod("worker", namespace)).status.phase == "Running"
+        and p,
         timeout=60, what="pod worker to run",
     )
     assert _condition(pod, "Ready") == "True"
@@ -98,7 +99,8 @@ def test_garbage_collector_deletes_dependents(kube_api: Any, namespace: str) -> 
     owner = core.create_namespaced_config_map(namespace, {"metadata": {"name": "owner"}})
     ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner.metadata.uid,
            "controller": True, "blockOwnerDeletion": True}
-    core.create_namespaced_secret(namespace, {"metadata": {"name": "child", "ownerReferences": [ref]}})
+    core.create_namespaced_secret(
+        namespace, {"metadata": {"name": "child", "ownerReferences": [ref]}})
     core.delete_namespaced_config_map("owner", namespace)
 
     def child_gone() -> bool:
