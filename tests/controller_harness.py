@@ -1,0 +1,80 @@
+"""Runs an MPIJobController in-process (in a thread with its own event loop) against a real
+API server, watching one namespace, for integration tests."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from mpi_controller.api import constants as c
+from mpi_controller.controller import ControllerConfig, MPIJobController
+from mpi_controller.runtime.client import KubeClient
+from mpi_controller.runtime.events import EventRecorder
+from mpi_controller.runtime.informer import InformerFactory
+from mpi_controller.runtime.manager import Manager
+from tests.support import wait_for
+
+
+class InProcessController:
+    def __init__(self, kubeconfig: str, config: ControllerConfig) -> None:
+        self.kubeconfig = kubeconfig
+        self.config = config
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.stop_event: asyncio.Event | None = None
+        self.manager: Manager | None = None
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._thread, daemon=True)
+
+    def _thread(self) -> None:
+        try:
+            asyncio.run(self._main())
+        except BaseException as exc:  # reported by stop()
+            self.error = exc
+
+    async def _main(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.stop_event = asyncio.Event()
+        client = await KubeClient.from_kubeconfig(self.kubeconfig, qps=200, burst=400)
+        recorder = EventRecorder(client, c.CONTROLLER_AGENT_NAME)
+        controller = MPIJobController(client, InformerFactory(client), recorder, self.config)
+
+        class _Recorder:
+            async def run(self) -> None:
+                await recorder.run()
+
+            def has_synced(self) -> bool:
+                return True
+
+        self.manager = Manager(informers=[*controller.informers(), _Recorder()],
+                               controllers=[controller.controller], close=client.close,
+                               port=None, graceful_shutdown_timeout=5)
+        await self.manager.run(self.stop_event)
+
+    def start(self) -> None:
+        self.thread.start()
+        wait_for(lambda: self.error or (self.manager is not None and self.manager.has_synced()),
+                 timeout=30, what="the in-process controller to sync")
+        if self.error:
+            raise self.error
+
+    def stop(self) -> None:
+        if self.loop is not None and self.stop_event is not None:
+            self.loop.call_soon_threadsafe(self.stop_event.set)
+        self.thread.join(timeout=30)
+        assert not self.thread.is_alive(), "controller did not stop"
+        if self.error:
+            raise self.error
+
+
+@contextmanager
+def running_controller(kubeconfig: str, namespace: str, **config: Any
+                       ) -> Iterator[InProcessController]:
+    ctl = InProcessController(kubeconfig, ControllerConfig(namespace=namespace, **config))
+    ctl.start()
+    try:
+        yield ctl
+    finally:
+        ctl.stop()
