@@ -78,9 +78,12 @@ def test_success_path_status_conditions_and_events(jobs: MPIJobs,
     launcher = jobs.batch.read_namespaced_job("ok-launcher", ns)
     assert launcher.spec.pod_replacement_policy == "Failed"
 
-    job = wait_for(lambda: (j := jobs.get("ok")) and
-                   (j.get("status") or {}).get("replicaStatuses", {}).get("Launcher") == {"active": 1}
-                   and j, timeout=60, what="the launcher to run")
+    def launcher_active() -> dict[str, Any] | None:
+        j = jobs.get("ok")
+        statuses = (j.get("status") or {}).get("replicaStatuses", {})
+        return j if statuses.get("Launcher") == {"active": 1} else None
+
+    job = wait_for(launcher_active, timeout=60, what="the launcher to run")
     running = jobs.wait_condition("ok", "Running")
     assert running["status"]["replicaStatuses"]["Worker"] == {"active": 2}
     assert _config(jobs, "ok")["discover_hosts.sh"] == (
@@ -192,8 +195,9 @@ def test_scale_up_and_down_follows_replicas(jobs: MPIJobs, controller: InProcess
     jobs.patch("scale", {"spec": {"mpiReplicaSpecs": {"Worker": {"replicas": 1}}}})
     wait_for(lambda: [p.metadata.name for p in jobs.workers("scale")] == ["scale-worker-0"],
              timeout=60, what="scale down to 1 worker")
-    wait_for(lambda: _config(jobs, "scale")["hostfile"] == f"scale-worker-0.scale.{ns}.svc slots=1\n",
-             timeout=30, what="the hostfile to follow")
+    one = f"scale-worker-0.scale.{ns}.svc slots=1\n"
+    wait_for(lambda: _config(jobs, "scale")["hostfile"] == one, timeout=30,
+             what="the hostfile to follow")
     wait_for(lambda: _config(jobs, "scale")["discover_hosts.sh"] ==
              f"#!/bin/sh\necho scale-worker-0.scale.{ns}.svc\n", timeout=30,
              what="discover_hosts.sh to follow")
