@@ -59,6 +59,34 @@ class ControllerProcess:
         return self.log_path.read_text(errors="replace")
 
 
+class InClusterController:
+    """The controller Deployment of ``hack/kind-e2e.sh`` (``MPI_CONTROLLER_E2E_IN_CLUSTER=1``):
+    ``kill`` force-deletes its pod (the Deployment starts another), ``start`` waits for it."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self.starts = 1
+
+    def _ns(self, *args: str, check: bool = True) -> str:
+        return self.cluster.kubectl("-n", "mpi-operator", *args, check=check)
+
+    def start(self) -> None:
+        self.starts += 1
+        self._ns("rollout", "status", "deployment/mpi-operator", "--timeout=180s")
+
+    def kill(self) -> None:
+        self._ns("delete", "pod", "-l", "app=mpi-operator", "--grace-period=0", "--force")
+
+    def stop(self) -> int:
+        return 0
+
+    def alive(self) -> bool:
+        return True
+
+    def log(self) -> str:
+        return self._ns("logs", "deployment/mpi-operator", "--tail=-1", check=False)
+
+
 def _controller_kubeconfig(cluster: Cluster) -> str:
     """The local cluster gives the controller its own identity (seen in the audit log)."""
     if cluster.local:
@@ -71,6 +99,11 @@ def _controller_kubeconfig(cluster: Cluster) -> str:
 @pytest.fixture(scope="session")
 def controller(cluster: Cluster, mpijob_crd: str, tmp_path_factory: pytest.TempPathFactory,
                ) -> Iterator[ControllerProcess]:
+    if os.environ.get("MPI_CONTROLLER_E2E_IN_CLUSTER") == "1":
+        in_cluster = InClusterController(cluster)
+        in_cluster.start()
+        yield in_cluster  # type: ignore[misc]
+        return
     cluster.kubectl("create", "namespace", "mpi-operator", check=False)
     log = tmp_path_factory.mktemp("controller") / "mpi-controller.log"
     proc = ControllerProcess(_controller_kubeconfig(cluster), log)
