@@ -286,7 +286,7 @@ class InformerFactory:
     def has_synced(self) -> bool:
         return all(i.has_synced() for i in self._informers.values())
 
-    async def wait_for_cache_sync(self, timeout: float | None = None) -> bool:  # noqa: ASYNC109
+    async def wait_for_cache_sync(self, timeout: float | None = None) -> bool:
         """Poll (every 100 ms) until every informer has synced; False on timeout."""
         deadline = None if timeout is None else self._clock.now() + timeout
         while not self.has_synced():

@@ -1,0 +1,139 @@
+"""Test doubles for the runtime: a scripted ListerWatcher, a recording sink, a fixed RNG."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections import deque
+from typing import Any
+
+from mpi_controller.runtime.cache import DeletedFinalStateUnknown, Indexer
+
+Obj = dict[str, Any]
+
+
+async def settle(rounds: int = 20) -> None:
+    """Let every ready task run (no time passes on a manual clock)."""
+    for _ in range(rounds):
+        await asyncio.sleep(0)
+
+
+class FixedRandom(random.Random):
+    """``random()`` always returns ``value`` (jitter becomes exact)."""
+
+    def __init__(self, value: float = 0.0) -> None:
+        super().__init__(0)
+        self.value = value
+
+    def random(self) -> float:
+        return self.value
+
+
+def pod(name: str, rv: str, ns: str = "ns", **labels: str) -> Obj:
+    return {"kind": "Pod", "apiVersion": "v1",
+            "metadata": {"name": name, "namespace": ns, "resourceVersion": rv, "uid": f"uid-{name}",
+                         "labels": dict(labels)}}
+
+
+def page(items: list[Obj], rv: str, cont: str = "") -> Obj:
+    meta = {"resourceVersion": rv}
+    if cont:
+        meta["continue"] = cont
+    return {"kind": "PodList", "apiVersion": "v1", "metadata": meta, "items": items}
+
+
+class FakeWatch:
+    """An open watch the test feeds: ``send`` events, ``close`` it, or ``fail`` it."""
+
+    _END = object()
+
+    def __init__(self, params: dict[str, Any]) -> None:
+        self.params = params
+        self._q: asyncio.Queue[object] = asyncio.Queue()
+        self.closed = False
+
+    def send(self, type_: str, obj: Obj) -> None:
+        self._q.put_nowait({"type": type_, "object": obj})
+
+    def close(self) -> None:
+        self._q.put_nowait(self._END)
+
+    def fail(self, exc: BaseException) -> None:
+        self._q.put_nowait(exc)
+
+    def __aiter__(self) -> FakeWatch:
+        return self
+
+    async def __anext__(self) -> Obj:
+        item = await self._q.get()
+        if item is self._END:
+            raise StopAsyncIteration
+        if isinstance(item, BaseException):
+            raise item
+        assert isinstance(item, dict)
+        return item
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+class FakeListerWatcher:
+    """Scripted list results (pages or exceptions) and test-driven watches."""
+
+    def __init__(self, *responses: Obj | BaseException) -> None:
+        self.responses: deque[Obj | BaseException] = deque(responses)
+        self.list_calls: list[dict[str, Any]] = []
+        self.watches: list[FakeWatch] = []
+        self._more = asyncio.Event()
+
+    def script(self, *responses: Obj | BaseException) -> None:
+        """Add list results; a list call waiting for one proceeds."""
+        self.responses.extend(responses)
+        self._more.set()
+
+    async def list(self, **params: Any) -> Obj:
+        self.list_calls.append(params)
+        while not self.responses:  # nothing scripted yet: wait for the test to script more
+            self._more.clear()
+            await self._more.wait()
+        r = self.responses.popleft()
+        if isinstance(r, BaseException):
+            raise r
+        return r
+
+    def watch(self, **params: Any) -> FakeWatch:
+        w = FakeWatch(params)
+        self.watches.append(w)
+        return w
+
+    @property
+    def watch_params(self) -> list[dict[str, Any]]:
+        return [w.params for w in self.watches]
+
+
+class RecordingSink:
+    """An EventSink that records calls and what the indexer held at that moment."""
+
+    def __init__(self, indexer: Indexer | None = None) -> None:
+        self.indexer = indexer
+        self.calls: list[tuple[Any, ...]] = []
+        self.seen_in_indexer: list[bool] = []
+
+    def _note(self, key: str, present: bool) -> None:
+        if self.indexer is not None:
+            self.seen_in_indexer.append((key in self.indexer) == present)
+
+    def on_add(self, obj: Obj) -> None:
+        self.calls.append(("add", obj["metadata"]["name"], obj["metadata"].get("resourceVersion")))
+        self._note(f"{obj['metadata']['namespace']}/{obj['metadata']['name']}", True)
+
+    def on_update(self, old: Obj, new: Obj) -> None:
+        self.calls.append(("update", new["metadata"]["name"], old["metadata"]["resourceVersion"],
+                           new["metadata"]["resourceVersion"]))
+
+    def on_delete(self, obj: Obj | DeletedFinalStateUnknown) -> None:
+        if isinstance(obj, DeletedFinalStateUnknown):
+            self.calls.append(("tombstone", obj.key))
+        else:
+            self.calls.append(("delete", obj["metadata"]["name"]))
+            self._note(f"{obj['metadata']['namespace']}/{obj['metadata']['name']}", False)

@@ -1,0 +1,326 @@
+"""KubeClient against a local aiohttp server (no cluster): wire format, errors, watch streams.
+
+Error classification follows apimachinery ``pkg/api/errors`` (IsNotFound, IsAlreadyExists,
+IsConflict, IsResourceExpired/IsGone, IsTooManyRequests); patch content types follow the API
+server's accepted media types (merge, JSON, strategic merge, apply-patch+yaml); the token
+bucket follows client-go ``flowcontrol.NewTokenBucketRateLimiter`` (burst, then 1/qps).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+
+from mpi_controller.runtime.client import (
+    JOBS,
+    LEASES,
+    NAMESPACES,
+    PODS,
+    ApiError,
+    KubeClient,
+    Resource,
+    _TokenBucket,
+)
+from mpi_controller.runtime.clock import ManualClock
+from tests.unit.runtime.fakes import settle
+
+Obj = dict[str, Any]
+
+
+def status(code: int, reason: str, message: str = "") -> Obj:
+    return {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": code,
+            "reason": reason, "message": message}
+
+
+# -- pure parts ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("resource", "args", "path"),
+    [
+        (PODS, ("ns", "p", None), "/api/v1/namespaces/ns/pods/p"),
+        (PODS, (None, None, None), "/api/v1/pods"),
+        (JOBS, ("ns", "j", "status"), "/apis/batch/v1/namespaces/ns/jobs/j/status"),
+        (NAMESPACES, ("ignored", "n", None), "/api/v1/namespaces/n"),
+        (LEASES, ("kube-system", None, None),
+         "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases"),
+        (Resource("kubeflow.org", "v2beta1", "mpijobs", kind="MPIJob"), ("ns", "x", None),
+         "/apis/kubeflow.org/v2beta1/namespaces/ns/mpijobs/x"),
+    ],
+)
+def test_resource_paths(resource: Resource, args: tuple[Any, ...], path: str) -> None:
+    assert resource.path(*args) == path
+
+
+@pytest.mark.parametrize(
+    ("error", "true"),
+    [
+        (ApiError.from_status(status(404, "NotFound")), {"is_not_found"}),
+        (ApiError.from_status(status(409, "AlreadyExists")), {"is_already_exists"}),
+        (ApiError.from_status(status(409, "Conflict")), {"is_conflict"}),
+        (ApiError.from_status(status(410, "Expired")), {"is_gone"}),
+        (ApiError.from_status({"reason": "Expired", "message": "x"}, 500),
+         {"is_gone", "is_retriable"}),
+        (ApiError.from_status(status(403, "Forbidden")), {"is_forbidden"}),
+        (ApiError.from_status(status(429, "TooManyRequests")),
+         {"is_too_many_requests", "is_retriable"}),
+        (ApiError.from_status(status(500, "InternalError")), {"is_retriable"}),
+        (ApiError.from_status(status(503, "ServiceUnavailable")), {"is_retriable"}),
+        (ApiError(0, "Timeout", "read timed out"), {"is_retriable", "is_timeout"}),
+        (ApiError(0, "ConnectionError", "refused"), {"is_retriable"}),
+        (ApiError.from_status(status(422, "Invalid")), set()),
+    ],
+)
+def test_error_classification(error: ApiError, true: set[str]) -> None:
+    predicates = ["is_not_found", "is_already_exists", "is_conflict", "is_gone", "is_forbidden",
+                  "is_too_many_requests", "is_retriable", "is_timeout"]
+    assert {p for p in predicates if getattr(error, p)()} == true
+
+
+def test_error_from_non_status_body() -> None:
+    err = ApiError.from_response(502, b"<html>bad gateway</html>")
+    assert (err.status, err.reason, err.body) == (502, "Unknown", None)
+    assert err.is_retriable()
+
+
+async def test_token_bucket_allows_burst_then_qps() -> None:
+    clock = ManualClock()
+    bucket = _TokenBucket(qps=2.0, burst=3, clock=clock)
+    done: list[float] = []
+
+    async def take() -> None:
+        await bucket.acquire()
+        done.append(clock.now())
+
+    tasks = [asyncio.create_task(take()) for _ in range(5)]
+    await settle()
+    assert done == [0.0, 0.0, 0.0]
+    clock.advance(0.5)
+    await settle()
+    clock.advance(0.5)
+    await settle()
+    assert done == [0.0, 0.0, 0.0, 0.5, 1.0]
+    await asyncio.gather(*tasks)
+
+
+async def test_token_bucket_disabled_when_qps_not_positive() -> None:
+    bucket = _TokenBucket(qps=0, burst=1, clock=ManualClock())
+    for _ in range(100):
+        await bucket.acquire()
+
+
+# -- against a local HTTP server -------------------------------------------------------------------
+
+
+class FakeApi:
+    """Records requests; handlers are set per test."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.reply: Any = {"kind": "Pod", "metadata": {"name": "p"}}
+        self.reply_status = 200
+        self.delay = 0.0
+        self.chunks: list[bytes] = []
+        self.watch_closed = asyncio.Event()
+        self.watch_started = asyncio.Event()
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        body = await request.read()
+        self.requests.append({
+            "method": request.method, "path": request.path, "query": dict(request.query),
+            "headers": request.headers.copy(), "body": json.loads(body) if body else None,
+        })
+        if request.query.get("watch") == "true":
+            return await self._watch(request)
+        if self.delay:
+            await asyncio.sleep(self.delay)
+        return web.json_response(self.reply, status=self.reply_status)
+
+    async def _watch(self, request: web.Request) -> web.StreamResponse:
+        resp = web.StreamResponse()
+        await resp.prepare(request)
+        self.watch_started.set()
+        try:
+            for chunk in self.chunks:
+                await resp.write(chunk)
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(3600)
+        finally:
+            self.watch_closed.set()
+        return resp
+
+
+@pytest_asyncio.fixture(loop_scope="function")
+async def api() -> AsyncIterator[tuple[FakeApi, KubeClient]]:
+    from kubernetes_asyncio import client
+
+    fake = FakeApi()
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", fake.handle)
+    server = TestServer(app)
+    await server.start_server()
+    cfg = client.Configuration(host=str(server.make_url("")).rstrip("/"))
+    cfg.api_key = {"BearerToken": "secret"}
+    cfg.api_key_prefix = {"BearerToken": "Bearer"}
+    kube = KubeClient(client.ApiClient(configuration=cfg), qps=0, request_timeout=1.0,
+                      user_agent="mpi-controller/test")
+    try:
+        yield fake, kube
+    finally:
+        await kube.close()
+        await server.close()
+
+
+async def test_crud_requests_carry_json_auth_and_user_agent(
+    api: tuple[FakeApi, KubeClient],
+) -> None:
+    fake, kube = api
+    body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"}}
+    assert await kube.create(PODS, body, field_manager="me") == fake.reply
+    await kube.get(PODS, "p", namespace="ns")
+    await kube.update(PODS, {**body, "metadata": {**body["metadata"], "resourceVersion": "5"}})
+    await kube.update_status(PODS, body)
+    got = [(r["method"], r["path"], r["query"]) for r in fake.requests]
+    assert got == [
+        ("POST", "/api/v1/namespaces/ns/pods", {"fieldManager": "me"}),
+        ("GET", "/api/v1/namespaces/ns/pods/p", {}),
+        ("PUT", "/api/v1/namespaces/ns/pods/p", {}),
+        ("PUT", "/api/v1/namespaces/ns/pods/p/status", {}),
+    ]
+    first = fake.requests[0]
+    assert first["body"] == body
+    assert first["headers"]["Content-Type"] == "application/json"
+    assert first["headers"]["authorization"] == "Bearer secret"
+    assert first["headers"]["User-Agent"] == "mpi-controller/test"
+
+
+async def test_list_query_parameters(api: tuple[FakeApi, KubeClient]) -> None:
+    fake, kube = api
+    await kube.list(PODS, namespace="ns", label_selector="a=b", field_selector="spec.nodeName=n",
+                    limit=500, continue_="tok", resource_version="0",
+                    resource_version_match="NotOlderThan")
+    await kube.list(PODS, resource_version="")
+    assert fake.requests[0]["query"] == {
+        "labelSelector": "a=b", "fieldSelector": "spec.nodeName=n", "limit": "500",
+        "continue": "tok", "resourceVersion": "0", "resourceVersionMatch": "NotOlderThan",
+    }
+    assert fake.requests[1]["path"] == "/api/v1/pods"
+    assert fake.requests[1]["query"] == {"resourceVersion": ""}
+
+
+@pytest.mark.parametrize(
+    ("patch_type", "content_type", "query"),
+    [
+        ("merge", "application/merge-patch+json", {}),
+        ("json", "application/json-patch+json", {}),
+        ("strategic", "application/strategic-merge-patch+json", {}),
+        ("apply", "application/apply-patch+yaml", {"fieldManager": "mgr", "force": "true"}),
+    ],
+)
+async def test_patch_content_types(
+    api: tuple[FakeApi, KubeClient], patch_type: Any, content_type: str, query: dict[str, str]
+) -> None:
+    fake, kube = api
+    field_manager = "mgr" if patch_type == "apply" else None
+    await kube.patch(JOBS, "j", {"spec": {}}, namespace="ns", patch_type=patch_type,
+                     field_manager=field_manager, force=True)
+    req = fake.requests[0]
+    assert (req["method"], req["path"]) == ("PATCH", "/apis/batch/v1/namespaces/ns/jobs/j")
+    assert req["headers"]["Content-Type"] == content_type
+    assert req["query"] == query
+    assert req["body"] == {"spec": {}}
+
+
+async def test_apply_needs_a_field_manager(api: tuple[FakeApi, KubeClient]) -> None:
+    _, kube = api
+    with pytest.raises(ValueError, match="field_manager"):
+        await kube.patch(PODS, "p", {}, namespace="ns", patch_type="apply")
+
+
+async def test_delete_sends_options(api: tuple[FakeApi, KubeClient]) -> None:
+    fake, kube = api
+    await kube.delete(PODS, "p", namespace="ns", propagation_policy="Foreground",
+                      preconditions={"uid": "u1"}, grace_period_seconds=0)
+    assert fake.requests[0]["body"] == {
+        "kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Foreground",
+        "preconditions": {"uid": "u1"}, "gracePeriodSeconds": 0,
+    }
+
+
+async def test_http_errors_become_classified_api_errors(api: tuple[FakeApi, KubeClient]) -> None:
+    fake, kube = api
+    fake.reply, fake.reply_status = status(409, "AlreadyExists", 'pods "p" already exists'), 409
+    with pytest.raises(ApiError) as err:
+        await kube.create(PODS, {"metadata": {"name": "p", "namespace": "ns"}})
+    assert err.value.is_already_exists()
+    assert err.value.message == 'pods "p" already exists'
+
+
+async def test_request_timeout_is_a_retriable_api_error(api: tuple[FakeApi, KubeClient]) -> None:
+    fake, kube = api
+    fake.delay = 5.0
+    with pytest.raises(ApiError) as err:
+        await kube.get(PODS, "p", namespace="ns")
+    assert err.value.status == 0
+    assert err.value.is_timeout()
+    assert err.value.is_retriable()
+
+
+async def test_connection_refused_is_a_retriable_api_error() -> None:
+    from kubernetes_asyncio import client
+
+    cfg = client.Configuration(host="http://127.0.0.1:9")
+    async with KubeClient(client.ApiClient(configuration=cfg), qps=0) as kube:
+        with pytest.raises(ApiError) as err:
+            await kube.get(PODS, "p", namespace="ns")
+    assert err.value.status == 0
+    assert err.value.reason == "ConnectionError"
+    assert err.value.is_retriable()
+
+
+async def test_watch_splits_lines_across_chunks_and_closes(api: tuple[FakeApi, KubeClient]) -> None:
+    """Events split across chunks, several per chunk, and one larger than aiohttp's
+    default 64 KiB buffer all decode; closing the stream closes the connection."""
+    fake, kube = api
+    big = {"type": "ADDED", "object": {"metadata": {"name": "big"}, "data": "x" * 3_000_000}}
+    lines = [json.dumps({"type": "ADDED", "object": {"metadata": {"name": f"p{i}"}}}).encode()
+             for i in range(3)]
+    stream = b"\n".join([*lines, json.dumps(big).encode()]) + b"\n"
+    fake.chunks = [stream[:10], stream[10:150], stream[150:]]
+    names = []
+    async with kube.watch(PODS, namespace="ns", resource_version="7", timeout_seconds=300) as w:
+        async for event in w:
+            names.append(event["object"]["metadata"]["name"])
+            if len(names) == 4:
+                break
+    assert names == ["p0", "p1", "p2", "big"]
+    await asyncio.wait_for(fake.watch_closed.wait(), 5)
+    assert fake.requests[0]["query"] == {
+        "watch": "true", "resourceVersion": "7", "allowWatchBookmarks": "true",
+        "timeoutSeconds": "300",
+    }
+
+
+async def test_cancelling_a_watch_closes_its_response(api: tuple[FakeApi, KubeClient]) -> None:
+    fake, kube = api
+    w = kube.watch(PODS, namespace="ns")
+
+    async def consume() -> None:
+        async for _ in w:
+            pass
+
+    task = asyncio.create_task(consume())
+    await asyncio.wait_for(fake.watch_started.wait(), 5)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await asyncio.wait_for(fake.watch_closed.wait(), 5)
+    with pytest.raises(StopAsyncIteration):
+        await w.__anext__()

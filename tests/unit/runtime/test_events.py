@@ -1,0 +1,188 @@
+"""EventRecorder against a fake client: event shape, truncation, aggregation, queueing.
+
+client-go ``tools/record``: events name ``<obj>.<hex nanos>``, live in the object's namespace
+(``default`` when cluster-scoped); the EventCorrelator's logger turns a repeat of an identical
+event into a patch of ``count`` and ``lastTimestamp``, falling back to a create when the old
+event is gone; the broadcaster drops events when its queue is full instead of blocking.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from mpi_controller.runtime.client import EVENTS, ApiError, Resource
+from mpi_controller.runtime.clock import ManualClock
+from mpi_controller.runtime.events import EventRecorder, truncate_message
+from tests.unit.runtime.fakes import settle
+
+Obj = dict[str, Any]
+
+JOB = {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
+       "metadata": {"name": "pi", "namespace": "ns", "uid": "u1", "resourceVersion": "42"}}
+
+
+class FakeClient:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, Any, ...]] = []
+        self.errors: list[ApiError] = []
+
+    def _maybe_fail(self) -> None:
+        if self.errors:
+            raise self.errors.pop(0)
+
+    async def create(self, resource: Resource, body: Obj, *, namespace: str | None = None) -> Obj:
+        assert resource is EVENTS
+        self.calls.append(("create", namespace, body))
+        self._maybe_fail()
+        return body
+
+    async def patch(self, resource: Resource, name: str, body: Obj, *,
+                    namespace: str | None = None) -> Obj:
+        self.calls.append(("patch", namespace, name, body))
+        self._maybe_fail()
+        return body
+
+
+class Wall:
+    def __init__(self) -> None:
+        self.now = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+@pytest_asyncio.fixture(loop_scope="function")
+async def rec() -> AsyncIterator[tuple[EventRecorder, FakeClient, Wall, ManualClock]]:
+    client, wall, clock = FakeClient(), Wall(), ManualClock()
+    recorder = EventRecorder(client, "mpi-job-controller", clock=clock, wall=wall,  # type: ignore[arg-type]
+                             host="node-1")
+    task = asyncio.create_task(recorder.run())
+    yield recorder, client, wall, clock
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+def test_truncate_message_is_utf8_safe() -> None:
+    assert truncate_message("short") == "short"
+    cut = truncate_message("é" * 600)  # 1200 bytes; 'é' is 2 bytes
+    assert len(cut.encode()) == 1024
+    assert cut == "é" * 512
+    cut = truncate_message("a" + "€" * 400)  # 1 + 1200 bytes; '€' is 3 bytes
+    assert len(cut.encode()) <= 1024
+    assert cut == "a" + "€" * 341
+
+
+async def test_event_shape(rec: tuple[EventRecorder, FakeClient, Wall, ManualClock]) -> None:
+    recorder, client, _, _ = rec
+    recorder.event(JOB, "Normal", "MPIJobCreated", "MPIJob ns/pi is created.")
+    await recorder.flush()
+    (verb, namespace, body), = client.calls
+    assert (verb, namespace) == ("create", "ns")
+    assert body["metadata"]["namespace"] == "ns"
+    assert body["metadata"]["name"].startswith("pi.")
+    assert body["involvedObject"] == {"kind": "MPIJob", "apiVersion": "kubeflow.org/v2beta1",
+                                      "name": "pi", "namespace": "ns", "uid": "u1",
+                                      "resourceVersion": "42"}
+    assert {k: body[k] for k in ("type", "reason", "message", "count", "firstTimestamp",
+                                 "lastTimestamp", "source", "reportingComponent")} == {
+        "type": "Normal", "reason": "MPIJobCreated", "message": "MPIJob ns/pi is created.",
+        "count": 1,
+        "firstTimestamp": "2026-01-02T03:04:05Z",
+        "lastTimestamp": "2026-01-02T03:04:05Z",
+        "source": {"component": "mpi-job-controller", "host": "node-1"},
+        "reportingComponent": "mpi-job-controller",
+    }
+
+
+async def test_cluster_scoped_objects_get_events_in_default(
+    rec: tuple[EventRecorder, FakeClient, Wall, ManualClock],
+) -> None:
+    recorder, client, _, _ = rec
+    recorder.event({"kind": "Node", "apiVersion": "v1", "metadata": {"name": "n1"}},
+                   "Warning", "Gone", "x")
+    await recorder.flush()
+    assert client.calls[0][1] == "default"
+    assert "namespace" not in client.calls[0][2]["involvedObject"]
+
+
+async def test_long_messages_are_truncated(
+    rec: tuple[EventRecorder, FakeClient, Wall, ManualClock],
+) -> None:
+    recorder, client, _, _ = rec
+    recorder.event(JOB, "Warning", "Invalid", "x" * 5000)
+    await recorder.flush()
+    assert client.calls[0][2]["message"] == "x" * 1024
+
+
+async def test_identical_events_are_counted_by_patching(
+    rec: tuple[EventRecorder, FakeClient, Wall, ManualClock],
+) -> None:
+    recorder, client, wall, _ = rec
+    recorder.event(JOB, "Warning", "Failed", "boom")
+    await recorder.flush()
+    name = client.calls[0][2]["metadata"]["name"]
+    for _i in range(2):
+        wall.now += timedelta(seconds=10)
+        recorder.event(JOB, "Warning", "Failed", "boom")
+        await recorder.flush()
+    assert client.calls[1:] == [
+        ("patch", "ns", name, {"count": 2, "lastTimestamp": "2026-01-02T03:04:15Z"}),
+        ("patch", "ns", name, {"count": 3, "lastTimestamp": "2026-01-02T03:04:25Z"}),
+    ]
+    recorder.event(JOB, "Warning", "Failed", "another message")
+    await recorder.flush()
+    assert client.calls[-1][0] == "create"
+
+
+async def test_aggregated_event_that_vanished_is_created_again(
+    rec: tuple[EventRecorder, FakeClient, Wall, ManualClock],
+) -> None:
+    recorder, client, _, _ = rec
+    recorder.event(JOB, "Normal", "R", "m")
+    await recorder.flush()
+    client.errors.append(ApiError(404, "NotFound"))
+    recorder.event(JOB, "Normal", "R", "m")
+    await recorder.flush()
+    assert [c[0] for c in client.calls] == ["create", "patch", "create"]
+    assert client.calls[-1][2]["count"] == 1
+
+
+async def test_retriable_errors_are_retried_then_dropped(
+    rec: tuple[EventRecorder, FakeClient, Wall, ManualClock],
+) -> None:
+    recorder, client, _, clock = rec
+    client.errors = [ApiError(503, "ServiceUnavailable"), ApiError(0, "ConnectionError")]
+    recorder.event(JOB, "Normal", "R", "m")
+    await settle()
+    clock.advance(1.0)
+    await settle()
+    clock.advance(2.0)
+    await recorder.flush()
+    assert [c[0] for c in client.calls] == ["create", "create", "create"]
+    client.errors = [ApiError(422, "Invalid")]
+    recorder.event(JOB, "Normal", "R2", "m")
+    await recorder.flush()
+    assert len(client.calls) == 4  # not retried
+
+
+async def test_invalid_type_is_dropped(
+    rec: tuple[EventRecorder, FakeClient, Wall, ManualClock],
+) -> None:
+    recorder, client, _, _ = rec
+    recorder.event(JOB, "Error", "R", "m")
+    await recorder.flush()
+    assert client.calls == []
+
+
+def test_full_queue_drops_instead_of_blocking() -> None:
+    recorder = EventRecorder(FakeClient(), "c", queue_size=2)  # type: ignore[arg-type]
+    for i in range(5):
+        recorder.event(JOB, "Normal", "R", str(i))
+    assert recorder.dropped == 3
