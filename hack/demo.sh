@@ -53,9 +53,27 @@ if [[ $last != *"Succeeded=True"* ]]; then
   echo "the job did not succeed within 180s; see $STATE/logs/mpi-controller.log"; exit 1
 fi
 
-step "What the controller made (the Running workers were cleaned up: cleanPodPolicy Running)"
-k get mpijobs,jobs,pods,services,configmaps,secrets
-k get events --field-selector involvedObject.name=pi --sort-by=.lastTimestamp
+step "Waiting for the controller to clean up the workers (cleanPodPolicy: Running)"
+for _ in $(seq 1 60); do
+  [[ -z $(k get pods -l training.kubeflow.org/job-name=pi,training.kubeflow.org/job-role=worker -o name) ]] && break
+  sleep 0.5
+done
+uid=$(k get mpijob pi -o jsonpath='{.metadata.uid}')
+for _ in $(seq 1 20); do  # events are written asynchronously
+  k get events --field-selector "involvedObject.uid=$uid,reason=MPIJobSucceeded" -o name | grep -q . && break
+  sleep 0.5
+done
+
+step "What the controller made: the MPIJob, its launcher Job (and pod), Service, ConfigMap, Secret"
+k get mpijobs,jobs,pods,services,configmaps,secrets -l 'app=pi'
+k get mpijob pi
+k get pods -l training.kubeflow.org/job-name=pi
+echo
+echo "The hostfile the launcher sees at /etc/mpi/hostfile:"
+k get configmap pi-config -o jsonpath='{.data.hostfile}' | sed 's/^/    /'
+echo
+echo "Events recorded on the MPIJob:"
+k get events --field-selector "involvedObject.uid=$uid" --sort-by=.lastTimestamp
 
 step "Done. The MPIJob pi succeeded."
 echo "    The cluster and the controller keep running: export KUBECONFIG=$KUBECONFIG"
