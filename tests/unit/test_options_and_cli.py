@@ -1,0 +1,94 @@
+"""`mpi-controller run` flags (the Go operator's names and defaults) and CLI exit codes."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from mpi_controller import __version__
+from mpi_controller.cli import main
+from mpi_controller.controller import slim_pod
+from mpi_controller.options import ServerOptions, add_run_arguments, options_from_args
+
+
+def _parse(*argv: str) -> ServerOptions:
+    parser = argparse.ArgumentParser()
+    add_run_arguments(parser)
+    return options_from_args(parser.parse_args(list(argv)))
+
+
+def test_defaults_match_the_go_operator(monkeypatch: pytest.MonkeyPatch) -> None:
+    """cmd/mpi-operator/app/options: threadiness 2, qps 5, burst 10, queue 10/100,
+    lock namespace mpi-operator, monitoring port 0."""
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.delenv("KUBEFLOW_NAMESPACE", raising=False)
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    opts = _parse()
+    assert opts == ServerOptions(log_format="console")
+    assert (opts.threadiness, opts.kube_api_qps, opts.kube_api_burst) == (2, 5.0, 10)
+    assert (opts.controller_queue_rate_limit, opts.controller_queue_burst) == (10.0, 100)
+    assert (opts.lock_namespace, opts.monitoring_port, opts.health_port) == ("mpi-operator", 0,
+                                                                             8080)
+
+
+def test_go_style_single_dash_flags_and_aliases(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    opts = _parse("-kubeConfig", "/a", "-threadiness", "4", "--kube-api-qps", "100",
+                  "-gang-scheduling", "volcano", "--cluster-domain", "cluster.local")
+    assert (opts.kubeconfig, opts.threadiness, opts.kube_api_qps) == ("/a", 4, 100.0)
+    assert (opts.gang_scheduling, opts.cluster_domain) == ("volcano", "cluster.local")
+    assert _parse("--kubeconfig", "/b").kubeconfig == "/b"
+
+
+def test_environment_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
+    """KUBECONFIG overrides --kubeConfig; KUBEFLOW_NAMESPACE is --namespace's default;
+    logs are JSON inside a pod."""
+    monkeypatch.setenv("KUBECONFIG", "/env")
+    monkeypatch.setenv("KUBEFLOW_NAMESPACE", "team")
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1")
+    opts = _parse("--kubeConfig", "/flag")
+    assert (opts.kubeconfig, opts.namespace, opts.log_format) == ("/env", "team", "json")
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--threadiness", "0"], "--threadiness must be greater than 0, got 0"),
+    (["--health-port", "70000"], "--health-port must be between 0 and 65535, got 70000"),
+    (["--controller-queue-burst", "-1"], "--controller-queue-burst must be greater than 0"),
+])
+def test_bad_flag_values_exit_2_naming_the_flag(
+        argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", *argv]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["version"]) == 0
+    assert capsys.readouterr().out == f"mpi-controller {__version__}\n"
+    assert main(["run", "--version"]) == 0
+    assert capsys.readouterr().out == f"mpi-controller {__version__}\n"
+
+
+def test_no_command_prints_usage_and_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 2
+    assert "usage: mpi-controller" in capsys.readouterr().err
+
+
+def test_slim_pod_keeps_only_what_the_controller_reads() -> None:
+    pod = {
+        "metadata": {"name": "w", "namespace": "ns", "uid": "u", "resourceVersion": "7",
+                     "labels": {"a": "b"}, "ownerReferences": [{"uid": "o"}],
+                     "annotations": {"big": "x" * 1000}, "managedFields": [{}],
+                     "creationTimestamp": "t"},
+        "spec": {"containers": [{"name": "c", "image": "i", "env": [{"name": "E"}]}]},
+        "status": {"phase": "Failed", "reason": "Evicted", "message": "m", "podIP": "1.2.3.4",
+                   "conditions": [{"type": "Ready", "status": "False", "message": "long"}],
+                   "containerStatuses": [{"name": "c"}]},
+    }
+    assert slim_pod(pod) == {
+        "metadata": {"name": "w", "namespace": "ns", "uid": "u", "resourceVersion": "7",
+                     "labels": {"a": "b"}, "ownerReferences": [{"uid": "o"}],
+                     "creationTimestamp": "t"},
+        "status": {"phase": "Failed", "reason": "Evicted", "message": "m",
+                   "conditions": [{"type": "Ready", "status": "False"}]},
+    }
