@@ -5,14 +5,34 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.support import Cluster, wait_for
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def http_get(port: int, path: str) -> tuple[int, str]:
+    """(status, body) of GET http://127.0.0.1:port/path; (0, error) when nothing answers."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as resp:
+            return resp.status, resp.read().decode()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read().decode()
+    except OSError as err:
+        return 0, str(err)
 
 
 class ControllerProcess:
@@ -22,6 +42,8 @@ class ControllerProcess:
         self.kubeconfig = kubeconfig
         self.log_path = log_path
         self.extra = extra
+        self.health_port = free_port()
+        self.monitoring_port = free_port()
         self.proc: subprocess.Popen[bytes] | None = None
         self.starts = 0
 
@@ -30,7 +52,8 @@ class ControllerProcess:
         log = self.log_path.open("ab")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "mpi_controller", "run", "--kubeConfig", self.kubeconfig,
-             "--health-port", "0", "--monitoring-port", "0", "--log-format", "json",
+             "--health-port", str(self.health_port),
+             "--monitoring-port", str(self.monitoring_port), "--log-format", "json",
              "--kube-api-qps", "50", "--kube-api-burst", "100", *self.extra],
             stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
