@@ -93,12 +93,14 @@ async def run(opts: ServerOptions) -> int:
         kubeconfig=opts.kubeconfig or None, master=opts.master or None,
         qps=opts.kube_api_qps, burst=opts.kube_api_burst, user_agent="mpi-operator")
     try:
-        if not await _crd_installed(client, opts.namespace):
-            _log.error("CRD doesn't exist. Exiting", crd=c.CRD_NAME)
-            return 1
+        installed = await _crd_installed(client, opts.namespace)
     except BaseException:
         await client.close()
         raise
+    if not installed:
+        await client.close()
+        _log.error("CRD doesn't exist. Exiting", crd=c.CRD_NAME)
+        return 1
     recorder = EventRecorder(client, c.CONTROLLER_AGENT_NAME)
     factory = InformerFactory(client)
     controller = MPIJobController(client, factory, recorder, ControllerConfig(
