@@ -1,0 +1,163 @@
+"""KubeClient and EventRecorder against the real API server: verbs, patch types, and the
+error classes the server actually returns (404, 409 AlreadyExists/Conflict, 410)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from kubernetes import client as k8s
+
+from mpi_controller.runtime.client import CONFIGMAPS, SERVICES, ApiError, KubeClient
+from mpi_controller.runtime.events import EventRecorder
+from tests.integration.runtime_helpers import kube_client
+from tests.support import Cluster
+
+pytestmark = pytest.mark.cluster
+
+
+@pytest_asyncio.fixture(loop_scope="function")
+async def kube(cluster: Cluster) -> AsyncIterator[KubeClient]:
+    async with kube_client(cluster) as k:
+        yield k
+
+
+def cm(name: str, **labels: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "labels": labels}, "data": {"k": "v"}}
+
+
+async def raises(coro: Any) -> ApiError:
+    with pytest.raises(ApiError) as err:
+        await coro
+    return err.value
+
+
+async def test_crud_and_error_classification(kube: KubeClient, namespace: str) -> None:
+    created = await kube.create(CONFIGMAPS, cm("a", app="x"), namespace=namespace)
+    assert created["metadata"]["namespace"] == namespace
+    assert (await kube.get(CONFIGMAPS, "a", namespace=namespace))["data"] == {"k": "v"}
+
+    err = await raises(kube.create(CONFIGMAPS, cm("a"), namespace=namespace))
+    assert err.is_already_exists()
+    assert not err.is_conflict()
+    assert err.status == 409
+
+    err = await raises(kube.get(CONFIGMAPS, "missing", namespace=namespace))
+    assert err.is_not_found()
+    assert err.message == 'configmaps "missing" not found'
+
+    stale = dict(created, data={"k": "v2"})
+    updated = await kube.update(CONFIGMAPS, stale, namespace=namespace)
+    err = await raises(kube.update(CONFIGMAPS, stale, namespace=namespace))  # old RV
+    assert err.is_conflict()
+    assert not err.is_retriable()
+
+    listed = await kube.list(CONFIGMAPS, namespace=namespace, label_selector="app=x")
+    assert [i["metadata"]["name"] for i in listed["items"]] == ["a"]
+    assert int(listed["metadata"]["resourceVersion"]) >= int(updated["metadata"]["resourceVersion"])
+
+    err = await raises(kube.delete(CONFIGMAPS, "a", namespace=namespace,
+                                   preconditions={"uid": "not-the-uid"}))
+    assert err.is_conflict()
+    await kube.delete(CONFIGMAPS, "a", namespace=namespace, propagation_policy="Background",
+                      preconditions={"uid": created["metadata"]["uid"]})
+    assert (await raises(kube.get(CONFIGMAPS, "a", namespace=namespace))).is_not_found()
+
+
+async def test_patch_types_and_server_side_apply(kube: KubeClient, namespace: str) -> None:
+    await kube.create(CONFIGMAPS, cm("p"), namespace=namespace)
+    out = await kube.patch(CONFIGMAPS, "p", {"data": {"m": "1"}}, namespace=namespace)
+    assert out["data"] == {"k": "v", "m": "1"}
+    out = await kube.patch(CONFIGMAPS, "p", [{"op": "remove", "path": "/data/k"}],
+                           namespace=namespace, patch_type="json")
+    assert out["data"] == {"m": "1"}
+    out = await kube.patch(CONFIGMAPS, "p", {"metadata": {"labels": {"s": "1"}}},
+                           namespace=namespace, patch_type="strategic")
+    assert out["metadata"]["labels"] == {"s": "1"}
+
+    intent = {"apiVersion": "v1", "kind": "ConfigMap",
+              "metadata": {"name": "ssa", "namespace": namespace}, "data": {"owned": "a"}}
+    out = await kube.patch(CONFIGMAPS, "ssa", intent, namespace=namespace, patch_type="apply",
+                           field_manager="first")
+    assert out["data"] == {"owned": "a"}
+    rival = dict(intent, data={"owned": "b"})
+    err = await raises(kube.patch(CONFIGMAPS, "ssa", rival, namespace=namespace,
+                                  patch_type="apply", field_manager="second"))
+    assert err.status == 409
+    assert err.is_conflict()
+    out = await kube.patch(CONFIGMAPS, "ssa", rival, namespace=namespace, patch_type="apply",
+                           field_manager="second", force=True)
+    assert out["data"] == {"owned": "b"}
+
+
+async def test_update_status(kube: KubeClient, namespace: str) -> None:
+    svc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "lb"},
+           "spec": {"type": "LoadBalancer", "ports": [{"port": 80}],
+                    "allocateLoadBalancerNodePorts": False}}
+    created = await kube.create(SERVICES, svc, namespace=namespace)
+    created["status"] = {"loadBalancer": {"ingress": [{"ip": "192.0.2.10"}]}}
+    out = await kube.update_status(SERVICES, created, namespace=namespace)
+    assert [i["ip"] for i in out["status"]["loadBalancer"]["ingress"]] == ["192.0.2.10"]
+
+
+async def test_watch_from_a_too_old_resource_version_is_gone(
+    kube: KubeClient, namespace: str
+) -> None:
+    """The API answers a watch below its window with an ERROR event carrying a 410 Status."""
+    async with kube.watch(CONFIGMAPS, namespace=namespace, resource_version="1",
+                          timeout_seconds=5) as w:
+        event = await anext(w)
+    assert event["type"] == "ERROR"
+    err = ApiError.from_status(event["object"])
+    assert err.is_gone()
+    assert err.status == 410
+
+
+async def test_watch_delivers_changes_and_bookmarks(kube: KubeClient, namespace: str) -> None:
+    """Changes arrive in order; a bookmark (sent ~2 s before the server-side timeout, once
+    the watch cache has moved past the watcher) carries a newer RV without an object."""
+    rv = (await kube.list(CONFIGMAPS, namespace=namespace))["metadata"]["resourceVersion"]
+    await kube.create(CONFIGMAPS, cm("w", watched="yes"), namespace=namespace)
+    await kube.patch(CONFIGMAPS, "w", {"data": {"x": "1"}}, namespace=namespace)
+    await kube.delete(CONFIGMAPS, "w", namespace=namespace)
+    seen = []
+    async with kube.watch(CONFIGMAPS, namespace=namespace, resource_version=rv,
+                          label_selector="watched=yes", timeout_seconds=5) as w:
+        async for event in w:
+            seen.append((event["type"], event["object"]["metadata"]["resourceVersion"]))
+            if len(seen) == 3:  # now move the watch cache past this watcher, unseen by it
+                other = await kube.create(CONFIGMAPS, cm("unwatched"), namespace=namespace)
+    assert [t for t, _ in seen[:3]] == ["ADDED", "MODIFIED", "DELETED"]
+    bookmarks = [int(rv) for t, rv in seen[3:] if t == "BOOKMARK"]
+    assert bookmarks
+    assert max(bookmarks) >= int(other["metadata"]["resourceVersion"])
+
+
+async def test_event_recorder_aggregation_is_visible_via_the_api(
+    kube: KubeClient, kube_api: Any, namespace: str
+) -> None:
+    obj = await kube.create(CONFIGMAPS, cm("subject"), namespace=namespace)
+    recorder = EventRecorder(kube, "runtime-test")
+    task = asyncio.create_task(recorder.run())
+    try:
+        for _ in range(3):
+            recorder.event(obj, "Warning", "Broken", "the same message")
+        recorder.event(obj, "Normal", "Fine", "é" * 700)
+        await asyncio.wait_for(recorder.flush(), 30)
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+    events = k8s.CoreV1Api(kube_api).list_namespaced_event(namespace).items
+    by_reason = {e.reason: e for e in events if e.source.component == "runtime-test"}
+    assert set(by_reason) == {"Broken", "Fine"}
+    broken = by_reason["Broken"]
+    assert broken.count == 3
+    assert broken.type == "Warning"
+    assert broken.involved_object.uid == obj["metadata"]["uid"]
+    assert broken.involved_object.kind == "ConfigMap"
+    assert broken.last_timestamp >= broken.first_timestamp
+    assert len(by_reason["Fine"].message.encode()) == 1024
