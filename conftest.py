@@ -79,7 +79,15 @@ def mpijob_crd(cluster: Cluster, kube_api: object) -> str:
     """Installs (server-side apply) the MPIJob CRD and waits until it is Established."""
     from tests.support import REPO
 
+    from kubernetes import client
+
     cluster.kubectl("apply", "--server-side", "--force-conflicts", "-f", str(REPO / CRD_PATH))
-    cluster.kubectl("wait", "--for=condition=Established", "--timeout=60s",
-                    "crd/mpijobs.kubeflow.org")
+    ext = client.ApiextensionsV1Api(kube_api)
+
+    def established() -> bool:
+        crd = ext.read_custom_resource_definition("mpijobs.kubeflow.org")
+        return any(c.type == "Established" and c.status == "True"
+                   for c in (crd.status.conditions or []))
+
+    wait_for(established, timeout=60, what="the MPIJob CRD to be Established")
     return "mpijobs.kubeflow.org"

@@ -120,8 +120,10 @@ class Cluster:
         binary = os.environ.get("KUBECTL") or _local_kubectl()
         out = subprocess.run(
             [binary, "--kubeconfig", self.kubeconfig, *args],
-            check=check, capture_output=True, text=True, input=input, timeout=120,
+            capture_output=True, text=True, input=input, timeout=120,
         )
+        if check and out.returncode != 0:
+            raise RuntimeError(f"kubectl {' '.join(args)} exited {out.returncode}: {out.stderr}")
         return out.stdout
 
 
