@@ -77,9 +77,9 @@ CRD_PATH = "deploy/crd/kubeflow.org_mpijobs.yaml"
 @pytest.fixture(scope="session")
 def mpijob_crd(cluster: Cluster, kube_api: object) -> str:
     """Installs (server-side apply) the MPIJob CRD and waits until it is Established."""
-    from tests.support import REPO
-
     from kubernetes import client
+
+    from tests.support import REPO
 
     cluster.kubectl("apply", "--server-side", "--force-conflicts", "-f", str(REPO / CRD_PATH))
     ext = client.ApiextensionsV1Api(kube_api)
