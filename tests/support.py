@@ -27,6 +27,32 @@ class WaitTimeout(AssertionError):
     """A polled condition did not hold before its deadline."""
 
 
+class _Poll:
+    """One polling run: call ``probe`` until truthy or the deadline passes."""
+
+    def __init__(self, probe: Callable[[], object], timeout: float, what: str) -> None:
+        self.probe = probe
+        self.timeout = timeout
+        self.what = what
+        self.deadline = time.monotonic() + timeout
+        self.last_exc: BaseException | None = None
+        self.last_value: object = None
+
+    def attempt(self) -> bool:
+        """True when the probe held; raises WaitTimeout once past the deadline."""
+        try:
+            self.last_value = self.probe()
+            if self.last_value:
+                return True
+        except Exception as exc:
+            self.last_exc = exc
+        if time.monotonic() >= self.deadline:
+            detail = (f"; last error: {self.last_exc!r}" if self.last_exc
+                      else f"; last value: {self.last_value!r}")
+            raise WaitTimeout(f"timed out after {self.timeout}s waiting for {self.what}{detail}")
+        return False
+
+
 def wait_for(
     probe: Callable[[], T | None],
     *,
@@ -39,21 +65,10 @@ def wait_for(
     Exceptions from ``probe`` count as "not yet" until the deadline, then the last one is
     reported with the timeout.
     """
-    deadline = time.monotonic() + timeout
-    last_exc: BaseException | None = None
-    last_value: object = None
-    while True:
-        try:
-            value = probe()
-            last_value = value
-            if value:
-                return value
-        except Exception as exc:
-            last_exc = exc
-        if time.monotonic() >= deadline:
-            detail = f"; last error: {last_exc!r}" if last_exc else f"; last value: {last_value!r}"
-            raise WaitTimeout(f"timed out after {timeout}s waiting for {what}{detail}")
+    poll = _Poll(probe, timeout, what)
+    while not poll.attempt():
         time.sleep(interval)
+    return poll.last_value  # type: ignore[return-value]
 
 
 async def async_wait_for(
@@ -66,21 +81,10 @@ async def async_wait_for(
     """Like :func:`wait_for` but yields to the event loop between polls (probe is sync)."""
     import asyncio
 
-    deadline = time.monotonic() + timeout
-    last_exc: BaseException | None = None
-    last_value: object = None
-    while True:
-        try:
-            value = probe()
-            last_value = value
-            if value:
-                return value
-        except Exception as exc:
-            last_exc = exc
-        if time.monotonic() >= deadline:
-            detail = f"; last error: {last_exc!r}" if last_exc else f"; last value: {last_value!r}"
-            raise WaitTimeout(f"timed out after {timeout}s waiting for {what}{detail}")
+    poll = _Poll(probe, timeout, what)
+    while not poll.attempt():
         await asyncio.sleep(interval)
+    return poll.last_value  # type: ignore[return-value]
 
 
 def unique_name(prefix: str) -> str:
