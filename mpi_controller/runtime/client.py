@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal
@@ -561,7 +561,7 @@ class WatchStream:
         self._query = query
         self._timeout = timeout
         self._resp: aiohttp.ClientResponse | None = None
-        self._events: AsyncIterator[Obj] | None = None
+        self._events: AsyncGenerator[Obj, None] | None = None
         self._closed = False
 
     def __aiter__(self) -> WatchStream:
@@ -581,14 +581,17 @@ class WatchStream:
             await self.aclose()
             raise
         except (aiohttp.ClientError, TimeoutError) as exc:
+            stopped = self._closed  # aclose() from another task broke the connection
             await self.aclose()
+            if stopped:
+                raise StopAsyncIteration from exc
             raise _transport_error(exc) from exc
         except BaseException:
             await self.aclose()
             raise
 
     @staticmethod
-    async def _read(resp: aiohttp.ClientResponse) -> AsyncIterator[Obj]:
+    async def _read(resp: aiohttp.ClientResponse) -> AsyncGenerator[Obj, None]:
         pending = b""
         async for chunk in resp.content.iter_any():
             if b"\n" not in chunk:
@@ -603,14 +606,19 @@ class WatchStream:
             yield json.loads(pending)
 
     async def aclose(self) -> None:
-        """Stop the watch and release its connection (idempotent)."""
+        """Stop the watch and release its connection (idempotent).
+
+        May be called from another task while one iterates: the connection is closed and
+        the iterating task's next (or pending) read ends the iteration.
+        """
         self._closed = True
-        events, self._events = self._events, None
         resp, self._resp = self._resp, None
         if resp is not None:
             resp.close()
-        if events is not None:
-            await events.aclose()  # type: ignore[attr-defined]
+        events = self._events
+        if events is not None and not events.ag_running:  # type: ignore[attr-defined]
+            self._events = None
+            await events.aclose()
 
     async def __aenter__(self) -> WatchStream:
         return self

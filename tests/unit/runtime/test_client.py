@@ -324,3 +324,20 @@ async def test_cancelling_a_watch_closes_its_response(api: tuple[FakeApi, KubeCl
     await asyncio.wait_for(fake.watch_closed.wait(), 5)
     with pytest.raises(StopAsyncIteration):
         await w.__anext__()
+
+
+async def test_aclose_from_another_task_ends_iteration_cleanly(
+    api: tuple[FakeApi, KubeClient],
+) -> None:
+    fake, kube = api
+    w = kube.watch(PODS, namespace="ns")
+
+    async def consume() -> int:
+        return len([e async for e in w])
+
+    task = asyncio.create_task(consume())
+    await asyncio.wait_for(fake.watch_started.wait(), 5)
+    await asyncio.sleep(0.05)
+    await w.aclose()
+    assert await asyncio.wait_for(task, 5) == 0
+    await asyncio.wait_for(fake.watch_closed.wait(), 5)
