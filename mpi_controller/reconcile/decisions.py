@@ -158,10 +158,14 @@ def is_suspended(job: Mapping[str, Any]) -> bool:
 
 
 def managed_by_external_controller(job: Mapping[str, Any]) -> str | None:
-    """``spec.runPolicy.managedBy`` when it names another controller (then skip the job
-    silently, before validation, as upstream does), else ``None``."""
+    """``spec.runPolicy.managedBy`` when it names another known controller (MultiKueue: then
+    skip the job silently, before validation, as upstream does), else ``None``.
+
+    Unlike upstream, an unknown value is not skipped: validation then reports it with a
+    ``ValidationError`` event naming ``spec.runPolicy.managedBy`` (upstream ignores such a
+    job without a word)."""
     raw = as_dict(as_dict(job.get("spec")).get("runPolicy")).get("managedBy")
-    if raw is None or raw == c.KUBEFLOW_JOB_CONTROLLER:
+    if raw is None or raw == c.KUBEFLOW_JOB_CONTROLLER or raw not in c.MANAGED_BY_VALUES:
         return None
     return raw if isinstance(raw, str) else str(raw)
 

@@ -144,12 +144,15 @@ def test_suspension_actions() -> None:
 
 
 def test_managed_by() -> None:
-    """Step 4: any managedBy other than kubeflow.org/mpi-operator (even invalid) is skipped."""
+    """Step 4: a job managed by MultiKueue is skipped; unlike upstream, an unknown value is not
+    (validation reports it)."""
     assert managed_by_external_controller(pi_job()) is None
     mk = pi_job(runPolicy={"cleanPodPolicy": "None", "managedBy": "kueue.x-k8s.io/multikueue"})
     assert managed_by_external_controller(mk) == "kueue.x-k8s.io/multikueue"
     ours = pi_job(runPolicy={"cleanPodPolicy": "None", "managedBy": "kubeflow.org/mpi-operator"})
     assert managed_by_external_controller(ours) is None
+    unknown = pi_job(runPolicy={"cleanPodPolicy": "None", "managedBy": "example.com/other"})
+    assert managed_by_external_controller(unknown) is None
 
 
 def test_finished_handling() -> None:
