@@ -64,7 +64,7 @@ def namespace(kube_api: object) -> Iterator[str]:
     wait_for(
         lambda: core.list_namespaced_service_account(
             name, field_selector="metadata.name=default").items,
-        timeout=30,
+        timeout=90,
         what=f"the default ServiceAccount in namespace {name}",
     )
     yield name
