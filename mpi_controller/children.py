@@ -23,6 +23,7 @@ from typing import Any
 
 from mpi_controller.reconcile import Event, is_controlled_by, not_controlled_event
 from mpi_controller.runtime.client import ApiError, KubeClient, Resource
+from mpi_controller.runtime.controller import ExpectedError
 from mpi_controller.runtime.expectations import ControllerExpectations
 
 __all__ = ["ChildWriter", "ResourceNotControlled"]
@@ -31,7 +32,7 @@ Obj = dict[str, Any]
 EventSink = Callable[[Event], None]
 
 
-class ResourceNotControlled(Exception):
+class ResourceNotControlled(ExpectedError):
     """An object with the child's name exists and is not controlled by the MPIJob."""
 
 

@@ -33,10 +33,16 @@ from dataclasses import dataclass
 import structlog
 
 from mpi_controller.runtime import metrics
+from mpi_controller.runtime.client import ApiError
 from mpi_controller.runtime.clock import Clock, LoopClock
 from mpi_controller.runtime.workqueue import RateLimitingQueue
 
-__all__ = ["Controller", "Result", "SyncFunc"]
+__all__ = ["Controller", "ExpectedError", "Result", "SyncFunc"]
+
+
+class ExpectedError(Exception):
+    """A sync failure that is part of normal operation (logged without a traceback, then
+    retried with backoff like any error)."""
 
 
 @dataclass(frozen=True)
@@ -158,6 +164,11 @@ class Controller:
         self.queue.add_rate_limited(key)
         self._errors.inc()
         self._total["error"].inc()
-        self._log.error(
-            "reconcile failed", key=key, requeues=self.queue.num_requeues(key), exc_info=exc
-        )
+        requeues = self.queue.num_requeues(key)
+        if isinstance(exc, ExpectedError | ApiError):
+            # A known condition (a conflict with another object, an API answer): its message
+            # says it all, and a traceback per retry would bury the log.
+            self._log.error("reconcile failed", key=key, requeues=requeues, error=str(exc),
+                            error_type=type(exc).__name__)
+        else:
+            self._log.error("reconcile failed", key=key, requeues=requeues, exc_info=exc)
