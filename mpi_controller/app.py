@@ -73,14 +73,30 @@ class _GaugedElector:
         return self.elector.healthy()
 
 
-async def _crd_installed(client: KubeClient, namespace: str) -> bool:
-    try:
-        await client.list(MPIJOBS, namespace=namespace or None, limit=1)
-    except ApiError as err:
-        if err.is_not_found():
-            return False
-        raise
-    return True
+STARTUP_RETRY_SECONDS = 60.0
+
+
+async def _crd_installed(client: KubeClient, namespace: str, *,
+                         retry_for: float = STARTUP_RETRY_SECONDS) -> bool:
+    """Whether the MPIJob CRD is served. Retriable errors (API server restarting or
+    overloaded) are retried with backoff for ``retry_for`` seconds, so a restart during an
+    API server outage waits for it instead of crash-looping."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + retry_for
+    delay = 0.5
+    while True:
+        try:
+            await client.list(MPIJOBS, namespace=namespace or None, limit=1)
+        except ApiError as err:
+            if err.is_not_found():
+                return False
+            if not err.is_retriable() or loop.time() + delay > deadline:
+                raise
+            _log.warning("API server not ready; retrying", error=str(err), delay=delay)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 5.0)
+            continue
+        return True
 
 
 def _identity() -> str:
