@@ -2,6 +2,7 @@
 #   make demo   run the controller on the local cluster and show an MPIJob succeed
 #   make test   lint, unit, integration and e2e tests (starts the local cluster unless
 #               KUBECONFIG points to a reachable cluster)
+#   make chaos  fault runs (e2e/chaos) on a cluster of their own; results in chaos-results/
 SHELL := /bin/bash
 PYTHON ?= python3.11
 VENV := .venv
@@ -55,6 +56,19 @@ demo: $(STAMP)
 
 demo-down:
 	bash hack/demo.sh down
+
+# Fault runs on their own local cluster (restarts and overloads its API server, compacts etcd).
+# Sizes: CHAOS_ARGS='--jobs 100 --workers 4 --kills 10' (the defaults); runs by name, e.g.
+# CHAOS_ARGS='crashes failover'. Writes chaos-results/<run>.json and chaos-results/summary.md.
+CHAOS_CLUSTER_DIR ?= $(HOME)/.cache/mpi-controller/cluster-chaos
+CHAOS_ARGS ?=
+chaos: $(STAMP)
+	MPI_CONTROLLER_CLUSTER_DIR=$(CHAOS_CLUSTER_DIR) bash $(CLUSTER) up | tail -1
+	"$$(bash $(CLUSTER) bin-dir)/kubectl" --kubeconfig $(CHAOS_CLUSTER_DIR)/kubeconfig apply \
+	  --server-side --force-conflicts -f deploy/crd/kubeflow.org_mpijobs.yaml
+	"$$(bash $(CLUSTER) bin-dir)/kubectl" --kubeconfig $(CHAOS_CLUSTER_DIR)/kubeconfig wait \
+	  --for=condition=Established --timeout=60s crd/mpijobs.kubeflow.org
+	$(PY) -m e2e.chaos.runner --cluster-dir $(CHAOS_CLUSTER_DIR) --out chaos-results $(CHAOS_ARGS)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache bench-results

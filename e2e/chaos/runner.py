@@ -1,0 +1,581 @@
+"""Fault runs: one function per fault, each driving a workload of MPIJobs while injecting
+that fault, then checking the invariants and writing ``<out>/<run>.json``; ``main`` runs them
+all and writes ``<out>/summary.md``.
+
+    python -m e2e.chaos.runner --cluster-dir DIR [--jobs 100 --workers 4 --kills 10] [RUN ...]
+
+Runs: crashes, apiserver-restarts, lost-watches, failover, overload, hostile. The controller
+runs as processes (``mpi-controller run``) with leader election on ``<lock-ns>/mpi-operator``;
+a supervisor restarts a replica that exits on its own (as a Deployment would) and counts it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import random
+import statistics
+import subprocess
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from e2e.chaos import audit
+from e2e.chaos.hostile import at_limits, generate_invalid
+from e2e.chaos.workload import Workload, plan_jobs, retrying
+from e2e.conftest import ControllerProcess
+from tests.support import HACK
+
+RUNS = ("crashes", "apiserver-restarts", "lost-watches", "failover", "overload", "hostile")
+OVERLOAD_ARGS = ("--max-requests-inflight=5 --max-mutating-requests-inflight=2 "
+                 "--enable-priority-and-fairness=false")
+HANDOVER_WINDOW = 1.0  # seconds two identities' writes may overlap at a lease handover
+
+
+class Replica(ControllerProcess):
+    """A controller process that knows where its current incarnation's log starts."""
+
+    parked = False  # stopped on purpose: the supervisor leaves it down
+
+    def start(self) -> None:
+        self.parked = False
+        self.offset = self.log_path.stat().st_size if self.log_path.exists() else 0
+        super().start()
+
+    def current_log(self) -> str:
+        with self.log_path.open("rb") as fh:
+            fh.seek(getattr(self, "offset", 0))
+            return fh.read().decode(errors="replace")
+
+    def leading(self) -> bool:
+        return self.alive() and "successfully acquired lease" in self.current_log()
+
+
+@dataclass
+class Context:
+    """Where and how big: the cluster (admin kubeconfig, controller kubeconfigs, audit log,
+    hack commands) and the workload size."""
+
+    kubeconfig: str
+    controller_kubeconfigs: tuple[str, str]
+    audit_log: Path
+    out_dir: Path
+    jobs: int = 100
+    workers: int = 4
+    kills: int = 10
+    seed: int = 1
+    lock_namespace: str = "mpi-operator"
+    converge_timeout: float = 600.0
+    min_s: int = 10
+    max_s: int = 30
+    invalid: int = 40
+    cluster_env: dict[str, str] = field(default_factory=dict)
+    # Controllers provided by the caller (pytest's session controller); else started here.
+    given: list[Replica] = field(default_factory=list)
+    extra_args: tuple[str, ...] = ()
+
+    def hack(self, *args: str, env: dict[str, str] | None = None, timeout: float = 300) -> str:
+        import os
+        out = subprocess.run(["bash", str(HACK), *args], check=True, capture_output=True,
+                             text=True, timeout=timeout,
+                             env={**os.environ, **self.cluster_env, **(env or {})})
+        return out.stdout
+
+    def secrets(self) -> list[str]:
+        """Bearer tokens of the cluster's identities (must never appear in any output)."""
+        found = []
+        tokens = Path(self.kubeconfig).with_name("tokens.csv")
+        if tokens.exists():
+            found += [line.split(",")[0] for line in tokens.read_text().splitlines() if line]
+        return found
+
+
+class Run:
+    """One fault run: namespace, workload, controllers, supervisor, faults, checks."""
+
+    def __init__(self, ctx: Context, name: str, fault: str, *, replicas: int = 1) -> None:
+        self.ctx, self.name, self.fault = ctx, name, fault
+        self.namespace = f"chaos-{name}-{uuid.uuid4().hex[:6]}"
+        self.rng = random.Random(ctx.seed)
+        self.work = Workload(ctx.kubeconfig, self.namespace)
+        self.faults: list[tuple[str, float]] = []
+        self.unplanned: list[str] = []
+        self.notes: dict[str, Any] = {}
+        self.violations: list[str] = []
+        self.lock = threading.Lock()
+        self.stopping = threading.Event()
+        self.started = time.monotonic()
+        self.start_wall = audit.now()
+        self.replicas = self._replicas(replicas)
+        self.supervisor = threading.Thread(target=self._supervise, daemon=True)
+
+    def _replicas(self, n: int) -> list[Replica]:
+        if self.ctx.given:
+            return self.ctx.given[:n]
+        logs = self.ctx.out_dir / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        return [Replica(self.ctx.controller_kubeconfigs[i], logs / f"{self.name}-{i}.log",
+                        "--lock-namespace", self.ctx.lock_namespace, *self.ctx.extra_args)
+                for i in range(n)]
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def __enter__(self) -> Run:
+        self.work.create_namespace()
+        for rep in self.replicas:
+            if not rep.alive():
+                rep.start()
+        self.wait(lambda: any(r.alive() and "caches synced" in r.current_log()
+                              for r in self.replicas), 90, "a replica to lead and sync")
+        self.supervisor.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stopping.set()
+        if self.supervisor.is_alive():
+            self.supervisor.join(timeout=10)
+        _own_replicas_stop(self)
+        self.work.close()
+
+    def _supervise(self) -> None:
+        while not self.stopping.wait(0.5):
+            with self.lock:
+                for rep in self.replicas:
+                    if rep.proc is not None and not rep.alive() and not rep.parked:
+                        code = rep.proc.returncode
+                        self.unplanned.append(f"{rep.log_path.name}: exit {code}")
+                        self.fault_at(f"restart after exit {code}")
+                        rep.start()
+
+    def fault_at(self, label: str) -> float:
+        t = audit.now()
+        self.faults.append((label, t))
+        return t
+
+    @staticmethod
+    def wait(probe: Callable[[], bool], timeout: float, what: str) -> None:
+        deadline = time.monotonic() + timeout
+        while not probe():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"timed out after {timeout}s waiting for {what}")
+            time.sleep(0.2)
+
+    def leader(self, timeout: float = 60) -> Replica:
+        self.wait(lambda: any(r.leading() for r in self.replicas), timeout, "a leader")
+        return next(r for r in self.replicas if r.leading())
+
+    def kill(self, rep: Replica, *, restart: bool = True) -> float:
+        with self.lock:
+            t = self.fault_at(f"SIGKILL {rep.log_path.name}")
+            rep.kill()
+            rep.parked = True
+            if restart:
+                rep.start()
+        return t
+
+    def background(self, fn: Callable[[], None]) -> threading.Thread:
+        def target() -> None:
+            try:
+                fn()
+            except Exception as exc:
+                self.violations.append(f"fault injection failed: {exc!r}")
+        thread = threading.Thread(target=target, daemon=True)
+        thread.start()
+        return thread
+
+    # -- checks ----------------------------------------------------------------------------
+
+    def ssh_key_lines(self, names: Sequence[str]) -> list[str]:
+        """Lines of the jobs' SSH private keys (to look for in every output)."""
+        lines: list[str] = []
+        for name in names[:5]:
+            try:
+                sec = self.work.core.read_namespaced_secret(f"{name}-ssh", self.namespace)
+            except Exception:
+                continue
+            raw = base64.b64decode((sec.data or {}).get("ssh-privatekey", "")).decode()
+            lines += [ln for ln in raw.splitlines() if ln and "-----" not in ln]
+        return lines
+
+    def texts(self) -> list[str]:
+        out = [r.log() for r in self.replicas]
+        events = retrying(lambda: self.work.core.list_namespaced_event(self.namespace)).items
+        out += [e.message or "" for e in events]
+        for job in self.work.list_jobs():
+            for cond in (job.get("status") or {}).get("conditions") or []:
+                out.append(cond.get("message", ""))
+        return out
+
+    def finish(self, *, converge: bool = True, extra_expect: dict[str, int] | None = None
+               ) -> dict[str, Any]:
+        """Wait for convergence, check every invariant, clean up, write the record."""
+        self.work.start_sampling()
+        outcome = self.work.wait_converged(self.ctx.converge_timeout) if converge else None
+        self.work.sample_workers()
+        self.work.stop_sampling()
+        names = sorted(self.work.plans)
+        key_lines = self.ssh_key_lines(names)
+        leaks = audit.leaked(self.texts(), [*self.ctx.secrets(), *key_lines])
+        replicas_by_job = {p.name: p.workers for p in self.work.plans.values()}
+        replicas_by_job.update(extra_expect or {})
+        orphans = self.work.delete_all_and_find_orphans()
+        end = audit.now()
+        self.stopping.set()
+        self.supervisor.join(timeout=10)
+        alive = [r.alive() for r in self.replicas]
+        events = audit.read_events(self.ctx.audit_log, start=self.start_wall, end=end,
+                                   namespaces=[self.namespace])
+        ns_events = [e for e in events if e.namespace == self.namespace]
+        created = audit.creations(ns_events)
+        beyond = audit.workers_beyond(ns_events, replicas_by_job)
+        fault_times = [t for _, t in self.faults]
+        recovery = audit.recovery_times(ns_events, fault_times)
+        rec = {
+            "run": self.name, "fault": self.fault, "namespace": self.namespace,
+            "jobs": len(names), "workers": self.ctx.workers,
+            "duration_s": round(time.monotonic() - self.started, 1),
+            "converged": outcome.converged if outcome else None,
+            "expected": outcome.expected if outcome else None,
+            "wrong_condition": outcome.wrong if outcome else {},
+            "stuck": outcome.stuck if outcome else [],
+            "duplicates": created["duplicates"], "created": created["created"],
+            "already_exists_409": created["already_exists"],
+            "already_exists_by_resource": created["already_exists_by_resource"],
+            "workers_beyond_replicas_audit": beyond,
+            "workers_beyond_replicas_sampled": self.work.workers_over(),
+            "orphans": orphans,
+            "faults": [{"what": w, "at": round(t, 3), "recovery_s": r}
+                       for (w, t), r in zip(self.faults, recovery, strict=True)],
+            "recovery_s": _summary([r for r in recovery if r is not None]),
+            "unplanned_restarts": self.unplanned,
+            "replicas_alive_at_end": alive,
+            "controller_429s": sum(1 for e in ns_events + [e for e in events if e.resource ==
+                                   "leases"] if e.code == 429 and e.user in audit.CONTROLLER_USERS),
+            "secret_leaks": leaks,
+            **self.notes,
+        }
+        if outcome and (outcome.stuck or outcome.wrong):
+            self.violations.append(f"{len(outcome.stuck)} stuck, {len(outcome.wrong)} wrong")
+        if created["duplicates"]:
+            self.violations.append(f"duplicate creations: {created['duplicates']}")
+        if beyond or rec["workers_beyond_replicas_sampled"]:
+            self.violations.append("worker pods beyond replicas")
+        if orphans:
+            self.violations.append(f"{len(orphans)} orphans")
+        if leaks:
+            self.violations.append("secret material in logs/events/status")
+        rec["violations"] = self.violations
+        rec["passed"] = not self.violations
+        self.ctx.out_dir.mkdir(parents=True, exist_ok=True)
+        (self.ctx.out_dir / f"{self.name}.json").write_text(json.dumps(rec, indent=2))
+        self.work.delete_namespace()
+        return rec
+
+
+def _summary(values: list[float]) -> dict[str, float | int | None]:
+    if not values:
+        return {"count": 0, "median": None, "max": None}
+    return {"count": len(values), "median": round(statistics.median(values), 2),
+            "max": round(max(values), 2)}
+
+
+def _own_replicas_stop(run: Run) -> None:
+    """Stop replicas this run started (SIGTERM: drain, release, exit 0)."""
+    if run.ctx.given:
+        return
+    for rep in run.replicas:
+        if rep.alive():
+            if rep.proc is not None:
+                rep.proc.send_signal(18)  # SIGCONT, in case a run stopped it
+            code = rep.stop()
+            if code != 0:
+                run.violations.append(f"{rep.log_path.name} exited {code} on SIGTERM")
+
+
+def _workload(run: Run, *, prefix: str = "cj") -> None:
+    ctx = run.ctx
+    run.work.submit(plan_jobs(ctx.jobs, ctx.workers, seed=ctx.seed, prefix=prefix,
+                              min_s=ctx.min_s, max_s=ctx.max_s))
+
+
+# -- the fault runs ------------------------------------------------------------------------
+
+def run_crashes(ctx: Context) -> dict[str, Any]:
+    """SIGKILL the controller ``kills`` times, 2-10 s apart, restarting it each time."""
+    with Run(ctx, "crashes", f"SIGKILL controller x{ctx.kills}") as run:
+        def inject() -> None:
+            for _ in range(ctx.kills):
+                time.sleep(run.rng.uniform(2, 10))
+                run.kill(run.replicas[0])
+        thread = run.background(inject)
+        _workload(run)
+        thread.join(timeout=ctx.kills * 12 + 30)
+        rec = run.finish()
+        _own_replicas_stop(run)
+    return _rewrite(ctx, rec, run)
+
+
+def run_apiserver_restarts(ctx: Context, *, times: int = 2) -> dict[str, Any]:
+    """Stop and restart kube-apiserver ``times`` times mid-run."""
+    with Run(ctx, "apiserver-restarts", f"kube-apiserver restart x{times}") as run:
+        def inject() -> None:
+            for _ in range(times):
+                time.sleep(run.rng.uniform(8, 15))
+                run.fault_at("kube-apiserver stop")
+                ctx.hack("stop", "kube-apiserver")
+                time.sleep(3)
+                ctx.hack("start", "kube-apiserver")
+        thread = run.background(inject)
+        _workload(run)
+        thread.join(timeout=times * 120)
+        rec = run.finish()
+        _own_replicas_stop(run)
+    return _rewrite(ctx, rec, run)
+
+
+def run_lost_watches(ctx: Context, *, restart_apiserver: bool = True,
+                     pause: float = 10.0) -> dict[str, Any]:
+    """Stop the controller (SIGSTOP: it keeps its caches and resourceVersions), delete some
+    jobs, compact etcd (and restart kube-apiserver so the watch cache starts afresh), then
+    continue it: its watches resume from compacted resourceVersions, get 410 and relist."""
+    with Run(ctx, "lost-watches", "etcd compaction + jobs deleted while controller stopped"
+             ) as run:
+        _workload(run)
+        time.sleep(run.rng.uniform(4, 8))
+        rep = run.leader()
+        live = [j["metadata"]["name"] for j in run.work.list_jobs()
+                if not Workload.terminal(j)]
+        doomed = live[: max(1, len(live) // 10)]
+        with run.lock:
+            rep.proc.send_signal(19)  # type: ignore[union-attr]  # SIGSTOP
+            t = audit.now()
+            for name in doomed:
+                run.work.delete_job(name)
+            time.sleep(pause / 2)
+            run.notes["compacted_revision"] = int(ctx.hack("compact").split()[-1])
+            if restart_apiserver:
+                ctx.hack("restart", "kube-apiserver")
+            time.sleep(pause / 2)
+            run.fault_at("controller continued after jobs deleted and etcd compacted")
+            rep.proc.send_signal(18)  # type: ignore[union-attr]  # SIGCONT
+        run.notes["deleted_while_stopped"] = doomed
+        rec = run.finish()
+        log = rep.current_log()
+        rec["watch_410_relists"] = log.count("watch expired; relisting") + log.count(
+            "resourceVersion expired")
+        rec["controller_lists_after_fault"] = _relists(ctx, run, t)
+        _own_replicas_stop(run)
+    return _rewrite(ctx, rec, run)
+
+
+def _relists(ctx: Context, run: Run, after: float) -> int:
+    events = audit.read_events(ctx.audit_log, start=after, end=audit.now(), settle=0)
+    return audit.relists(events, after=after)
+
+
+def run_failover(ctx: Context) -> dict[str, Any]:
+    """Two replicas (two identities); SIGKILL the leader mid-run (restarted as a candidate),
+    later SIGTERM the new leader (it drains and releases the lease; the other takes over)."""
+    with Run(ctx, "failover", "SIGKILL leader, then SIGTERM new leader", replicas=2) as run:
+        _workload(run)
+        time.sleep(run.rng.uniform(5, 10))
+        first = run.leader()
+        other = next(r for r in run.replicas if r is not first)
+        run.kill(first, restart=False)
+        run.wait(other.leading, 60, "the other replica to take over")
+        run.notes["takeover_after_kill_s"] = round(audit.now() - run.faults[-1][1], 2)
+        with run.lock:
+            first.start()  # back as a candidate, as a restarted pod would be
+        second = other
+        time.sleep(run.rng.uniform(5, 10))
+        with run.lock:
+            t = run.fault_at(f"SIGTERM {second.log_path.name}")
+            code = second.stop()
+            second.parked = True
+            run.notes["sigterm_exit_code"] = code
+            if code != 0:
+                run.violations.append(f"new leader exited {code} on SIGTERM")
+        run.wait(first.leading, 60, "the first replica to take over again")
+        with run.lock:
+            second.start()
+        third = run.leader(timeout=60)
+        run.notes["takeover_after_release_s"] = round(audit.now() - t, 2)
+        run.notes["released_lease"] = "released leader lease" in second.log()
+        rec = run.finish()
+        events = audit.read_events(ctx.audit_log, start=run.start_wall, end=audit.now(),
+                                   namespaces=[run.namespace], settle=0)
+        over = audit.overlaps([e for e in events if e.namespace == run.namespace],
+                              window=HANDOVER_WINDOW)
+        rec["writer_epochs"] = over["epochs"]
+        rec["handover_gaps_s"] = over["handover_gaps_s"]
+        rec["leaders"] = [first.log_path.name, second.log_path.name, third.log_path.name]
+        if over["violation"]:
+            rec["violations"].append("writes of the two identities overlap")
+        _own_replicas_stop(run)
+    return _rewrite(ctx, rec, run)
+
+
+def run_overload(ctx: Context) -> dict[str, Any]:
+    """kube-apiserver with --max-requests-inflight=5 --max-mutating-requests-inflight=2."""
+    with Run(ctx, "overload", "kube-apiserver max-requests-inflight 5 / mutating 2") as run:
+        run.fault_at("kube-apiserver restarted with small inflight limits")
+        ctx.hack("restart", "kube-apiserver", env={"KUBE_APISERVER_EXTRA_ARGS": OVERLOAD_ARGS})
+        try:
+            _workload(run)
+            rec = run.finish()
+        finally:
+            ctx.hack("restart", "kube-apiserver")
+        _own_replicas_stop(run)
+    return _rewrite(ctx, rec, run)
+
+
+def run_hostile(ctx: Context) -> dict[str, Any]:
+    """Invalid (hypothesis) and at-the-limits MPIJobs submitted alongside valid ones."""
+    with Run(ctx, "hostile", f"{ctx.invalid} invalid + 4 at-limit jobs beside valid ones"
+             ) as run:
+        bad = generate_invalid(ctx.invalid, seed=ctx.seed)
+        limits = at_limits()
+        starts = [r.starts for r in run.replicas]
+        rejected: list[str] = []
+
+        def hostile() -> None:
+            for h in bad:
+                answer = run.work.submit_raw(h.body)
+                if not isinstance(answer, dict):
+                    rejected.append(f"{h.name}: {getattr(answer, 'status', '?')}")
+            for lim in limits:
+                answer = run.work.submit_raw(lim.body)
+                if not isinstance(answer, dict):
+                    run.violations.append(f"at-limit job {lim.name} rejected by the API")
+        thread = run.background(hostile)
+        _workload(run)
+        thread.join(timeout=300)
+        admitted = [h for h in bad if not any(x.startswith(h.name + ":") for x in rejected)]
+
+        def named(h: Any) -> bool:
+            evs = run.work.core.list_namespaced_event(
+                run.namespace, field_selector=f"involvedObject.name={h.name}").items
+            return any(e.reason == "ValidationError" and h.field in (e.message or "")
+                       for e in evs)
+        deadline = time.monotonic() + 120
+        missing = admitted
+        while missing and time.monotonic() < deadline:
+            missing = [h for h in missing if not named(h)]
+            time.sleep(2)
+        limit_state = {}
+        for lim in limits:
+            def reached(lim: Any = lim) -> bool:
+                job = run.work.custom.get_namespaced_custom_object(
+                    "kubeflow.org", "v2beta1", run.namespace, "mpijobs", lim.name)
+                return any(c["type"] == lim.expected and c["status"] == "True"
+                           for c in (job.get("status") or {}).get("conditions") or [])
+            try:
+                run.wait(reached, 180, f"{lim.name} {lim.expected}")
+                limit_state[lim.what] = lim.expected
+            except TimeoutError:
+                limit_state[lim.what] = "not reached"
+                run.violations.append(f"at-limit job {lim.name} never {lim.expected}")
+        if missing:
+            run.violations.append(
+                f"{len(missing)} invalid jobs without a ValidationError naming the field")
+        restarts = [r.starts - s for r, s in zip(run.replicas, starts, strict=True)]
+        if any(restarts) or run.unplanned:
+            run.violations.append(f"controller restarted during hostile input: {restarts}")
+        run.notes.update({
+            "invalid_submitted": len(bad), "invalid_rejected_by_api": rejected,
+            "invalid_admitted": len(admitted),
+            "validation_events_naming_field": len(admitted) - len(missing),
+            "missing_validation_event": [(h.name, h.field) for h in missing],
+            "fields": sorted({h.field for h in bad}), "at_limits": limit_state})
+        for h in bad:  # invalid jobs never terminate: keep them out of the convergence check
+            run.work.plans.pop(h.name, None)
+        rec = run.finish(extra_expect={lim.name: lim.workers for lim in limits})
+        _own_replicas_stop(run)
+    return _rewrite(ctx, rec, run)
+
+
+def _rewrite(ctx: Context, rec: dict[str, Any], run: Run) -> dict[str, Any]:
+    rec["violations"] = run.violations
+    rec["passed"] = not run.violations
+    (ctx.out_dir / f"{rec['run']}.json").write_text(json.dumps(rec, indent=2))
+    return rec
+
+
+FUNCTIONS: dict[str, Callable[[Context], dict[str, Any]]] = {
+    "crashes": run_crashes, "apiserver-restarts": run_apiserver_restarts,
+    "lost-watches": run_lost_watches, "failover": run_failover, "overload": run_overload,
+    "hostile": run_hostile,
+}
+
+
+def table(records: Sequence[dict[str, Any]]) -> str:
+    """A Markdown table of the runs."""
+    lines = ["| run | fault injected | jobs converged | duplicates (409s) | workers > replicas "
+             "| orphans | recovery median / max (s) | unplanned restarts | result |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in records:
+        rec = r["recovery_s"]
+        recovery = "-" if not rec["count"] else f"{rec['median']} / {rec['max']} (n={rec['count']})"
+        beyond = len(r["workers_beyond_replicas_audit"]) + len(
+            r["workers_beyond_replicas_sampled"])
+        lines.append(
+            f"| {r['run']} | {r['fault']} | {r['converged']}/{r['expected']} | "
+            f"{len(r['duplicates'])} ({r['already_exists_409']}) | {beyond} | "
+            f"{len(r['orphans'])} | {recovery} | {len(r['unplanned_restarts'])} | "
+            f"{'pass' if r['passed'] else 'FAIL: ' + '; '.join(r['violations'])} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("runs", nargs="*", default=list(RUNS), choices=[*RUNS, []])
+    parser.add_argument("--cluster-dir", required=True, type=Path)
+    parser.add_argument("--out", type=Path, default=Path("chaos-results"))
+    parser.add_argument("--jobs", type=int, default=100)
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--kills", type=int, default=10)
+    parser.add_argument("--invalid", type=int, default=40)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--timeout", type=float, default=600)
+    args = parser.parse_args(argv)
+    d = args.cluster_dir
+    ctx = Context(kubeconfig=str(d / "kubeconfig"),
+                  controller_kubeconfigs=(str(d / "kubeconfig-controller"),
+                                          str(d / "kubeconfig-controller-2")),
+                  audit_log=d / "logs" / "audit.log", out_dir=args.out, jobs=args.jobs,
+                  workers=args.workers, kills=args.kills, seed=args.seed,
+                  converge_timeout=args.timeout, invalid=args.invalid,
+                  cluster_env={"MPI_CONTROLLER_CLUSTER_DIR": str(d)})
+    subprocess.run([str(Path(ctx.hack("bin-dir").strip()) / "kubectl"), "--kubeconfig",
+                    ctx.kubeconfig, "create", "namespace", ctx.lock_namespace],
+                   capture_output=True, check=False, timeout=60)
+    records = []
+    for name in args.runs:
+        started = time.monotonic()
+        print(f"[chaos] {name} ...", flush=True)
+        try:
+            rec = FUNCTIONS[name](ctx)
+        except Exception as exc:
+            rec = {"run": name, "fault": name, "converged": None, "expected": None,
+                   "duplicates": {}, "already_exists_409": 0, "orphans": [],
+                   "workers_beyond_replicas_audit": [], "workers_beyond_replicas_sampled": {},
+                   "recovery_s": {"count": 0}, "unplanned_restarts": [],
+                   "violations": [f"run crashed: {exc!r}"], "passed": False}
+            (ctx.out_dir / f"{name}.json").write_text(json.dumps(rec, indent=2))
+        records.append(rec)
+        print(f"[chaos] {name}: {'pass' if rec['passed'] else 'FAIL'} in "
+              f"{time.monotonic() - started:.0f}s {rec['violations']}", flush=True)
+    summary = table(records)
+    (ctx.out_dir / "summary.md").write_text(summary)
+    print(summary)
+    return 0 if all(r["passed"] for r in records) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
