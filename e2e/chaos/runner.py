@@ -534,7 +534,7 @@ def table(records: Sequence[dict[str, Any]]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("runs", nargs="*", default=list(RUNS), choices=[*RUNS, []])
+    parser.add_argument("runs", nargs="*", metavar="RUN", help=f"some of {', '.join(RUNS)}")
     parser.add_argument("--cluster-dir", required=True, type=Path)
     parser.add_argument("--out", type=Path, default=Path("chaos-results"))
     parser.add_argument("--jobs", type=int, default=100)
@@ -544,6 +544,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=600)
     args = parser.parse_args(argv)
+    if unknown := set(args.runs) - set(RUNS):
+        parser.error(f"unknown runs {sorted(unknown)}; choose from {', '.join(RUNS)}")
+    args.runs = args.runs or list(RUNS)
     d = args.cluster_dir
     ctx = Context(kubeconfig=str(d / "kubeconfig"),
                   controller_kubeconfigs=(str(d / "kubeconfig-controller"),
