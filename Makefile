@@ -2,6 +2,8 @@
 #   make demo   run the controller on the local cluster and show an MPIJob succeed
 #   make test   lint, unit, integration and e2e tests (starts the local cluster unless
 #               KUBECONFIG points to a reachable cluster)
+#   make bench  performance workloads on a dedicated local cluster (BENCH_ARGS="--scale 0.1"
+#               to shrink them); writes bench-results/, docs/performance.md, docs/bench.png
 #   make chaos  fault runs (e2e/chaos) on a cluster of their own; results in chaos-results/
 SHELL := /bin/bash
 PYTHON ?= python3.11
@@ -10,6 +12,8 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 CLUSTER := hack/local-cluster.sh
 PYTEST_ARGS ?=
+BENCH_CLUSTER_DIR ?= $(HOME)/.cache/mpi-controller/cluster-bench
+BENCH_ARGS ?=
 
 .PHONY: install lint unit integration e2e test cluster-up cluster-down build-cluster demo demo-down bench chaos clean
 
@@ -69,6 +73,18 @@ chaos: $(STAMP)
 	"$$(bash $(CLUSTER) bin-dir)/kubectl" --kubeconfig $(CHAOS_CLUSTER_DIR)/kubeconfig wait \
 	  --for=condition=Established --timeout=60s crd/mpijobs.kubeflow.org
 	$(PY) -m e2e.chaos.runner --cluster-dir $(CHAOS_CLUSTER_DIR) --out chaos-results $(CHAOS_ARGS)
+
+# Its own cluster (BENCH_CLUSTER_DIR), so other test runs neither disturb nor are disturbed;
+# stopped afterwards unless BENCH_KEEP_CLUSTER=1.
+bench: $(STAMP)
+	@export MPI_CONTROLLER_CLUSTER_DIR=$(BENCH_CLUSTER_DIR); \
+	  bash $(CLUSTER) up >/dev/null && \
+	  KUBECONFIG=$(BENCH_CLUSTER_DIR)/kubeconfig "$$(bash $(CLUSTER) bin-dir)/kubectl" \
+	    apply --server-side -f deploy/crd/kubeflow.org_mpijobs.yaml && \
+	  $(PY) bench/queue_bench.py && \
+	  { test ! -f bench/informer_bench.py || $(PY) bench/informer_bench.py; } && \
+	  $(PY) bench/harness.py --cluster-dir $(BENCH_CLUSTER_DIR) --docs $(BENCH_ARGS); \
+	  rc=$$?; test -n "$(BENCH_KEEP_CLUSTER)" || bash $(CLUSTER) down; exit $$rc
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache bench-results

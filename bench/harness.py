@@ -1,0 +1,1050 @@
+"""Performance harness: workloads against the local control plane, the controller as a separate
+process, every figure from an independent observer.
+
+* Latency: a watcher in this process timestamps the first sighting of each object (wall clock of
+  this machine): per MPIJob, create request -> every child exists (``t_children``), -> Running
+  condition, -> Succeeded condition.
+* Controller CPU seconds and RSS: sampled from ``/proc/<pid>/stat`` and ``/proc/<pid>/status``.
+* API requests: the kube-apiserver audit log, user ``mpi-controller`` (the controller runs with
+  ``kubeconfig-controller``), in the window between the controller's start and a marker request
+  made with the same credentials after the workload (so the batch-mode log has been flushed).
+* Parameters: controller flags, versions, machine, load average.
+
+Workloads (``--scale`` multiplies the sizes): ``burst`` (200 jobs x 4 workers at once), ``steady``
+(1000 jobs x 8 workers existing, restart the controller), ``wide`` (one job, 256 workers),
+``arrival`` (5 jobs/s for 120 s). Writes ``bench-results/<workload>.json``, then
+``bench-results/bench.md`` (the table) and ``bench-results/bench.png`` (the plot) from every
+result present; ``--docs`` copies them to ``docs/performance.md`` and ``docs/bench.png``.
+Not a test: nothing asserts on timing.
+
+    .venv/bin/python bench/harness.py --cluster-dir ~/.cache/mpi-controller/cluster-bench \\
+        [--workloads burst,steady,wide,arrival] [--scale 0.1] [--docs]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import platform
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+import uuid
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from kubernetes import client, config  # noqa: E402
+
+from tests.mpijobs import GROUP, PLURAL, VERSION, small_job  # noqa: E402
+
+RESULTS = REPO / "bench-results"
+WORKLOADS = ("burst", "steady", "wide", "arrival")
+JOB_NAME = "training.kubeflow.org/job-name"
+JOB_ROLE = "training.kubeflow.org/job-role"
+WRITE_VERBS = ("create", "update", "patch", "delete", "deletecollection")
+CHILD_RESOURCES = ("pods", "jobs", "services", "configmaps", "secrets", "mpijobs")
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+Obj = dict[str, Any]
+
+
+def log(msg: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def wait_until(probe: Callable[[], Any], *, timeout: float, what: str,
+               interval: float = 0.2) -> Any:
+    """Poll ``probe`` until truthy; return its value, or None after ``timeout`` (logged)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = probe()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            log(f"timed out after {timeout:.0f}s waiting for {what}")
+            return None
+        time.sleep(interval)
+
+
+def percentiles(values: list[float]) -> dict[str, float | int | None]:
+    if not values:
+        return {"n": 0, "p50": None, "p90": None, "p99": None, "max": None}
+    xs = sorted(values)
+
+    def q(p: float) -> float:
+        return round(xs[min(len(xs) - 1, max(0, int(round(p * len(xs) + 0.5)) - 1))], 3)
+
+    return {"n": len(xs), "p50": q(0.5), "p90": q(0.9), "p99": q(0.99), "max": round(xs[-1], 3)}
+
+
+def ts(value: str) -> float:
+    return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+
+
+# -- cluster access -------------------------------------------------------------------------
+
+
+class Cluster:
+    def __init__(self, state: Path) -> None:
+        self.state = state
+        self.admin_kubeconfig = state / "kubeconfig"
+        self.controller_kubeconfig = state / "kubeconfig-controller"
+        self.audit_log = state / "logs" / "audit.log"
+        self.api = self._client(self.admin_kubeconfig, pool=64)
+        self.core = client.CoreV1Api(self.api)
+        self.custom = client.CustomObjectsApi(self.api)
+
+    @staticmethod
+    def _client(path: Path, pool: int) -> Any:
+        cfg = client.Configuration()
+        config.load_kube_config(config_file=str(path), client_configuration=cfg)
+        cfg.connection_pool_maxsize = pool
+        return client.ApiClient(cfg)
+
+    def raw_get(self, path: str, query: list[tuple[str, str]], *,
+                timeout: tuple[float, float]) -> Any:
+        """A GET whose body is read by the caller (a urllib3 response under ``.response``)."""
+        method, url, headers, body, post = self.api.param_serialize(
+            "GET", path, query_params=query, auth_settings=["BearerToken"])
+        resp = self.api.call_api(method, url, header_params=headers, body=body,
+                                 post_params=post, _request_timeout=timeout)
+        if resp.status != 200:
+            raise client.ApiException(status=resp.status, reason=resp.reason)
+        return resp
+
+    def create_namespace(self, name: str) -> None:
+        self.core.create_namespace({"metadata": {"name": name}})
+
+    def delete_namespace(self, name: str, *, timeout: float = 900) -> float:
+        started = time.monotonic()
+        with contextlib.suppress(client.ApiException):
+            self.core.delete_namespace(name)
+
+        def gone() -> bool:
+            try:
+                self.core.read_namespace(name)
+            except client.ApiException as err:
+                return err.status == 404
+            return False
+
+        last_unblock = 0.0
+
+        def gone_or_unblock() -> bool:
+            nonlocal last_unblock
+            if gone():
+                return True
+            if time.monotonic() - last_unblock > 5:
+                last_unblock = time.monotonic()
+                self._unblock_pods(name)
+            return False
+
+        wait_until(gone_or_unblock, timeout=timeout, what=f"namespace {name} to be deleted",
+                   interval=1.0)
+        return round(time.monotonic() - started, 1)
+
+    def _unblock_pods(self, namespace: str) -> None:
+        """Running Job pods keep the Job controller's tracking finalizer while their namespace
+        is deleted (no kubelet ends them): clear it on pods already being deleted."""
+        try:
+            pods = self.core.list_namespaced_pod(namespace).items
+        except client.ApiException:
+            return
+        for pod in pods:
+            if pod.metadata.deletion_timestamp and pod.metadata.finalizers:
+                with contextlib.suppress(client.ApiException):
+                    self.core.patch_namespaced_pod(
+                        pod.metadata.name, namespace, {"metadata": {"finalizers": None}})
+
+    def create_job(self, namespace: str, body: Obj) -> float:
+        """Create an MPIJob; returns the wall time just before the request was sent."""
+        sent = time.time()
+        self.custom.create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, body)
+        return sent
+
+    def marker(self) -> tuple[str, float]:
+        """A request as the controller's user that closes the audit window."""
+        name = f"bench-marker-{uuid.uuid4().hex[:8]}"
+        api = self._client(self.controller_kubeconfig, pool=1)
+        sent = time.time()
+        with contextlib.suppress(client.ApiException):
+            client.CoreV1Api(api).read_namespaced_config_map(name, "default")
+        api.close()
+        return name, sent
+
+    def versions(self) -> dict[str, str]:
+        info = client.VersionApi(self.api).get_code()
+        return {"kubernetes": info.git_version}
+
+
+# -- observer -------------------------------------------------------------------------------
+
+
+@dataclass
+class JobTrack:
+    workers: int
+    created: float | None = None
+    first_seen: float | None = None
+    children: set[str] = field(default_factory=set)
+    children_at: float | None = None
+    running_at: float | None = None
+    succeeded_at: float | None = None
+    failed_at: float | None = None
+
+
+class Observer:
+    """Raw watches of MPIJobs, pods, Jobs, Services, ConfigMaps and Secrets in one namespace;
+    records the first sighting of every object and of each job's conditions."""
+
+    PATHS = {
+        "mpijobs": f"/apis/{GROUP}/{VERSION}/namespaces/{{ns}}/{PLURAL}",
+        "pods": "/api/v1/namespaces/{ns}/pods",
+        "jobs": "/apis/batch/v1/namespaces/{ns}/jobs",
+        "services": "/api/v1/namespaces/{ns}/services",
+        "configmaps": "/api/v1/namespaces/{ns}/configmaps",
+        "secrets": "/api/v1/namespaces/{ns}/secrets",
+    }
+
+    def __init__(self, cluster: Cluster, namespace: str, *, kinds: tuple[str, ...] | None = None
+                 ) -> None:
+        self.cluster = cluster
+        self.namespace = namespace
+        self.kinds = kinds or tuple(self.PATHS)
+        self.lock = threading.Lock()
+        self.jobs: dict[str, JobTrack] = {}
+        self.first_seen: dict[str, float] = {}
+        self.live_workers: set[str] = set()
+        self.events = 0
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    def expect(self, name: str, workers: int) -> JobTrack:
+        with self.lock:
+            return self.jobs.setdefault(name, JobTrack(workers))
+
+    def start(self) -> None:
+        for kind in self.kinds:
+            rv = self._list_rv(kind)
+            thread = threading.Thread(target=self._run, args=(kind, rv), daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _list_rv(self, kind: str) -> str:
+        path = self.PATHS[kind].format(ns=self.namespace)
+        resp = self.cluster.raw_get(path, [("limit", "1")], timeout=(5, 30))
+        return str(json.loads(resp.read())["metadata"]["resourceVersion"])
+
+    def _run(self, kind: str, rv: str) -> None:
+        path = self.PATHS[kind].format(ns=self.namespace)
+        while not self._stop.is_set():
+            try:
+                resp = self.cluster.raw_get(
+                    path, [("watch", "true"), ("resourceVersion", rv),
+                           ("allowWatchBookmarks", "true"), ("timeoutSeconds", "30")],
+                    timeout=(5, 40))
+                for line in resp.response:
+                    if self._stop.is_set():
+                        break
+                    if not line.strip():
+                        continue
+                    event = json.loads(line)
+                    obj = event.get("object") or {}
+                    rv = (obj.get("metadata") or {}).get("resourceVersion", rv)
+                    if event.get("type") == "ERROR":
+                        rv = self._list_rv(kind)  # lost events are only first sightings missed
+                        break
+                    if event.get("type") != "BOOKMARK":
+                        self._seen(kind, event["type"], obj, time.time())
+                resp.response.release_conn()
+            except Exception as err:  # transport hiccup: resume from the last resourceVersion
+                if self._stop.is_set():
+                    return
+                log(f"watch {kind}: {type(err).__name__}: {err}; resuming")
+                time.sleep(0.5)
+
+    def _seen(self, kind: str, etype: str, obj: Obj, now: float) -> None:
+        meta = obj.get("metadata") or {}
+        name = meta.get("name", "")
+        with self.lock:
+            self.events += 1
+            key = f"{kind}/{name}"
+            self.first_seen.setdefault(key, now)
+            if kind == "mpijobs":
+                track = self.jobs.setdefault(name, JobTrack(_workers_of(obj)))
+                if track.first_seen is None:
+                    track.first_seen = now
+                for cond in (obj.get("status") or {}).get("conditions") or []:
+                    if cond.get("status") != "True":
+                        continue
+                    if cond.get("type") == "Running" and track.running_at is None:
+                        track.running_at = now
+                    elif cond.get("type") == "Succeeded" and track.succeeded_at is None:
+                        track.succeeded_at = now
+                    elif cond.get("type") == "Failed" and track.failed_at is None:
+                        track.failed_at = now
+                return
+            labels = meta.get("labels") or {}
+            if kind == "pods":
+                if labels.get(JOB_ROLE) != "worker":
+                    return
+                owner = labels.get(JOB_NAME)
+                if etype == "DELETED" or meta.get("deletionTimestamp"):
+                    self.live_workers.discard(name)
+                else:
+                    self.live_workers.add(name)
+            else:
+                owner = next((ref.get("name") for ref in meta.get("ownerReferences") or []
+                              if ref.get("controller") and ref.get("kind") == "MPIJob"), None)
+            if not owner:
+                return
+            track = self.jobs.setdefault(owner, JobTrack(0))
+            track.children.add(key)
+            if track.children_at is None and track.workers and \
+                    len(track.children) >= track.workers + 4:
+                track.children_at = now
+
+    def snapshot(self) -> dict[str, JobTrack]:
+        with self.lock:
+            return dict(self.jobs)
+
+    def count(self, pred: Callable[[JobTrack], bool]) -> int:
+        with self.lock:
+            return sum(1 for t in self.jobs.values() if pred(t))
+
+
+def _workers_of(obj: Obj) -> int:
+    spec = ((obj.get("spec") or {}).get("mpiReplicaSpecs") or {}).get("Worker") or {}
+    return int(spec.get("replicas") or 0)
+
+
+# -- controller process ---------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class ControllerProcess:
+    """``mpi-controller run`` as a child process, sampled every 0.2 s from /proc."""
+
+    def __init__(self, cluster: Cluster, *, qps: float, burst: int, threadiness: int,
+                 log_path: Path, extra: tuple[str, ...] = ()) -> None:
+        self.health_port = _free_port()
+        self.flags = ["--kube-api-qps", str(qps), "--kube-api-burst", str(burst),
+                      "--threadiness", str(threadiness), "--no-leader-elect",
+                      "--health-port", str(self.health_port), "--log-format", "json", *extra]
+        self.argv = [str(REPO / ".venv" / "bin" / "mpi-controller"), "run",
+                     "--kubeConfig", str(cluster.controller_kubeconfig), *self.flags]
+        self.log_path = log_path
+        self.samples: list[tuple[float, float, int]] = []  # (wall, cpu seconds, rss bytes)
+        self.peak_rss = 0
+        self._stop = threading.Event()
+        env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
+        self.started = time.time()
+        with open(log_path, "wb") as out:
+            self.proc = subprocess.Popen(self.argv, stdout=out, stderr=subprocess.STDOUT,
+                                         env=env, start_new_session=True)
+        self._sampler = threading.Thread(target=self._sample_loop, daemon=True)
+        self._sampler.start()
+
+    def read(self) -> tuple[float, int, int] | None:
+        """(cpu seconds, rss bytes, peak rss bytes) of the controller, None once it exited."""
+        try:
+            stat = Path(f"/proc/{self.proc.pid}/stat").read_text()
+            status = Path(f"/proc/{self.proc.pid}/status").read_text()
+        except OSError:
+            return None
+        fields = stat.rsplit(")", 1)[1].split()
+        cpu = (int(fields[11]) + int(fields[12])) / CLK_TCK
+        mem = {line.split(":")[0]: line.split()[1] for line in status.splitlines()
+               if line.startswith(("VmRSS", "VmHWM"))}
+        return cpu, int(mem.get("VmRSS", 0)) * 1024, int(mem.get("VmHWM", 0)) * 1024
+
+    def _sample_loop(self) -> None:
+        while not self._stop.is_set() and self.proc.poll() is None:
+            value = self.read()
+            if value is not None:
+                self.samples.append((time.time(), value[0], value[1]))
+                self.peak_rss = max(self.peak_rss, value[2])
+            self._stop.wait(0.2)
+
+    def cpu(self) -> float:
+        value = self.read()
+        return value[0] if value else (self.samples[-1][1] if self.samples else 0.0)
+
+    def ready(self) -> bool:
+        try:
+            with urllib.request.urlopen(
+                    f"http://127.0.0.1:{self.health_port}/readyz", timeout=1) as resp:
+                return bool(resp.status == 200)
+        except OSError:
+            return False
+
+    def wait_ready(self, timeout: float = 300) -> float | None:
+        """Seconds from start to /readyz 200 (informers synced), polled every 50 ms."""
+        if wait_until(lambda: self.ready() or self.proc.poll() is not None,
+                      timeout=timeout, what="controller /readyz", interval=0.05) is None:
+            return None
+        if self.proc.poll() is not None:
+            raise RuntimeError(f"controller exited with {self.proc.returncode}; "
+                               f"see {self.log_path}")
+        return round(time.time() - self.started, 3)
+
+    def wait_idle(self, since: float, *, window: float = 1.0, below: float = 0.05,
+                  timeout: float = 600) -> float | None:
+        """Wall time when the controller's CPU first stays under ``below`` of a core for
+        ``window`` seconds (after ``since``)."""
+        def probe() -> float | None:
+            xs = [s for s in self.samples if s[0] >= since]
+            for i, (t0, c0, _) in enumerate(xs):
+                j = next((k for k in range(i, len(xs)) if xs[k][0] - t0 >= window), None)
+                if j is None:
+                    return None
+                if (xs[j][1] - c0) / (xs[j][0] - t0) < below:
+                    return t0
+            return None
+        return wait_until(probe, timeout=timeout, what="controller idle", interval=0.5)
+
+    def peak_core_fraction(self, start: float, end: float, window: float = 1.0) -> float:
+        xs = [s for s in self.samples if start <= s[0] <= end]
+        peak = 0.0
+        j = 0
+        for i in range(len(xs)):
+            while j < len(xs) and xs[j][0] - xs[i][0] < window:
+                j += 1
+            if j >= len(xs):
+                break
+            peak = max(peak, (xs[j][1] - xs[i][1]) / (xs[j][0] - xs[i][0]))
+        return round(peak, 3)
+
+    def stop(self) -> int | None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        self._stop.set()
+        self._sampler.join(5)
+        return self.proc.returncode
+
+    def series(self, start: float) -> dict[str, list[float]]:
+        xs = self.samples[:: max(1, len(self.samples) // 400)]
+        return {"t": [round(s[0] - start, 2) for s in xs],
+                "cpu_s": [round(s[1], 3) for s in xs],
+                "rss_mb": [round(s[2] / 2**20, 1) for s in xs]}
+
+
+# -- audit log ------------------------------------------------------------------------------
+
+
+class Audit:
+    """Requests of one user from the kube-apiserver audit log, one entry per request."""
+
+    def __init__(self, path: Path, user: str = "mpi-controller") -> None:
+        self.path = path
+        self.user = user
+        self.offset = path.stat().st_size if path.exists() else 0
+
+    def _entries(self) -> Iterator[Obj]:
+        if not self.path.exists():
+            return
+        with open(self.path, "rb") as f:
+            f.seek(self.offset if self.path.stat().st_size >= self.offset else 0)
+            for line in f:
+                try:
+                    yield json.loads(line)
+                except ValueError:
+                    continue
+
+    def wait_marker(self, marker: str, timeout: float = 120) -> bool:
+        def found() -> bool:
+            return any((e.get("objectRef") or {}).get("name") == marker for e in self._entries())
+        return bool(wait_until(found, timeout=timeout, what="audit marker", interval=1.0))
+
+    def requests(self, start: float, marker: str) -> list[Obj]:
+        """Each request once (watches at ResponseStarted, others at ResponseComplete)."""
+        seen: dict[str, Obj] = {}
+        for e in self._entries():
+            if (e.get("user") or {}).get("username") != self.user:
+                continue
+            ref = e.get("objectRef") or {}
+            if ref.get("name") == marker:
+                continue
+            if ts(e["requestReceivedTimestamp"]) < start:
+                continue
+            stage = e.get("stage")
+            if e.get("verb") == "watch":
+                if stage != "ResponseStarted":
+                    continue
+            elif stage not in ("ResponseComplete", "Panic"):
+                continue
+            seen.setdefault(e["auditID"], e)
+        return sorted(seen.values(), key=lambda e: e["requestReceivedTimestamp"])
+
+
+def resource_of(e: Obj) -> str:
+    ref = e.get("objectRef") or {}
+    res = ref.get("resource", "?")
+    return f"{res}/{ref['subresource']}" if ref.get("subresource") else res
+
+
+def summarize_requests(entries: list[Obj], namespace: str, jobs: int) -> Obj:
+    by = Counter(f"{e['verb']} {resource_of(e)}" for e in entries)
+    ns_writes = [e for e in entries if e["verb"] in WRITE_VERBS
+                 and (e.get("objectRef") or {}).get("namespace") == namespace]
+    child = [e for e in ns_writes
+             if (e.get("objectRef") or {}).get("resource") in CHILD_RESOURCES]
+    events = [e for e in ns_writes if (e.get("objectRef") or {}).get("resource") == "events"]
+    codes = Counter(str((e.get("responseStatus") or {}).get("code")) for e in entries)
+    out: Obj = {
+        "total": len(entries),
+        "by_verb_resource": dict(sorted(by.items())),
+        "response_codes": dict(sorted(codes.items())),
+        "writes_in_namespace": dict(sorted(Counter(
+            f"{e['verb']} {resource_of(e)}" for e in ns_writes).items())),
+        "get_list": sum(1 for e in entries if e["verb"] in ("get", "list")),
+    }
+    if jobs:
+        out["child_and_status_writes_per_job"] = round(len(child) / jobs, 2)
+        out["event_writes_per_job"] = round(len(events) / jobs, 2)
+    return out
+
+
+# -- workloads ------------------------------------------------------------------------------
+
+
+@dataclass
+class Settings:
+    cluster: Cluster
+    qps: float
+    burst: int
+    threadiness: int
+    scale: float
+
+    def n(self, default: int, minimum: int = 1) -> int:
+        return max(minimum, round(default * self.scale))
+
+
+def _job(name: str, workers: int, runs: str) -> Obj:
+    return small_job(name, workers=workers, launcher_runs=runs,
+                     run_policy={"cleanPodPolicy": "Running"})
+
+
+def min_writes(workers: int) -> int:
+    """Service + ConfigMap + Secret + workers + launcher creates, the ConfigMap update, status
+    writes for Created, Running and Succeeded, and the worker deletes (cleanPodPolicy Running)."""
+    return 3 + workers + 1 + 1 + 3 + workers
+
+
+def target(figure: str, value: Any, goal: str, met: bool | None) -> Obj:
+    return {"figure": figure, "value": value, "target": goal, "met": met}
+
+
+class Run:
+    """One workload: namespace, observer, controller, audit window; cleans up on exit."""
+
+    def __init__(self, s: Settings, workload: str, *, kinds: tuple[str, ...] | None = None,
+                 start_controller: bool = True) -> None:
+        self.s = s
+        self.workload = workload
+        self.namespace = f"bench-{workload}-{uuid.uuid4().hex[:5]}"
+        self.kinds = kinds
+        self.start_controller = start_controller
+        self.controller: ControllerProcess | None = None
+        self.audit = Audit(s.cluster.audit_log)
+        self.result: Obj = {"workload": workload, "namespace": self.namespace}
+
+    def __enter__(self) -> Run:
+        self.s.cluster.create_namespace(self.namespace)
+        self.observer = Observer(self.s.cluster, self.namespace, kinds=self.kinds)
+        self.observer.start()
+        if self.start_controller:
+            self.controller = self.new_controller()
+        return self
+
+    def new_controller(self, *, qps: float | None = None, burst: int | None = None,
+                       threadiness: int | None = None, tag: str = "",
+                       extra: tuple[str, ...] = ()) -> ControllerProcess:
+        ctl = ControllerProcess(
+            self.s.cluster, qps=qps or self.s.qps, burst=burst or self.s.burst,
+            threadiness=threadiness or self.s.threadiness, extra=extra,
+            log_path=RESULTS / f"{self.workload}{tag}-controller.log")
+        ready = ctl.wait_ready()
+        log(f"controller{tag} pid {ctl.proc.pid} ready after {ready}s")
+        return ctl
+
+    def close_window(self, start: float, jobs: int) -> list[Obj]:
+        marker, _ = self.s.cluster.marker()
+        self.audit.wait_marker(marker)
+        entries = self.audit.requests(start, marker)
+        self.result["api_requests"] = summarize_requests(entries, self.namespace, jobs)
+        return entries
+
+    def __exit__(self, *exc: object) -> None:
+        if self.controller is not None:
+            self.controller.stop()
+        self.observer.stop()
+        took = self.s.cluster.delete_namespace(self.namespace)
+        self.result["namespace_delete_s"] = took
+        log(f"{self.workload}: namespace {self.namespace} deleted in {took}s")
+
+
+def _create_all(s: Settings, namespace: str, bodies: list[Obj], obs: Observer,
+                *, rate: float | None = None, pool: int = 32) -> None:
+    """Create ``bodies`` at once (rate None) or at ``rate`` per second, from a thread pool."""
+    errors: list[str] = []
+
+    def one(body: Obj) -> None:
+        track = obs.expect(body["metadata"]["name"], _workers_of(body))
+        try:
+            track.created = s.cluster.create_job(namespace, body)
+        except client.ApiException as err:
+            errors.append(f"{body['metadata']['name']}: {err.status} {err.reason}")
+
+    with ThreadPoolExecutor(pool) as executor:
+        start = time.monotonic()
+        for i, body in enumerate(bodies):
+            if rate:
+                delay = start + i / rate - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)
+            executor.submit(one, body)
+    if errors:
+        log(f"{len(errors)} creates failed, first: {errors[0]}")
+
+
+def _latencies(jobs: dict[str, JobTrack]) -> Obj:
+    def of(attr: str) -> list[float]:
+        return [getattr(t, attr) - t.created for t in jobs.values()
+                if t.created is not None and getattr(t, attr) is not None]
+    return {"t_children": {**percentiles(of("children_at")), "samples": _round(of("children_at"))},
+            "t_running": {**percentiles(of("running_at")), "samples": _round(of("running_at"))},
+            "t_succeeded": {**percentiles(of("succeeded_at")),
+                            "samples": _round(of("succeeded_at"))}}
+
+
+def _round(xs: list[float]) -> list[float]:
+    return [round(x, 3) for x in xs]
+
+
+def _lifecycle(s: Settings, run: Run, *, jobs: int, workers: int, runs: str,
+               rate: float | None, timeout: float) -> tuple[float, float, float]:
+    """Create ``jobs`` jobs, wait until each Succeeded and every worker is gone.
+    Returns (start, all children exist, end) wall times."""
+    assert run.controller is not None
+    obs = run.observer
+    bodies = [_job(f"job-{i:04d}", workers, runs) for i in range(jobs)]
+    start = time.time()
+    cpu0 = run.controller.cpu()
+    _create_all(s, run.namespace, bodies, obs, rate=rate)
+    log(f"{run.workload}: created {jobs} jobs in {time.time() - start:.1f}s")
+    wait_until(lambda: obs.count(lambda t: t.children_at is not None) >= jobs,
+               timeout=timeout, what="all children", interval=0.1)
+    children_done = max((t.children_at or 0) for t in obs.snapshot().values())
+    wait_until(lambda: obs.count(lambda t: t.succeeded_at or t.failed_at) >= jobs
+               and not obs.live_workers, timeout=timeout, what="jobs finished, workers deleted",
+               interval=0.2)
+    end = time.time()
+    cpu = run.controller.cpu() - cpu0
+    snap = obs.snapshot()
+    run.result.update({
+        "jobs": jobs, "workers_per_job": workers, "launcher_runs": runs,
+        "succeeded": sum(1 for t in snap.values() if t.succeeded_at),
+        "failed": sum(1 for t in snap.values() if t.failed_at),
+        "latency_s": _latencies(snap),
+        "all_children_s": round(children_done - start, 2),
+        "lifecycle_wall_s": round(end - start, 2),
+        "controller_cpu_s": round(cpu, 2),
+        "controller_cpu_ms_per_job": round(cpu * 1000 / jobs, 1),
+        "controller_peak_core_fraction": run.controller.peak_core_fraction(start, end),
+        "controller_peak_rss_mb": round(run.controller.peak_rss / 2**20, 1),
+    })
+    return start, children_done, end
+
+
+def burst(s: Settings) -> Obj:
+    jobs, workers = s.n(200), 4
+    with Run(s, "burst") as run:
+        assert run.controller is not None
+        start, _, end = _lifecycle(s, run, jobs=jobs, workers=workers, runs="10s", rate=None,
+                                   timeout=900)
+        entries = run.close_window(run.controller.started, jobs)
+        run.result["series"] = run.controller.series(start)
+        run.result["flags"] = run.controller.flags
+    res = run.result
+    per_job = res["api_requests"].get("child_and_status_writes_per_job")
+    needed = jobs * (workers + 4 + 1)  # children creates + the Created status write
+    children_target = 1.25 * needed / s.qps
+    writes_before = sum(1 for e in entries if e["verb"] in WRITE_VERBS
+                        and ts(e["requestReceivedTimestamp"]) <= start + res["all_children_s"])
+    res["writes_until_all_children"] = writes_before
+    res["targets"] = [
+        target("writes per job lifecycle (children + status)", per_job,
+               f"<= {min_writes(workers) + 3} (minimum {min_writes(workers)})",
+               per_job is not None and per_job <= min_writes(workers) + 3),
+        target("time until every child of every job exists (s)", res["all_children_s"],
+               f"<= {children_target:.1f} (1.25 x {needed} writes / {s.qps:g} QPS)",
+               res["all_children_s"] <= children_target),
+        target("controller CPU per 4-worker job lifecycle (ms)",
+               res["controller_cpu_ms_per_job"], "<= 50", res["controller_cpu_ms_per_job"] <= 50),
+    ]
+    del end
+    return res
+
+
+def arrival(s: Settings) -> Obj:
+    rate, duration, workers = 5.0, 120 * s.scale, 4
+    jobs = max(1, round(rate * duration))
+    with Run(s, "arrival") as run:
+        assert run.controller is not None
+        start, _, _ = _lifecycle(s, run, jobs=jobs, workers=workers, runs="10s", rate=rate,
+                                 timeout=duration + 600)
+        run.close_window(run.controller.started, jobs)
+        run.result["series"] = run.controller.series(start)
+        run.result["flags"] = run.controller.flags
+        run.result["rate_per_s"] = rate
+    res = run.result
+    per_job = res["api_requests"].get("child_and_status_writes_per_job")
+    res["targets"] = [
+        target("writes per job lifecycle (children + status)", per_job,
+               f"<= {min_writes(workers) + 3} (minimum {min_writes(workers)})",
+               per_job is not None and per_job <= min_writes(workers) + 3),
+        target("t_children p99 (s)", res["latency_s"]["t_children"]["p99"], "(reported)", None),
+        target("controller CPU per job lifecycle (ms)", res["controller_cpu_ms_per_job"],
+               "<= 50", res["controller_cpu_ms_per_job"] <= 50),
+    ]
+    return res
+
+
+def wide(s: Settings) -> Obj:
+    workers = s.n(256, minimum=2)
+    objects = workers + 1
+    with Run(s, "wide") as run:
+        assert run.controller is not None
+        obs = run.observer
+        cpu0 = run.controller.cpu()
+        _create_all(s, run.namespace, [_job("wide", workers, "1h")], obs)
+        track = obs.expect("wide", workers)
+
+        def done() -> bool:
+            with obs.lock:
+                seen = [k for k in track.children if k.startswith(("pods/", "jobs/"))]
+            return len(seen) >= objects
+        wait_until(done, timeout=300, what="wide: workers and launcher", interval=0.05)
+        assert track.created is not None
+        with obs.lock:
+            times = sorted(obs.first_seen[k] - track.created for k in track.children
+                           if k.startswith(("pods/", "jobs/")))
+        took = round(times[-1], 3) if len(times) >= objects else None
+        run.result.update({
+            "workers": workers, "objects": objects, "all_objects_s": took,
+            "first_object_s": round(times[0], 3) if times else None,
+            "all_children_s": round(track.children_at - track.created, 3)
+            if track.children_at else None,
+            "controller_cpu_s": round(run.controller.cpu() - cpu0, 2),
+            "controller_peak_rss_mb": round(run.controller.peak_rss / 2**20, 1),
+        })
+        run.close_window(run.controller.started, 1)
+        run.result["flags"] = run.controller.flags
+    goal = 1.25 * objects / s.qps
+    res = run.result
+    res["targets"] = [target(f"all {objects} workers + launcher exist (s)", took,
+                             f"<= {goal:.2f} (1.25 x {objects} / {s.qps:g} QPS)",
+                             took is not None and took <= goal)]
+    return res
+
+
+def steady(s: Settings) -> Obj:
+    jobs, workers = s.n(1000), 8
+    with Run(s, "steady", kinds=("mpijobs",), start_controller=False) as run:
+        # Baseline: the same controller watching an empty namespace.
+        base = ControllerProcess(s.cluster, qps=s.qps, burst=s.burst, threadiness=s.threadiness,
+                                 log_path=RESULTS / "steady-baseline-controller.log",
+                                 extra=("--namespace", f"{run.namespace}-empty"))
+        base.wait_ready()
+        time.sleep(3)
+        base_rss = (base.read() or (0.0, 0, 0))[1]
+        base.stop()
+        # Setup: a fast controller brings every job to Running, then stops.
+        setup = run.new_controller(qps=1000, burst=2000, threadiness=max(4, s.threadiness),
+                                   tag="-setup")
+        obs = run.observer
+        t0 = time.time()
+        _create_all(s, run.namespace, [_job(f"job-{i:04d}", workers, "10h")
+                                       for i in range(jobs)], obs)
+        wait_until(lambda: obs.count(lambda t: t.running_at is not None) >= jobs,
+                   timeout=1800, what="steady: every job Running", interval=1.0)
+        setup_s = round(time.time() - t0, 1)
+        log(f"steady: {jobs} jobs Running after {setup_s}s")
+        setup.stop()
+        time.sleep(2)
+        # The measured restart.
+        audit = Audit(s.cluster.audit_log)
+        ctl = run.controller = ControllerProcess(
+            s.cluster, qps=s.qps, burst=s.burst, threadiness=s.threadiness,
+            log_path=RESULTS / "steady-controller.log")
+        ready_s = ctl.wait_ready(timeout=600)
+        idle_at = ctl.wait_idle(ctl.started + (ready_s or 0))
+        hold_from = time.time()
+        time.sleep(max(10.0, 30 * s.scale))  # steady state: nothing should happen
+        hold_to = time.time()
+        marker, _ = s.cluster.marker()
+        audit.wait_marker(marker)
+        entries = audit.requests(ctl.started, marker)
+        rss = (ctl.read() or (0.0, 0, 0))[1]
+        cpu = ctl.cpu()
+        pods = int(jobs * (workers + 1))
+        lists = [e for e in entries if e["verb"] == "list"]
+        synced_audit = max((ts(e["stageTimestamp"]) for e in lists), default=None)
+        steady_gets = [e for e in entries if e["verb"] in ("get", "list")
+                       and ts(e["requestReceivedTimestamp"]) > (synced_audit or 0)]
+        writes = [e for e in entries if e["verb"] in WRITE_VERBS]
+        run.result.update({
+            "jobs": jobs, "workers_per_job": workers, "cached_pods": pods,
+            "setup_s": setup_s,
+            "synced_readyz_s": ready_s,
+            "synced_audit_last_list_s": round(synced_audit - ctl.started, 3)
+            if synced_audit else None,
+            "reconciled_idle_s": round(idle_at - ctl.started, 2) if idle_at else None,
+            "controller_cpu_s_until_idle": round(
+                next((c for t, c, _ in ctl.samples if t >= (idle_at or 0)), cpu), 2),
+            "controller_cpu_s_total": round(cpu, 2),
+            "peak_core_fraction_restart": ctl.peak_core_fraction(ctl.started, hold_from),
+            "peak_core_fraction_steady": ctl.peak_core_fraction(hold_from, hold_to),
+            "controller_peak_rss_mb": round(ctl.peak_rss / 2**20, 1),
+            "controller_rss_mb": round(rss / 2**20, 1),
+            "baseline_rss_mb": round(base_rss / 2**20, 1),
+            "bytes_per_cached_pod": round((rss - base_rss) / pods) if pods else None,
+            "writes_after_restart": len(writes),
+            "get_list_after_sync": len(steady_gets),
+            "api_requests": summarize_requests(entries, run.namespace, 0),
+            "series": ctl.series(ctl.started),
+            "flags": ctl.flags,
+        })
+    res = run.result
+    res["targets"] = [
+        target("writes after restart", res["writes_after_restart"], "0 (no writes needed)",
+               res["writes_after_restart"] == 0),
+        target("GET/LIST after caches synced", res["get_list_after_sync"], "0",
+               res["get_list_after_sync"] == 0),
+        target("peak CPU, 1 s window (cores)", max(res["peak_core_fraction_restart"],
+                                                    res["peak_core_fraction_steady"]),
+               "< 1 (never saturating a core)",
+               max(res["peak_core_fraction_restart"], res["peak_core_fraction_steady"]) < 0.95),
+        target("peak RSS (MB)", res["controller_peak_rss_mb"], "<= 200",
+               res["controller_peak_rss_mb"] <= 200),
+        target("bytes per cached pod", res["bytes_per_cached_pod"], "<= 2048",
+               res["bytes_per_cached_pod"] is not None and res["bytes_per_cached_pod"] <= 2048),
+    ]
+    return res
+
+
+RUNNERS: dict[str, Callable[[Settings], Obj]] = {
+    "burst": burst, "steady": steady, "wide": wide, "arrival": arrival}
+
+
+# -- environment, table and plot ------------------------------------------------------------
+
+
+def environment(s: Settings) -> Obj:
+    cpu_model = next((line.split(":", 1)[1].strip()
+                      for line in Path("/proc/cpuinfo").read_text().splitlines()
+                      if line.startswith("model name")), platform.processor())
+    versions = dict(line.split("=", 1) for line in
+                    (REPO / "hack" / "versions.env").read_text().splitlines()
+                    if "=" in line and not line.startswith("#"))
+    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True, check=False).stdout.strip()
+    mem_kb = int(Path("/proc/meminfo").read_text().split()[1])
+    return {
+        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        "commit": commit, "python": platform.python_version(),
+        **s.cluster.versions(),
+        "pinned": {k: v.strip('"') for k, v in versions.items()},
+        "machine": f"{os.cpu_count()} cores, {cpu_model}, {mem_kb // 2**20} GiB",
+        "loadavg_start": Path("/proc/loadavg").read_text().split()[:3],
+        "controller_flags": {"kube-api-qps": s.qps, "kube-api-burst": s.burst,
+                             "threadiness": s.threadiness},
+        "scale": s.scale,
+    }
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    return "–" if value is None else str(value)
+
+
+def table(results: dict[str, Obj]) -> str:
+    lines = []
+    env = next((r["environment"] for r in results.values() if "environment" in r), {})
+    if env:
+        lines += [f"Run {env.get('date')} at commit `{env.get('commit')}` on {env.get('machine')};"
+                  f" Python {env.get('python')}, Kubernetes {env.get('kubernetes')}; controller "
+                  f"flags {env.get('controller_flags')}; scale {env.get('scale')}; "
+                  f"load average at start {' '.join(env.get('loadavg_start', []))}.", ""]
+    lines += ["| workload | figure | value | target | met |", "|---|---|---|---|---|"]
+    for name in WORKLOADS:
+        res = results.get(name)
+        if not res:
+            continue
+        for t in res.get("targets", []):
+            met = {True: "yes", False: "**no**", None: ""}[t["met"]]
+            lines.append(f"| {name} | {t['figure']} | {_fmt(t['value'])} | {t['target']} | {met} |")
+        lat = res.get("latency_s")
+        if lat:
+            for key in ("t_children", "t_running", "t_succeeded"):
+                p = lat[key]
+                lines.append(f"| {name} | {key} p50 / p90 / p99 / max (s) | {_fmt(p['p50'])} / "
+                             f"{_fmt(p['p90'])} / {_fmt(p['p99'])} / {_fmt(p['max'])} | "
+                             f"(reported, n={p['n']}) | |")
+        extra = {
+            "burst": ("controller_cpu_s", "controller_peak_rss_mb", "lifecycle_wall_s"),
+            "arrival": ("jobs", "controller_cpu_s", "controller_peak_rss_mb"),
+            "steady": ("synced_readyz_s", "synced_audit_last_list_s", "reconciled_idle_s",
+                       "controller_cpu_s_until_idle", "controller_rss_mb", "baseline_rss_mb"),
+            "wide": ("first_object_s", "all_children_s", "controller_cpu_s"),
+        }[name]
+        for key in extra:
+            lines.append(f"| {name} | {key} | {_fmt(res.get(key))} | (reported) | |")
+        api = res.get("api_requests") or {}
+        if api:
+            writes = ", ".join(f"{k}: {v}" for k, v in api.get("writes_in_namespace", {}).items())
+            lines.append(f"| {name} | API requests (all) / GET+LIST | {api.get('total')} / "
+                         f"{api.get('get_list')} | (reported) | |")
+            if writes:
+                lines.append(f"| {name} | writes in the namespace | {writes} | (reported) | |")
+    return "\n".join(lines) + "\n"
+
+
+def plot(results: dict[str, Obj], path: Path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 2, figsize=(12, 8))
+    ax = axes[0][0]
+    for name in ("burst", "arrival"):
+        lat = (results.get(name) or {}).get("latency_s")
+        if not lat:
+            continue
+        for key, style in (("t_children", "-"), ("t_running", "--"), ("t_succeeded", ":")):
+            xs = sorted(lat[key]["samples"])
+            if xs:
+                ax.plot(xs, [(i + 1) / len(xs) for i in range(len(xs))], style,
+                        label=f"{name} {key}")
+    ax.set(title="latency per job (CDF)", xlabel="seconds after create", ylabel="fraction")
+    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3)
+    for ax, key, label in ((axes[0][1], "cpu", "controller CPU (cores, 1 s)"),
+                           (axes[1][0], "rss_mb", "controller RSS (MB)")):
+        for name in WORKLOADS:
+            series = (results.get(name) or {}).get("series")
+            if not series:
+                continue
+            t = series["t"]
+            if key == "cpu":
+                c = series["cpu_s"]
+                ys = [(c[i] - c[i - 1]) / max(t[i] - t[i - 1], 1e-3) for i in range(1, len(t))]
+                ax.plot(t[1:], ys, label=name, lw=0.8)
+            else:
+                ax.plot(t, series[key], label=name, lw=0.8)
+        ax.set(title=label, xlabel="seconds")
+        ax.legend(fontsize=7)
+        ax.grid(alpha=0.3)
+    ax = axes[1][1]
+    names, writes, reads, watches = [], [], [], []
+    for name in WORKLOADS:
+        api = (results.get(name) or {}).get("api_requests")
+        if not api:
+            continue
+        by = api["by_verb_resource"]
+        names.append(name)
+        writes.append(sum(v for k, v in by.items() if k.split()[0] in WRITE_VERBS))
+        reads.append(sum(v for k, v in by.items() if k.split()[0] in ("get", "list")))
+        watches.append(sum(v for k, v in by.items() if k.split()[0] == "watch"))
+    xs = range(len(names))
+    ax.bar([x - 0.25 for x in xs], writes, 0.25, label="writes")
+    ax.bar(list(xs), reads, 0.25, label="get/list")
+    ax.bar([x + 0.25 for x in xs], watches, 0.25, label="watch")
+    ax.set_xticks(list(xs), names)
+    ax.set_yscale("symlog")
+    ax.set(title="controller API requests (audit log)")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def report(docs: bool) -> None:
+    results = {}
+    for name in WORKLOADS:
+        path = RESULTS / f"{name}.json"
+        if path.exists():
+            results[name] = json.loads(path.read_text())
+    md = table(results)
+    (RESULTS / "bench.md").write_text(md)
+    plot(results, RESULTS / "bench.png")
+    print(md)
+    if docs:
+        (REPO / "docs" / "performance.md").write_text(
+            "# Performance\n\nWritten by `make bench` (bench/harness.py); the plot is "
+            "[bench.png](bench.png).\n\n" + md)
+        shutil.copy(RESULTS / "bench.png", REPO / "docs" / "bench.png")
+        log("copied the table and plot to docs/performance.md and docs/bench.png")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cluster-dir", type=Path,
+                        default=Path(os.environ.get("MPI_CONTROLLER_CLUSTER_DIR") or
+                                     Path.home() / ".cache/mpi-controller/cluster-bench"))
+    parser.add_argument("--workloads", default=",".join(WORKLOADS))
+    parser.add_argument("--scale", type=float,
+                        default=float(os.environ.get("BENCH_SCALE") or 1.0))
+    parser.add_argument("--qps", type=float, default=100)
+    parser.add_argument("--burst", type=int, default=200)
+    parser.add_argument("--threadiness", type=int, default=2)
+    parser.add_argument("--docs", action="store_true",
+                        help="copy the table and plot to docs/performance.md and docs/bench.png")
+    parser.add_argument("--report-only", action="store_true")
+    args = parser.parse_args(argv)
+    RESULTS.mkdir(exist_ok=True)
+    if not args.report_only:
+        s = Settings(Cluster(args.cluster_dir), args.qps, args.burst, args.threadiness, args.scale)
+        env = environment(s)
+        for name in [w.strip() for w in args.workloads.split(",") if w.strip()]:
+            log(f"workload {name} (scale {args.scale})")
+            cpu0 = time.process_time()
+            res = RUNNERS[name](s)
+            res["environment"] = {**env, "loadavg_end":
+                                  Path("/proc/loadavg").read_text().split()[:3]}
+            res["harness_cpu_s"] = round(time.process_time() - cpu0, 2)
+            (RESULTS / f"{name}.json").write_text(json.dumps(res, indent=1) + "\n")
+            log(f"wrote {RESULTS / f'{name}.json'}")
+    report(args.docs)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
