@@ -1,0 +1,181 @@
+"""deploy/base/cluster-role.yaml is the least privilege mpi-controller needs: with the role
+bound to a ServiceAccount (token from ``kubectl create token``) the controller drives a job
+through its whole life (leader election, gang scheduling with PodGroups and PriorityClasses,
+create, suspend with a started launcher, resume, success, cleanPodPolicy Running); and with any
+one rule removed some step observably fails (the step never happens, or the controller logs
+Forbidden, or exits). All variants run at once, each in its own namespace (also its Lease's)."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from kubernetes import client
+
+from e2e.conftest import ControllerProcess
+from tests.integration.test_controller import _install_pod_group_crd
+from tests.mpijobs import MPIJobs, small_job
+from tests.support import REPO, Cluster
+
+pytestmark = pytest.mark.cluster
+
+ROLE = yaml.safe_load((REPO / "deploy/base/cluster-role.yaml").read_text())
+RULES: list[dict[str, Any]] = ROLE["rules"]
+STEP_TIMEOUT = 45.0
+
+
+def _rule_id(rule: dict[str, Any]) -> str:
+    return f"{'|'.join(rule['apiGroups']) or 'core'}:{','.join(rule['resources'])}"
+
+
+class Variant:
+    """A ServiceAccount bound to the role minus rule ``skip`` (None: the whole role), its
+    namespace (job and Lease), a kubeconfig with its token, and a controller process."""
+
+    def __init__(self, tag: str, skip: int | None, cluster: Cluster, api: Any,
+                 tmp: Path) -> None:
+        self.skip = skip
+        self.name = f"rbac-{tag}-{'all' if skip is None else skip}"
+        self.cluster, self.tmp = cluster, tmp
+        self.rbac = client.RbacAuthorizationV1Api(api)
+        self.core = client.CoreV1Api(api)
+        self.jobs = MPIJobs(api, self.name)
+        self.steps: list[str] = []
+        self.failed_step: str | None = None
+        self.proc: ControllerProcess | None = None
+
+    def rules(self) -> list[dict[str, Any]]:
+        return [copy.deepcopy(r) for i, r in enumerate(RULES) if i != self.skip]
+
+    def set_up(self) -> None:
+        self.core.create_namespace({"metadata": {"name": self.name}})
+        self.core.create_namespaced_service_account(self.name, {"metadata": {"name": "ctl"}})
+        self.rbac.create_cluster_role({"metadata": {"name": self.name}, "rules": self.rules()})
+        self.rbac.create_cluster_role_binding({
+            "metadata": {"name": self.name},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                        "name": self.name},
+            "subjects": [{"kind": "ServiceAccount", "name": "ctl", "namespace": self.name}]})
+        token = self.cluster.kubectl("create", "token", "ctl", "-n", self.name,
+                                     "--duration=1h").strip()
+        config = yaml.safe_load(Path(self.cluster.kubeconfig).read_text())
+        config["users"] = [{"name": "sa", "user": {"token": token}}]
+        for ctx in config["contexts"]:
+            ctx["context"]["user"] = "sa"
+        kubeconfig = self.tmp / f"{self.name}.kubeconfig"
+        kubeconfig.write_text(yaml.safe_dump(config))
+        self.proc = ControllerProcess(
+            str(kubeconfig), self.tmp / f"{self.name}.log", "--namespace", self.name,
+            "--lock-namespace", self.name, "--gang-scheduling", "default-scheduler")
+        self.proc.start()
+
+    def tear_down(self) -> None:
+        if self.proc is not None and self.proc.alive():
+            self.proc.kill()
+        for call in (lambda: self.rbac.delete_cluster_role_binding(self.name),
+                     lambda: self.rbac.delete_cluster_role(self.name),
+                     lambda: self.core.delete_namespace(self.name)):
+            with contextlib.suppress(client.ApiException):
+                call()
+
+    def log(self) -> str:
+        return self.proc.log() if self.proc is not None else ""
+
+    def forbidden(self) -> bool:
+        text = self.log().lower()
+        return "forbidden" in text
+
+    def exited(self) -> bool:
+        return self.proc is not None and not self.proc.alive()
+
+    # -- the job's life --------------------------------------------------------------------
+
+    def _wait(self, step: str, probe: Callable[[], bool]) -> bool:
+        deadline = time.monotonic() + STEP_TIMEOUT
+        while time.monotonic() < deadline:
+            try:
+                if probe():
+                    self.steps.append(step)
+                    return True
+            except client.ApiException:
+                pass
+            if self.exited():
+                break
+            time.sleep(0.5)
+        self.failed_step = step
+        return False
+
+    def _cond(self, ctype: str) -> Callable[[], bool]:
+        return lambda: self.jobs.conditions("job").get(ctype, ("",))[0] == "True"
+
+    def _launcher_started(self) -> bool:
+        job = self.jobs.batch.read_namespaced_job("job-launcher", self.name)
+        return job.status.start_time is not None and self._cond("Running")()
+
+    def drive(self) -> None:
+        """create → Running (launcher started) → suspend → Suspended, workers gone →
+        resume → Succeeded → Running workers cleaned up (cleanPodPolicy Running)."""
+        self.jobs.create(small_job("job", workers=2, launcher_runs="20s"))
+        if not self._wait("running", self._launcher_started):
+            return
+        self.jobs.patch("job", {"spec": {"runPolicy": {"suspend": True}}})
+        if not self._wait("suspended", lambda: self._cond("Suspended")()
+                          and not self.jobs.workers("job")):
+            return
+        self.jobs.patch("job", {"spec": {"runPolicy": {"suspend": False}, "mpiReplicaSpecs": {
+            "Launcher": {"template": {"metadata": {"annotations": {
+                "sim.mpi-controller.io/duration": "3s"}}}}}}})
+        if not self._wait("succeeded", self._cond("Succeeded")):
+            return
+        self._wait("cleaned-up", lambda: not self.jobs.workers("job"))
+
+
+@pytest.fixture
+def variants(cluster: Cluster, kube_api: Any, mpijob_crd: str, tmp_path: Path,
+             ) -> Iterator[list[Variant]]:
+    _install_pod_group_crd(kube_api, "scheduling.x-k8s.io", "v1alpha1")
+    tag = uuid.uuid4().hex[:5]
+    made = [Variant(tag, skip, cluster, kube_api, tmp_path)
+            for skip in [None, *range(len(RULES))]]
+    try:
+        for v in made:
+            v.set_up()
+        yield made
+    finally:
+        for v in made:
+            v.tear_down()
+
+
+def test_every_rule_of_the_cluster_role_is_needed(variants: list[Variant]) -> None:
+    threads = [threading.Thread(target=v.drive, daemon=True) for v in variants]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=4 * STEP_TIMEOUT + 30)
+    full, partial = variants[0], variants[1:]
+    assert full.failed_step is None, (full.steps, full.log()[-3000:])
+    assert full.steps == ["running", "suspended", "succeeded", "cleaned-up"]
+    assert not full.forbidden(), full.log()[-3000:]
+    spare = []
+    for v in partial:
+        assert v.skip is not None
+        if v.failed_step is None and not v.forbidden() and not v.exited():
+            spare.append(_rule_id(RULES[v.skip]))
+    assert not spare, f"rules the controller did without: {spare}"
+
+
+def test_the_role_grants_no_wildcards_or_exec() -> None:
+    for rule in RULES:
+        assert "*" not in rule["verbs"], rule
+        assert "*" not in rule["resources"], rule
+        assert not {"pods/exec", "secrets/get"} & set(rule["resources"]), rule
+        assert not {"escalate", "bind", "impersonate"} & set(rule["verbs"]), rule
+
