@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import os
 import platform
 import shutil
@@ -37,7 +38,7 @@ import threading
 import time
 import urllib.request
 import uuid
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -86,7 +87,7 @@ def percentiles(values: list[float]) -> dict[str, float | int | None]:
     xs = sorted(values)
 
     def q(p: float) -> float:
-        return round(xs[min(len(xs) - 1, max(0, int(round(p * len(xs) + 0.5)) - 1))], 3)
+        return round(xs[min(len(xs) - 1, max(0, math.ceil(p * len(xs)) - 1))], 3)  # nearest rank
 
     return {"n": len(xs), "p50": q(0.5), "p90": q(0.9), "p99": q(0.99), "max": round(xs[-1], 3)}
 
@@ -184,6 +185,18 @@ class Cluster:
             client.CoreV1Api(api).read_namespaced_config_map(name, "default")
         api.close()
         return name, sent
+
+    def component_cpu(self) -> dict[str, float]:
+        """CPU seconds so far of each control-plane process (from the cluster's pid files)."""
+        out: dict[str, float] = {}
+        for pidfile in sorted((self.state / "pids").glob("*.pid")):
+            try:
+                stat = Path(f"/proc/{pidfile.read_text().strip()}/stat").read_text()
+            except (OSError, ValueError):
+                continue
+            fields = stat.rsplit(")", 1)[1].split()
+            out[pidfile.stem] = (int(fields[11]) + int(fields[12])) / CLK_TCK
+        return out
 
     def versions(self) -> dict[str, str]:
         info = client.VersionApi(self.api).get_code()
@@ -364,6 +377,15 @@ class ControllerProcess:
                                          env=env, start_new_session=True)
         self._sampler = threading.Thread(target=self._sample_loop, daemon=True)
         self._sampler.start()
+        self.profiler: subprocess.Popen[bytes] | None = None
+        spy = REPO / ".venv" / "bin" / "py-spy"
+        if os.environ.get("BENCH_PROFILE") and spy.exists():
+            # Collapsed stacks (flamegraph.pl / speedscope input); costs the controller ~5% CPU.
+            self.profiler = subprocess.Popen(
+                [str(spy), "record", "--pid", str(self.proc.pid), "--rate", "50",
+                 "--nonblocking", "--format", "raw",
+                 "--output", str(log_path.with_suffix(".profile.txt"))],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def read(self) -> tuple[float, int, int] | None:
         """(cpu seconds, rss bytes, peak rss bytes) of the controller, None once it exited."""
@@ -436,6 +458,12 @@ class ControllerProcess:
         return round(peak, 3)
 
     def stop(self) -> int | None:
+        if self.profiler is not None:
+            self.profiler.send_signal(signal.SIGINT)
+            try:
+                self.profiler.wait(30)
+            except subprocess.TimeoutExpired:
+                self.profiler.kill()
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
@@ -633,6 +661,16 @@ def _create_all(s: Settings, namespace: str, bodies: list[Obj], obs: Observer,
         log(f"{len(errors)} creates failed, first: {errors[0]}")
 
 
+def _machine_busy(since: tuple[float, float] | None = None) -> Any:
+    """Without ``since``: a (busy, total) jiffies reading of /proc/stat; with it: the cores
+    busy on average since that reading (everything on the machine, other users included)."""
+    cpu = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    busy, total = sum(cpu) - cpu[3] - cpu[4], sum(cpu)
+    if since is None:
+        return busy, total
+    return (busy - since[0]) / max(total - since[1], 1) * (os.cpu_count() or 1)
+
+
 def _latencies(jobs: dict[str, JobTrack]) -> Obj:
     def of(attr: str) -> list[float]:
         return [getattr(t, attr) - t.created for t in jobs.values()
@@ -656,6 +694,8 @@ def _lifecycle(s: Settings, run: Run, *, jobs: int, workers: int, runs: str,
     bodies = [_job(f"job-{i:04d}", workers, runs) for i in range(jobs)]
     start = time.time()
     cpu0 = run.controller.cpu()
+    cluster0 = s.cluster.component_cpu()
+    machine0 = _machine_busy()
     _create_all(s, run.namespace, bodies, obs, rate=rate)
     log(f"{run.workload}: created {jobs} jobs in {time.time() - start:.1f}s")
     wait_until(lambda: obs.count(lambda t: t.children_at is not None) >= jobs,
@@ -666,6 +706,10 @@ def _lifecycle(s: Settings, run: Run, *, jobs: int, workers: int, runs: str,
                interval=0.2)
     end = time.time()
     cpu = run.controller.cpu() - cpu0
+    run.result["control_plane_cores"] = {
+        k: round((v - cluster0.get(k, 0.0)) / (end - start), 2)
+        for k, v in s.cluster.component_cpu().items()}
+    run.result["machine_busy_cores"] = round(_machine_busy(machine0) , 2)
     snap = obs.snapshot()
     run.result.update({
         "jobs": jobs, "workers_per_job": workers, "launcher_runs": runs,
@@ -892,7 +936,9 @@ def environment(s: Settings) -> Obj:
 def _fmt(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:g}"
-    return "–" if value is None else str(value)
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {_fmt(v)}" for k, v in value.items())
+    return "-" if value is None else str(value)
 
 
 def table(results: dict[str, Obj]) -> str:
@@ -919,8 +965,10 @@ def table(results: dict[str, Obj]) -> str:
                              f"{_fmt(p['p90'])} / {_fmt(p['p99'])} / {_fmt(p['max'])} | "
                              f"(reported, n={p['n']}) | |")
         extra = {
-            "burst": ("controller_cpu_s", "controller_peak_rss_mb", "lifecycle_wall_s"),
-            "arrival": ("jobs", "controller_cpu_s", "controller_peak_rss_mb"),
+            "burst": ("controller_cpu_s", "controller_peak_rss_mb", "lifecycle_wall_s",
+                      "machine_busy_cores", "control_plane_cores"),
+            "arrival": ("jobs", "controller_cpu_s", "controller_peak_rss_mb",
+                        "machine_busy_cores", "control_plane_cores"),
             "steady": ("synced_readyz_s", "synced_audit_last_list_s", "reconciled_idle_s",
                        "controller_cpu_s_until_idle", "controller_rss_mb", "baseline_rss_mb"),
             "wide": ("first_object_s", "all_children_s", "controller_cpu_s"),
