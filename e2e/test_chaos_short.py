@@ -73,10 +73,10 @@ def test_controller_kills(ctx: Context) -> None:
 
 
 def test_lost_watches_and_jobs_deleted_while_stopped(ctx: Context) -> None:
-    rec = run_lost_watches(ctx, restart_apiserver=False, pause=6.0)
+    rec = run_lost_watches(ctx, restart_apiserver=False, pause=4.0)
     _check(rec)
     assert rec["deleted_while_stopped"]
-    assert rec["recovery_s"]["count"] == 1
+    assert rec["recovery_s"]["count"] >= 1
 
 
 def test_failover_between_two_identities(ctx: Context, tmp_path: Path) -> None:
