@@ -92,6 +92,7 @@ class Controller:
         self._errors = metrics.RECONCILE_ERRORS.labels(controller=name)
         self._time = metrics.RECONCILE_TIME.labels(controller=name)
         self._active = metrics.ACTIVE_WORKERS.labels(controller=name)
+        self._stopping = False
 
     # -- producers -------------------------------------------------------------------------
 
@@ -116,7 +117,12 @@ class Controller:
         self._log.info("workers stopped")
 
     async def shutdown(self, *, drain: bool = True) -> None:
-        """Shut the queue down; with ``drain``, wait until in-flight syncs are done."""
+        """Shut the queue down; with ``drain``, wait until in-flight syncs are done.
+
+        Keys still queued are not synced: they are dropped, and whoever leads next lists
+        everything afresh (syncs are level-triggered), so a handover waits only for the syncs
+        already running, not for a whole backlog."""
+        self._stopping = True
         if drain:
             await self.queue.shut_down_with_drain()
         else:
@@ -129,6 +135,9 @@ class Controller:
             key, shutdown = await self.queue.get()
             if shutdown or key is None:
                 return
+            if self._stopping:
+                self.queue.done(key)
+                continue
             try:
                 await self._process(key)
             finally:

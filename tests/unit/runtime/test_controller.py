@@ -236,6 +236,29 @@ async def test_shutdown_drains_in_flight_syncs_then_workers_exit(clock: ManualCl
     assert sorted(finished) == ["a", "b"]
 
 
+async def test_shutdown_leaves_queued_keys_to_the_successor(clock: ManualClock) -> None:
+    """Only in-flight syncs are drained: keys still queued are not synced after shutdown (the
+    next leader relists), so releasing the lease waits for no backlog."""
+    release = asyncio.Event()
+    finished: list[str] = []
+
+    async def sync(key: str) -> None:
+        await release.wait()
+        finished.append(key)
+
+    ctrl = Controller("c-backlog", sync, workers=1, clock=clock)
+    task = await start(ctrl)
+    for key in ("a", "b", "c"):
+        ctrl.enqueue(key)
+    await settle()
+    shutdown = asyncio.create_task(ctrl.shutdown(drain=True))
+    await settle()
+    release.set()
+    await asyncio.wait_for(shutdown, timeout=5)
+    await asyncio.wait_for(task, timeout=5)
+    assert finished == ["a"]
+
+
 async def test_shutdown_without_drain_returns_at_once(clock: ManualClock) -> None:
     release = asyncio.Event()
 
