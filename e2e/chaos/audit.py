@@ -126,12 +126,16 @@ def controller_writes(events: Iterable[Event]) -> list[Event]:
             and e.resource not in ("leases", "events")]
 
 
-def recovery_times(events: Sequence[Event], faults: Sequence[float]) -> list[float | None]:
-    """For each fault time: seconds until the next successful controller write after it."""
-    writes = [e.at for e in controller_writes(events)]
+def recovery_times(events: Sequence[Event], faults: Sequence[float], *,
+                   users: Sequence[str | None] = ()) -> list[float | None]:
+    """For each fault time: seconds until the next successful controller write after it (by
+    ``users[i]`` when given: the identity expected to take over)."""
+    writes = controller_writes(events)
     out: list[float | None] = []
-    for t in faults:
-        nxt = next((w for w in writes if w >= t), None)
+    for i, t in enumerate(faults):
+        user = users[i] if i < len(users) else None
+        nxt = next((w.at for w in writes if w.at >= t and (user is None or w.user == user)),
+                   None)
         out.append(None if nxt is None else round(nxt - t, 2))
     return out
 

@@ -416,8 +416,16 @@ def run_failover(ctx: Context) -> dict[str, Any]:
         rec = run.finish()
         events = audit.read_events(ctx.audit_log, start=run.start_wall, end=audit.now(),
                                    namespaces=[run.namespace], settle=0)
-        over = audit.overlaps([e for e in events if e.namespace == run.namespace],
-                              window=HANDOVER_WINDOW)
+        ns_events = [e for e in events if e.namespace == run.namespace]
+        over = audit.overlaps(ns_events, window=HANDOVER_WINDOW)
+        # Recovery = until the successor's first write (the old leader's own in-flight
+        # writes do not count).
+        successor = {"SIGKILL": _user(other), "SIGTERM": _user(first)}
+        users = [successor.get(f["what"].split()[0]) for f in rec["faults"]]
+        times = audit.recovery_times(ns_events, [f["at"] for f in rec["faults"]], users=users)
+        for f, r in zip(rec["faults"], times, strict=True):
+            f["recovery_s"] = r
+        rec["recovery_s"] = _summary([r for r in times if r is not None])
         rec["writer_epochs"] = over["epochs"]
         rec["handover_gaps_s"] = over["handover_gaps_s"]
         rec["leaders"] = [first.log_path.name, second.log_path.name, third.log_path.name]
@@ -425,6 +433,10 @@ def run_failover(ctx: Context) -> dict[str, Any]:
             rec["violations"].append("writes of the two identities overlap")
         _own_replicas_stop(run)
     return _rewrite(ctx, rec, run)
+
+
+def _user(rep: Replica) -> str:
+    return "mpi-controller-2" if rep.kubeconfig.endswith("-2") else "mpi-controller"
 
 
 def run_overload(ctx: Context) -> dict[str, Any]:
@@ -437,6 +449,9 @@ def run_overload(ctx: Context) -> dict[str, Any]:
             rec = run.finish()
         finally:
             ctx.hack("restart", "kube-apiserver")
+        log = "\n".join(r.log() for r in run.replicas)
+        rec["controller_log_429s"] = log.count("TooManyRequests") + log.count("429 ")
+        rec["controller_log_timeouts"] = log.count("Timeout")
         _own_replicas_stop(run)
     return _rewrite(ctx, rec, run)
 
