@@ -18,7 +18,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from mpi_controller.reconcile import Event, is_controlled_by, not_controlled_event
@@ -26,7 +26,7 @@ from mpi_controller.runtime.client import ApiError, KubeClient, Resource
 from mpi_controller.runtime.controller import ExpectedError
 from mpi_controller.runtime.expectations import ControllerExpectations
 
-__all__ = ["ChildWriter", "ResourceNotControlled"]
+__all__ = ["ChildWriter", "ResourceNotControlled", "gather_raising"]
 
 Obj = dict[str, Any]
 EventSink = Callable[[Event], None]
@@ -138,7 +138,7 @@ class ChildWriter:
             async with limit:
                 await self.delete(resource, name)
 
-        await _gather_raising(one(n) for n in names)
+        await gather_raising(*(one(n) for n in names))
 
     async def update(self, resource: Resource, obj: Mapping[str, Any]) -> Obj:
         return await self._client.update(resource, obj, namespace=self.namespace)
@@ -147,10 +147,14 @@ class ChildWriter:
         return await self._client.update_status(resource, obj, namespace=self.namespace)
 
 
-async def _gather_raising(coros: Any) -> None:
-    """Run all, then raise the first error (after every one has finished)."""
+async def gather_raising(*coros: Awaitable[Any]) -> None:
+    """Run all concurrently, then raise the first error (after every one has finished;
+    cancellation first)."""
     results = await asyncio.gather(*coros, return_exceptions=True)
-    for result in results:
-        if isinstance(result, BaseException):
-            raise result
+    errors = [r for r in results if isinstance(r, BaseException)]
+    for error in errors:
+        if isinstance(error, asyncio.CancelledError):
+            raise error
+    if errors:
+        raise errors[0]
 
