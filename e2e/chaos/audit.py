@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 WRITE_VERBS = frozenset({"create", "update", "patch", "delete", "deletecollection"})
-CONTROLLER_USERS = ("mpi-controller", "mpi-controller-2")
+SERVICE_ACCOUNT = "system:serviceaccount:mpi-operator:mpi-operator"
+CONTROLLER_USERS = ("mpi-controller", "mpi-controller-2", SERVICE_ACCOUNT)
 _WORKER_RE = re.compile(r"^(?P<job>.+)-worker-(?P<index>\d+)$")
 
 

@@ -99,9 +99,10 @@ class Run:
     """One fault run: namespace, workload, controllers, supervisor, faults, checks."""
 
     def __init__(self, ctx: Context, name: str, fault: str, *, replicas: int = 1,
-                 extra: tuple[str, ...] = ()) -> None:
+                 extra: tuple[str, ...] = (), kubeconfigs: Sequence[str] = ()) -> None:
         self.ctx, self.name, self.fault = ctx, name, fault
         self.extra = extra
+        self.kubeconfigs = list(kubeconfigs) or list(ctx.controller_kubeconfigs)
         self.namespace = f"chaos-{name}-{uuid.uuid4().hex[:6]}"
         self.rng = random.Random(ctx.seed)
         self.work = Workload(ctx.kubeconfig, self.namespace)
@@ -121,7 +122,7 @@ class Run:
             return self.ctx.given[:n]
         logs = self.ctx.out_dir / "logs"
         logs.mkdir(parents=True, exist_ok=True)
-        return [Replica(self.ctx.controller_kubeconfigs[i], logs / f"{self.name}-{i}.log",
+        return [Replica(self.kubeconfigs[i], logs / f"{self.name}-{i}.log",
                         "--lock-namespace", self.ctx.lock_namespace, *self.ctx.extra_args,
                         *self.extra)
                 for i in range(n)]
@@ -143,6 +144,11 @@ class Run:
         if self.supervisor.is_alive():
             self.supervisor.join(timeout=10)
         _own_replicas_stop(self)
+        if exc[0] is not None:  # a crashed run leaves no jobs behind for the next runs
+            try:
+                self.work.delete_namespace()
+            except Exception as err:
+                self.violations.append(f"namespace not deleted: {err!r}")
         self.work.close()
 
     def _supervise(self) -> None:
@@ -435,20 +441,110 @@ def run_failover(ctx: Context) -> dict[str, Any]:
     return _rewrite(ctx, rec, run)
 
 
+def _flood(run: Run, stop: threading.Event, kubeconfig: str, *, readers: int = 6,
+           writers: int = 3) -> list[int]:
+    """Other clients competing for the API server's few in-flight slots (LISTs of every pod;
+    ConfigMap updates), until ``stop``; returns [requests, 429s] (updated live)."""
+    from kubernetes import client, config
+    from kubernetes.client.exceptions import ApiException
+    counts = [0, 0]
+    ns = run.namespace
+    run.work.core.create_namespaced_config_map(
+        ns, {"metadata": {"name": "flood"}, "data": {"n": "0"}})
+    core = client.CoreV1Api(config.new_client_from_config(config_file=kubeconfig))
+
+    def loop(call: Callable[[int], object]) -> None:
+        i = 0
+        while not stop.is_set():
+            i += 1
+            counts[0] += 1
+            try:
+                call(i)
+            except ApiException as exc:
+                if exc.status == 429:
+                    counts[1] += 1
+            except Exception:
+                time.sleep(0.5)
+
+    for _ in range(readers):
+        threading.Thread(target=loop, args=(lambda i: core.list_pod_for_all_namespaces(
+            _request_timeout=30),), daemon=True).start()
+    for _ in range(writers):
+        threading.Thread(target=loop, args=(lambda i: core.patch_namespaced_config_map(
+            "flood", ns, {"data": {"n": str(i)}}, _request_timeout=30),), daemon=True).start()
+    return counts
+
+
 def _user(rep: Replica) -> str:
     return "mpi-controller-2" if rep.kubeconfig.endswith("-2") else "mpi-controller"
 
 
+def _kubectl(ctx: Context, *args: str, check: bool = False, input: str | None = None) -> str:
+    binary = Path(ctx.hack("bin-dir").strip()) / "kubectl"
+    out = subprocess.run([str(binary), "--kubeconfig", ctx.kubeconfig, *args], input=input,
+                         capture_output=True, text=True, check=check, timeout=60)
+    return out.stdout
+
+
+def _service_account_kubeconfig(ctx: Context, sa: str, role: str) -> str:
+    """A kubeconfig for ServiceAccount ``mpi-operator/<sa>`` bound to ClusterRole ``role``.
+    (The local cluster's user identities are in system:masters, which the API server's
+    in-flight limits exempt; a ServiceAccount is limited like a deployed controller.)"""
+    import yaml
+    ns = ctx.lock_namespace
+    _kubectl(ctx, "create", "serviceaccount", sa, "-n", ns)
+    _kubectl(ctx, "create", "clusterrolebinding", f"{role}-{sa}", f"--clusterrole={role}",
+             f"--serviceaccount={ns}:{sa}")
+    deadline = time.monotonic() + 60  # RBAC changes reach the authorizer after a moment
+    while _kubectl(ctx, "auth", "can-i", "list", "pods", "--all-namespaces",
+                   f"--as=system:serviceaccount:{ns}:{sa}").strip() != "yes":
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"ServiceAccount {sa} never got its role")
+        time.sleep(0.5)
+    token = _kubectl(ctx, "create", "token", sa, "-n", ns, "--duration=2h", check=True).strip()
+    config = yaml.safe_load(Path(ctx.kubeconfig).read_text())
+    config["users"] = [{"name": sa, "user": {"token": token}}]
+    for c in config["contexts"]:
+        c["context"]["user"] = sa
+    path = ctx.out_dir / f"kubeconfig-{sa}"
+    path.write_text(yaml.safe_dump(config))
+    path.chmod(0o600)
+    return str(path)
+
+
+FLOOD_ROLE = """apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: chaos-flood}
+rules:
+- {apiGroups: [""], resources: [pods], verbs: [list]}
+- {apiGroups: [""], resources: [configmaps], verbs: [patch]}
+"""
+
+
 def run_overload(ctx: Context) -> dict[str, Any]:
-    """kube-apiserver with --max-requests-inflight=5 --max-mutating-requests-inflight=2."""
-    with Run(ctx, "overload", "kube-apiserver max-requests-inflight 5 / mutating 2") as run:
+    """kube-apiserver with --max-requests-inflight=5 --max-mutating-requests-inflight=2; the
+    controller runs as its ServiceAccount with the deployed ClusterRole, and other clients
+    compete for the few slots."""
+    from tests.support import REPO
+    ctx.out_dir.mkdir(parents=True, exist_ok=True)
+    _kubectl(ctx, "apply", "--server-side", "--force-conflicts", "-f",
+             str(REPO / "deploy/base/cluster-role.yaml"), check=True)
+    _kubectl(ctx, "apply", "--server-side", "-f", "-", input=FLOOD_ROLE, check=True)
+    controller_kc = _service_account_kubeconfig(ctx, "mpi-operator", "mpi-operator")
+    flood_kc = _service_account_kubeconfig(ctx, "chaos-flood", "chaos-flood")
+    with Run(ctx, "overload", "kube-apiserver max-requests-inflight 5 / mutating 2",
+             kubeconfigs=[controller_kc]) as run:
         run.fault_at("kube-apiserver restarted with small inflight limits")
         ctx.hack("restart", "kube-apiserver", env={"KUBE_APISERVER_EXTRA_ARGS": OVERLOAD_ARGS})
+        flood = threading.Event()
         try:
+            floods = _flood(run, flood, flood_kc)
             _workload(run)
             rec = run.finish()
         finally:
+            flood.set()
             ctx.hack("restart", "kube-apiserver")
+        rec["flood_requests"], rec["flood_429s"] = floods[0], floods[1]
         log = "\n".join(r.log() for r in run.replicas)
         rec["controller_log_429s"] = log.count("TooManyRequests") + log.count("429 ")
         rec["controller_log_timeouts"] = log.count("Timeout")
