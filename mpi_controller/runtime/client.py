@@ -25,6 +25,7 @@ Contract:
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import urllib.parse
@@ -186,6 +187,22 @@ class ApiError(Exception):
     def is_retriable(self) -> bool:
         """Worth retrying unchanged: throttled, server error, timeout or connection failure."""
         return self.status in (0, 429) or self.status >= 500
+
+
+MAX_RETRY_AFTER = 10  # client-go's maxRetries for Retry-After answers
+_MAX_RETRY_AFTER_SECONDS = 10.0
+
+
+def _retry_after(resp: aiohttp.ClientResponse) -> float | None:
+    """Seconds to wait for a 429 or 5xx answer that carries ``Retry-After``, else None."""
+    if resp.status != 429 and not (500 <= resp.status < 600 and resp.status != 501):
+        return None
+    header = resp.headers.get("Retry-After", "")
+    try:
+        seconds = float(int(header))
+    except ValueError:
+        return None
+    return min(max(seconds, 0.0), _MAX_RETRY_AFTER_SECONDS)
 
 
 def _default_reason(status: int) -> str:
@@ -356,7 +373,34 @@ class KubeClient:
         content_type: str | None = None,
         client_timeout: aiohttp.ClientTimeout | None = None,
     ) -> aiohttp.ClientResponse:
-        """Send a request and return the open response; raise :class:`ApiError` on >= 400."""
+        """Send a request and return the open response; raise :class:`ApiError` on >= 400.
+
+        As client-go does, a 429 or 5xx answer with a ``Retry-After`` header is retried after
+        that many seconds (at most :data:`MAX_RETRY_AFTER` times; the caller's deadline still
+        bounds the whole): an overloaded API server asks callers to come back, and a Lease
+        renewal that gives up at once loses leadership for nothing."""
+        for attempt in range(MAX_RETRY_AFTER + 1):
+            resp = await self._open_once(method, path, query=query, body=body,
+                                         content_type=content_type,
+                                         client_timeout=client_timeout,
+                                         retry=attempt < MAX_RETRY_AFTER)
+            if isinstance(resp, aiohttp.ClientResponse):
+                return resp
+            await asyncio.sleep(resp)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _open_once(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Mapping[str, Any] | None,
+        body: Any,
+        content_type: str | None,
+        client_timeout: aiohttp.ClientTimeout | None,
+        retry: bool,
+    ) -> aiohttp.ClientResponse | float:
+        """One attempt: the response, or the seconds to wait before retrying."""
         await self._bucket.acquire()
         data = None if body is None else json.dumps(body).encode()
         if data is not None and content_type is None:
@@ -378,7 +422,11 @@ class KubeClient:
             )
             if resp.status >= 400:
                 async with resp:
-                    raise ApiError.from_response(resp.status, await resp.read())
+                    payload = await resp.read()
+                    wait = _retry_after(resp) if retry else None
+                    if wait is None:
+                        raise ApiError.from_response(resp.status, payload)
+                    return wait
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise _transport_error(exc) from exc
         return resp
