@@ -145,7 +145,9 @@ def test_ssh_secret_key_type_and_file_modes(jobs: MPIJobs, mount: str, mode: int
     assert key.curve.name == "secp521r1"
     public = base64.b64decode(secret.data["ssh-publickey"]).decode()
     assert public.startswith("ecdsa-sha2-nistp521 ")
-    launcher = jobs.batch.read_namespaced_job(f"{name}-launcher", jobs.namespace)
+    launcher = wait_for(lambda: jobs.batch.read_namespaced_job(f"{name}-launcher",
+                                                                jobs.namespace),
+                        timeout=60, what="the launcher Job")
     specs = [launcher.spec.template.spec, *(p.spec for p in jobs.workers(name))]
     for spec in specs:
         vol = _ssh_volume(spec)
