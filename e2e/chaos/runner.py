@@ -441,8 +441,8 @@ def run_failover(ctx: Context) -> dict[str, Any]:
     return _rewrite(ctx, rec, run)
 
 
-def _flood(run: Run, stop: threading.Event, kubeconfig: str, *, readers: int = 6,
-           writers: int = 3) -> list[int]:
+def _flood(run: Run, stop: threading.Event, kubeconfig: str, *, readers: int = 4,
+           writers: int = 1, pause: float = 0.1) -> list[int]:
     """Other clients competing for the API server's few in-flight slots (LISTs of every pod;
     ConfigMap updates), until ``stop``; returns [requests, 429s] (updated live)."""
     from kubernetes import client, config
@@ -460,6 +460,7 @@ def _flood(run: Run, stop: threading.Event, kubeconfig: str, *, readers: int = 6
             counts[0] += 1
             try:
                 call(i)
+                time.sleep(pause)
             except ApiException as exc:
                 if exc.status == 429:
                     counts[1] += 1
