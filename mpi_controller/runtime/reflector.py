@@ -238,19 +238,25 @@ class Reflector:
                     raise
                 self._log.info("continue token expired; full list")
                 page = await self.lister_watcher.list(resource_version=rv)
-                return _items(page), _page_rv(page)
-            items.extend(_items(page))
+                return self._transformed(_items(page)), _page_rv(page)
+            # Transform page by page: the full objects of one page are garbage before the next
+            # arrives (9000 listed pods: ~300 MB held at once untransformed, ~35 MB slimmed).
+            items.extend(self._transformed(_items(page)))
             token = (page.get("metadata") or {}).get("continue")
             if not token:
                 return items, _page_rv(page)
             self._paginated = True
             params = {"limit": self.page_size, "continue_": token}
 
+    def _transformed(self, items: list[Obj]) -> list[Obj]:
+        transform = self.transform
+        return [transform(raw) for raw in items] if transform else items
+
     def _replace(self, items: list[Obj]) -> None:
+        """``items`` are listed objects, already transformed."""
         key_func, indexer, sink = self.indexer.key_func, self.indexer, self.sink
         listed: set[str] = set()
-        for raw in items:
-            obj = self.transform(raw) if self.transform else raw
+        for obj in items:
             key = key_func(obj)
             listed.add(key)
             old = indexer.get_by_key(key)
