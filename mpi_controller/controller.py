@@ -51,7 +51,7 @@ from mpi_controller.runtime.client import (
     KubeClient,
     Resource,
 )
-from mpi_controller.runtime.clock import Clock
+from mpi_controller.runtime.clock import Clock, LoopClock
 from mpi_controller.runtime.controller import Controller, Result
 from mpi_controller.runtime.events import EventRecorder
 from mpi_controller.runtime.expectations import ControllerExpectations
@@ -64,6 +64,8 @@ __all__ = ["MPIJOBS", "ControllerConfig", "MPIJobController", "slim_pod"]
 MPIJOBS = Resource(c.GROUP, c.VERSION, c.PLURAL, namespaced=True, kind=c.KIND)
 _log = structlog.get_logger(__name__)
 Obj = dict[str, Any]
+STATUS_WRITE_WAIT = 10.0
+"""Seconds a sync waits for the informer to deliver the controller's own last status write."""
 
 
 @dataclass(frozen=True)
@@ -114,6 +116,8 @@ class MPIJobController:
         self._config = config
         self._wall = wall
         self._expectations = ControllerExpectations(clock=clock)
+        self._clock: Clock = clock or LoopClock()
+        self._superseded: dict[str, tuple[str, float]] = {}
         ns = config.namespace or None
         selector = f"{c.OPERATOR_NAME_LABEL}={c.OPERATOR_NAME}"
         self.mpijobs = factory.informer_for(MPIJOBS, ns)
@@ -162,10 +166,12 @@ class MPIJobController:
 
     def _forget_job(self, obj: Obj | DeletedFinalStateUnknown) -> None:
         if isinstance(obj, DeletedFinalStateUnknown):
-            self._expectations.delete_expectations(obj.key)
-            return
-        meta = obj.get("metadata") or {}
-        self._expectations.delete_expectations(f"{meta.get('namespace')}/{meta.get('name')}")
+            key = obj.key
+        else:
+            meta = obj.get("metadata") or {}
+            key = f"{meta.get('namespace')}/{meta.get('name')}"
+        self._expectations.delete_expectations(key)
+        self._superseded.pop(key, None)
 
     def _owner_key(self, obj: Mapping[str, Any]) -> tuple[str | None, bool]:
         """The controlling MPIJob's key, and whether the MPIJob controls ``obj`` directly."""
@@ -225,6 +231,12 @@ class MPIJobController:
         cached = self.mpijobs.indexer.get_by_key(key)
         if cached is None:
             return None
+        if self._status_pending(key, cached):
+            # Our last status write replaced this version; its result is on its way through
+            # the informer (which enqueues the key). Syncing now would write on a stale
+            # resourceVersion and only earn a conflict.
+            _log.debug("waiting for the cache to see the last status write", key=key)
+            return None
         job = set_defaults(copy.deepcopy(cached))
         if r.managed_by_external_controller(job) is not None:
             return None
@@ -248,6 +260,22 @@ class MPIJobController:
             # the informer and will enqueue the key again; no backoff needed.
             _log.debug("conflict; waiting for the newer version", key=key, error=str(err))
         return None
+
+    def _status_written(self, key: str, replaced_version: str) -> None:
+        self._superseded[key] = (replaced_version, self._clock.now())
+
+    def _status_pending(self, key: str, cached: Mapping[str, Any]) -> bool:
+        """Whether the cache still holds the version the last status write replaced (for at
+        most ``STATUS_WRITE_WAIT`` seconds, so a lost event cannot stall the job)."""
+        entry = self._superseded.get(key)
+        if entry is None:
+            return False
+        version, at = entry
+        current = (cached.get("metadata") or {}).get("resourceVersion")
+        if current != version or self._clock.now() - at > STATUS_WRITE_WAIT:
+            del self._superseded[key]
+            return False
+        return True
 
     def _emit(self, job: Mapping[str, Any], event: r.Event) -> None:
         self._recorder.event(job, event.type, event.reason, event.message)
@@ -314,7 +342,7 @@ class _JobSync:
             self.job, launcher=launcher,
             launcher_pods=r.select_job_pods(launcher, self.job_pods()) if launcher else (),
             workers=workers, now=self.ctl._wall())
-        self.record_status_outcome(update, launcher)
+        self.record_status_outcome(update, launcher, original_status)
         await self.write_status(update.status, original_status)
 
     # -- children --------------------------------------------------------------------------
@@ -443,8 +471,15 @@ class _JobSync:
 
     # -- status ----------------------------------------------------------------------------
 
-    def record_status_outcome(self, update: r.StatusUpdate, launcher: Obj | None) -> None:
+    def record_status_outcome(self, update: r.StatusUpdate, launcher: Obj | None,
+                              original_status: Mapping[str, Any]) -> None:
+        running = r.get_condition(original_status, c.CONDITION_RUNNING)
+        was_running = running is not None and running.get("status") == "True"
         for event in update.events:
+            # The Go operator records MPIJobRunning on every sync of a running job; here only
+            # when the job starts running (a restarted controller would write one per job).
+            if was_running and event.reason == c.EVENT_MPIJOB_RUNNING:
+                continue
             self.emit(event)
         if update.launcher_succeeded:
             jobmetrics.JOBS_SUCCESSFUL.inc()
@@ -462,4 +497,7 @@ class _JobSync:
         body["status"] = dict(status)
         body["metadata"].pop("managedFields", None)
         await self.writer.update_status(MPIJOBS, body)
+        replaced = body["metadata"].get("resourceVersion")
+        if replaced:
+            self.ctl._status_written(self.key, replaced)
 
