@@ -107,6 +107,11 @@ def test_controller_killed_mid_job_converges_without_duplicates(
 ) -> None:
     jobs.create(small_job("crashy", workers=4, launcher_runs="8s"))
     wait_for(lambda: len(jobs.workers("crashy")) >= 1, timeout=60, what="the first worker")
+    # Kill only once the Created condition and its event are persisted: a kill before that
+    # rightly makes the next controller record MPIJobCreated itself.
+    jobs.wait_condition("crashy", "Created", timeout=60)
+    wait_for(lambda: "MPIJobCreated" in [r for _, r, _ in jobs.events("crashy")], timeout=30,
+             what="the MPIJobCreated event")
     first = {p.metadata.name: p.metadata.uid for p in jobs.workers("crashy")}
     controller.kill()
     controller.start()
