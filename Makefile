@@ -82,7 +82,7 @@ bench: $(STAMP)
 	  KUBECONFIG=$(BENCH_CLUSTER_DIR)/kubeconfig "$$(bash $(CLUSTER) bin-dir)/kubectl" \
 	    apply --server-side -f deploy/crd/kubeflow.org_mpijobs.yaml && \
 	  $(PY) bench/queue_bench.py && \
-	  { test ! -f bench/informer_bench.py || $(PY) bench/informer_bench.py; } && \
+	  $(PY) bench/informer_bench.py --kubeconfig $(BENCH_CLUSTER_DIR)/kubeconfig && \
 	  $(PY) bench/harness.py --cluster-dir $(BENCH_CLUSTER_DIR) --docs $(BENCH_ARGS); \
 	  rc=$$?; test -n "$(BENCH_KEEP_CLUSTER)" || bash $(CLUSTER) down; exit $$rc
 
