@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -37,7 +38,11 @@ def _reachable(kubeconfig: str) -> bool:
 def cluster() -> Cluster:
     env = os.environ.get("KUBECONFIG")
     if env and _reachable(env):
-        return Cluster(kubeconfig=env, local=False)
+        # The local control plane's kubeconfig sits in its state directory (as `make test`
+        # exports it); then the tests may also restart and compact parts of it.
+        state = Path(env).resolve().parent
+        local = (state / "ports.env").exists() and (state / "run" / "kube-apiserver.sh").exists()
+        return Cluster(kubeconfig=env, local=local)
     out = subprocess.run(
         ["bash", str(HACK), "up"], check=True, capture_output=True, text=True, timeout=3600
     )

@@ -55,9 +55,17 @@ class ControllerProcess:
              "--health-port", str(self.health_port),
              "--monitoring-port", str(self.monitoring_port), "--log-format", "json",
              "--kube-api-qps", "50", "--kube-api-burst", "100", *self.extra],
-            stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            stdout=log, stderr=subprocess.STDOUT, env=self._env(),
         )
         log.close()
+
+    @staticmethod
+    def _env() -> dict[str, str]:
+        """The environment without KUBECONFIG: like the Go operator, ``run`` lets
+        ``$KUBECONFIG`` override ``--kubeConfig``, and each process here must use its own."""
+        env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
+        env["PYTHONUNBUFFERED"] = "1"
+        return env
 
     def kill(self) -> None:
         assert self.proc is not None

@@ -102,8 +102,10 @@ class Cluster:
         """Run ``hack/local-cluster.sh ARGS`` (local cluster only) and return its stdout."""
         if not self.local:
             raise RuntimeError("this operation needs the local control plane")
+        env = {**os.environ, "MPI_CONTROLLER_CLUSTER_DIR": str(Path(self.kubeconfig).parent)}
         out = subprocess.run(
-            ["bash", str(HACK), *args], check=True, capture_output=True, text=True, timeout=timeout
+            ["bash", str(HACK), *args], check=True, capture_output=True, text=True,
+            timeout=timeout, env=env,
         )
         return out.stdout
 

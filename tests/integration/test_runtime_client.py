@@ -105,10 +105,20 @@ async def test_update_status(kube: KubeClient, namespace: str) -> None:
 
 
 async def test_watch_from_a_too_old_resource_version_is_gone(
-    kube: KubeClient, namespace: str
+    kube: KubeClient, namespace: str, cluster: Cluster
 ) -> None:
-    """The API answers a watch below its window with an ERROR event carrying a 410 Status."""
-    async with kube.watch(CONFIGMAPS, namespace=namespace, resource_version="1",
+    """The API answers a watch below its window with an ERROR event carrying a 410 Status.
+
+    The version comes from a ConfigMap written before etcd was compacted; on the local
+    cluster the API server is restarted too, so its watch cache starts after the compaction
+    (a young cluster has not compacted on its own yet: kube-apiserver does every 5 minutes)."""
+    old = await kube.create(CONFIGMAPS, cm("old"), namespace=namespace)
+    await kube.delete(CONFIGMAPS, "old", namespace=namespace)
+    too_old = old["metadata"]["resourceVersion"]
+    if cluster.local:
+        cluster.compact_etcd()
+        cluster.restart_apiserver()
+    async with kube.watch(CONFIGMAPS, namespace=namespace, resource_version=too_old,
                           timeout_seconds=5) as w:
         event = await anext(w)
     assert event["type"] == "ERROR"
