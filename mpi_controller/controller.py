@@ -38,6 +38,8 @@ from mpi_controller.runtime.cache import (
     CONTROLLER_UID_INDEX,
     DeletedFinalStateUnknown,
     controller_uid_index,
+    deletion_handling_key,
+    meta_namespace_key,
     split_key,
 )
 from mpi_controller.runtime.client import (
@@ -161,15 +163,10 @@ class MPIJobController:
                 on_delete=self._child_deleted)
 
     def _enqueue_job(self, obj: Obj) -> None:
-        meta = obj.get("metadata") or {}
-        self.controller.enqueue(f"{meta.get('namespace')}/{meta.get('name')}")
+        self.controller.enqueue(meta_namespace_key(obj))
 
     def _forget_job(self, obj: Obj | DeletedFinalStateUnknown) -> None:
-        if isinstance(obj, DeletedFinalStateUnknown):
-            key = obj.key
-        else:
-            meta = obj.get("metadata") or {}
-            key = f"{meta.get('namespace')}/{meta.get('name')}"
+        key = deletion_handling_key(obj)
         self._expectations.delete_expectations(key)
         self._superseded.pop(key, None)
 

@@ -7,6 +7,8 @@ import random
 from collections import deque
 from typing import Any
 
+import pytest
+
 from mpi_controller.runtime.cache import DeletedFinalStateUnknown, Indexer
 
 Obj = dict[str, Any]
@@ -16,6 +18,26 @@ async def settle(rounds: int = 20) -> None:
     """Let every ready task run (no time passes on a manual clock)."""
     for _ in range(rounds):
         await asyncio.sleep(0)
+
+
+class Running:
+    """``async with Running(thing):`` runs ``thing.run()`` as a task (settled on entry) and
+    cancels it on exit, asserting that it ends by cancellation."""
+
+    def __init__(self, runner: Any) -> None:
+        self.runner = runner
+        self.task: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> Running:
+        self.task = asyncio.create_task(self.runner.run())
+        await settle()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self.task is not None
+        self.task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await self.task
 
 
 class FixedRandom(random.Random):

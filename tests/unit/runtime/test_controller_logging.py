@@ -8,6 +8,7 @@ import structlog
 
 from mpi_controller.runtime.client import ApiError
 from mpi_controller.runtime.controller import Controller, ExpectedError, Result
+from tests.support import async_wait_for
 
 
 async def _fail_once_with(exc: Exception, name: str) -> list[dict[str, object]]:
@@ -24,10 +25,7 @@ async def _fail_once_with(exc: Exception, name: str) -> list[dict[str, object]]:
     with structlog.testing.capture_logs() as logs:
         controller.enqueue("ns/a")
         task = asyncio.create_task(controller.run(1))
-        for _ in range(200):
-            if calls >= 2:
-                break
-            await asyncio.sleep(0.01)
+        await async_wait_for(lambda: calls >= 2, timeout=5, what="the retried sync")
         await controller.shutdown(drain=True)
         await task
     return [e for e in logs if e["event"] == "reconcile failed"]

@@ -10,8 +10,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import pytest
-
 from mpi_controller.runtime.cache import (
     CONTROLLER_UID_INDEX,
     NAMESPACE_INDEX,
@@ -25,7 +23,7 @@ from mpi_controller.runtime.informer import (
     SharedIndexInformer,
     drop_managed_fields,
 )
-from tests.unit.runtime.fakes import FakeListerWatcher, FixedRandom, page, pod, settle
+from tests.unit.runtime.fakes import FakeListerWatcher, FixedRandom, Running, page, pod, settle
 
 Obj = dict[str, Any]
 
@@ -33,23 +31,6 @@ Obj = dict[str, Any]
 def with_managed_fields(o: Obj) -> Obj:
     o["metadata"]["managedFields"] = [{"manager": "kubectl"}]
     return o
-
-
-class Run:
-    def __init__(self, informer: SharedIndexInformer) -> None:
-        self.informer = informer
-        self.task: asyncio.Task[None] | None = None
-
-    async def __aenter__(self) -> Run:
-        self.task = asyncio.create_task(self.informer.run())
-        await settle()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        assert self.task is not None
-        self.task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await self.task
 
 
 def make(lw: FakeListerWatcher, **kw: Any) -> SharedIndexInformer:
@@ -75,7 +56,7 @@ async def test_handlers_run_after_the_indexer_has_the_change() -> None:
         on_update=lambda old, new: seen.append(("update", cached(new["metadata"]["name"]))),
         on_delete=lambda o: seen.append(("delete", cached(o["metadata"]["name"]))),  # type: ignore[index]
     )
-    async with Run(informer):
+    async with Running(informer):
         w = lw.watches[-1]
         w.send("ADDED", pod("b", "3"))
         w.send("MODIFIED", pod("b", "4"))
@@ -89,7 +70,7 @@ async def test_has_synced_only_after_the_initial_list_is_dispatched() -> None:
     informer = make(lw)
     synced_during_add: list[bool] = []
     informer.add_event_handler(on_add=lambda o: synced_during_add.append(informer.has_synced()))
-    async with Run(informer):
+    async with Running(informer):
         assert not informer.has_synced()  # the list is still in flight
         lw.script(page([pod("a", "1"), pod("b", "2")], "3"))
         await settle()
@@ -102,7 +83,7 @@ async def test_transform_is_applied_before_caching_and_dispatch() -> None:
     informer = make(lw, transform=drop_managed_fields)
     added: list[Obj] = []
     informer.add_event_handler(on_add=added.append)
-    async with Run(informer):
+    async with Running(informer):
         lw.watches[-1].send("ADDED", with_managed_fields(pod("b", "3")))
         await settle()
     assert [("managedFields" in o["metadata"]) for o in added] == [False, False]
@@ -116,7 +97,7 @@ async def test_resync_redelivers_cached_objects_as_updates_with_the_same_object(
     updates: list[tuple[str, bool]] = []
     informer.add_event_handler(
         on_update=lambda old, new: updates.append((new["metadata"]["name"], old is new)))
-    async with Run(informer):
+    async with Running(informer):
         clock.advance(29.9)
         await settle()
         assert updates == []
@@ -128,7 +109,7 @@ async def test_resync_redelivers_cached_objects_as_updates_with_the_same_object(
 async def test_late_handler_gets_existing_objects_as_adds() -> None:
     lw = FakeListerWatcher(page([pod("a", "1")], "2"))
     informer = make(lw)
-    async with Run(informer):
+    async with Running(informer):
         added: list[str] = []
         informer.add_event_handler(on_add=lambda o: added.append(o["metadata"]["name"]))
         assert added == ["a"]
@@ -144,7 +125,7 @@ async def test_a_failing_handler_does_not_stop_the_others() -> None:
 
     informer.add_event_handler(on_add=boom)
     informer.add_event_handler(on_add=lambda o: got.append(o["metadata"]["name"]))
-    async with Run(informer):
+    async with Running(informer):
         lw.watches[-1].send("ADDED", pod("b", "3"))
         await settle()
     assert got == ["a", "b"]
@@ -156,7 +137,7 @@ async def test_delete_handler_receives_tombstones_on_relist() -> None:
     informer = make(lw, clock=clock)
     deleted: list[Any] = []
     informer.add_event_handler(on_delete=deleted.append)
-    async with Run(informer):
+    async with Running(informer):
         lw.watches[-1].fail(ApiError(410, "Expired"))
         await settle()
         clock.advance(0.8)

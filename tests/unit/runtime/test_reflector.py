@@ -6,8 +6,6 @@ the sink calls and the delays.
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
 from mpi_controller.runtime.cache import Indexer
@@ -18,6 +16,7 @@ from tests.unit.runtime.fakes import (
     FakeListerWatcher,
     FixedRandom,
     RecordingSink,
+    Running,
     page,
     pod,
     settle,
@@ -34,18 +33,14 @@ class Harness:
         self.sink = RecordingSink(self.indexer)
         self.reflector = Reflector(lw, self.indexer, self.sink, clock=self.clock,
                                    rng=FixedRandom(rnd), **options)  # type: ignore[arg-type]
-        self.task: asyncio.Task[None] | None = None
+        self._running = Running(self.reflector)
 
     async def __aenter__(self) -> Harness:
-        self.task = asyncio.create_task(self.reflector.run())
-        await settle()
+        await self._running.__aenter__()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        assert self.task is not None
-        self.task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await self.task
+        await self._running.__aexit__(*exc)
 
     async def advance(self, seconds: float) -> None:
         await settle()
