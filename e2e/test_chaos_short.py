@@ -72,7 +72,10 @@ def test_controller_kills(ctx: Context) -> None:
     assert rec["recovery_s"]["count"] >= ctx.kills
 
 
-@pytest.mark.xfail(reason="known race, open in #7: after SIGCONT the GC's pod deletions can reach the cache before the MPIJob's deletion, so workers of a deleted job are created again", strict=False)
+@pytest.mark.xfail(
+    reason="known race, open in #7: after SIGCONT the GC's pod deletions can reach the cache "
+    "before the MPIJob's deletion, so workers of a deleted job are created again",
+    strict=False)
 def test_lost_watches_and_jobs_deleted_while_stopped(ctx: Context) -> None:
     rec = run_lost_watches(ctx, restart_apiserver=False, pause=4.0)
     _check(rec)
