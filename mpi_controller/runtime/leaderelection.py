@@ -19,7 +19,8 @@ Contract:
   what the work raised, or re-raises ``CancelledError`` when cancelled. If the work returns
   normally, the lease is still held until loss or cancellation (as in client-go). On the way
   out, with ``release_on_cancel``, a lease still held is released (holder ``""``,
-  ``leaseDurationSeconds`` 1) so a successor need not wait.
+  ``leaseDurationSeconds`` 1) so a successor need not wait; a 409 on release (a renewal cut
+  off in flight was applied) is answered by re-reading and writing again while still held.
 * :meth:`is_leader` is True while the leader's work runs; :meth:`healthy` is False when leading
   but the last successful renewal is older than ``renew_deadline + health_tolerance``.
 """
@@ -305,11 +306,34 @@ class LeaderElector:
         )
         try:
             async with Deadline(self._clock, self.renew_deadline):
-                await self.lock.update(record)
-            self._observe(record)
-            self._log.info("released leader lease")
+                released = await self._update_if_still_held(record)
         except (ApiError, DeadlineExceeded) as exc:
             self._log.warning("failed to release lease", error=str(exc))
+            return
+        if released:
+            self._observe(record)
+            self._log.info("released leader lease")
+
+    async def _update_if_still_held(self, record: LeaderElectionRecord) -> bool:
+        """Write ``record`` over a lease this process holds; False if another holds it now.
+
+        A renewal cancelled while its PUT was in flight may have been applied without this
+        process seeing the new resourceVersion, so a 409 is answered by re-reading: if the
+        holder is still this identity, nobody else can have written since, and the write is
+        repeated over the fresh object.
+        """
+        try:
+            await self.lock.update(record)
+            return True
+        except ApiError as exc:
+            if not exc.is_conflict():
+                raise
+        current = await self.lock.get()
+        if current.holder_identity != self.lock.identity:
+            self._observe(current)
+            return False
+        await self.lock.update(record)
+        return True
 
     # -- observed state -----------------------------------------------------------------------
 

@@ -29,6 +29,7 @@ class Store:
         self.failing = False
         self.hanging = False
         self.update_gate: asyncio.Event | None = None
+        self.lose_update_responses = False  # apply PUTs, then hang as if the answer was lost
         self.writes: list[LeaderElectionRecord] = []
 
 
@@ -65,7 +66,11 @@ class FakeLock:
         if self.seen_version != self.store.version:
             self.conflicts += 1
             raise ApiError(409, "Conflict", "the object has been modified")
+        seen = self.seen_version
         self._write(record)
+        if self.store.lose_update_responses:
+            self.seen_version = seen
+            await asyncio.Event().wait()
 
     def _write(self, record: LeaderElectionRecord) -> None:
         self.store.record = record
@@ -255,6 +260,45 @@ async def test_release_on_cancel_hands_over_at_once(env: tuple[Store, ManualCloc
     assert b.task is not None
     b.task.cancel()
     await settle()
+
+
+async def test_release_after_a_renewal_cut_off_in_flight(env: tuple[Store, ManualClock]) -> None:
+    """The cancelled renewal's PUT was applied but its answer lost: release re-reads, still
+    holds the lease, and writes the empty holder over the fresh version."""
+    store, clock = env
+    a = Candidate(store, clock, "a")
+    a.start()
+    await settle()
+    assert a.elector.is_leader()
+    store.lose_update_responses = True
+    await tick(clock, 2.0)  # the renewal at t=2 is applied, then hangs
+    renewed = store.writes[-1]
+    assert renewed.holder_identity == "a"
+    store.lose_update_responses = False
+    assert a.task is not None
+    a.task.cancel()
+    await settle()
+    assert a.lock.conflicts == 1
+    assert store.writes[-2] is renewed
+    released = store.writes[-1]
+    assert (released.holder_identity, released.lease_duration_seconds) == ("", 1)
+
+
+async def test_release_leaves_a_lease_taken_by_another(env: tuple[Store, ManualClock]) -> None:
+    """On a 409 at release the holder is re-read; someone else's lease is left as it is."""
+    store, clock = env
+    a = Candidate(store, clock, "a")
+    a.start()
+    await settle()
+    store.record = LeaderElectionRecord(holder_identity="b", lease_duration_seconds=15)
+    store.version += 1
+    writes = len(store.writes)
+    assert a.task is not None
+    a.task.cancel()
+    await settle()
+    assert a.lock.conflicts == 1
+    assert store.record.holder_identity == "b"
+    assert len(store.writes) == writes
 
 
 async def test_acquire_retries_with_jitter(env: tuple[Store, ManualClock]) -> None:
