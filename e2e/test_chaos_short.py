@@ -50,7 +50,8 @@ def ctx(cluster: Cluster, controller: ControllerProcess, tmp_path: Path) -> Iter
         controller_kubeconfigs=(str(state / "kubeconfig-controller"),
                                 str(state / "kubeconfig-controller-2")),
         audit_log=audit_log, out_dir=tmp_path, jobs=10, workers=2, kills=2, min_s=3, max_s=8,
-        invalid=12, converge_timeout=180, given=[rep])
+        invalid=12, converge_timeout=180, given=[rep],
+        cluster_env={"MPI_CONTROLLER_CLUSTER_DIR": str(state)})
     # Later tests need the session controller up and leading.
     if not rep.alive():
         rep.start()
@@ -72,10 +73,6 @@ def test_controller_kills(ctx: Context) -> None:
     assert rec["recovery_s"]["count"] >= ctx.kills
 
 
-@pytest.mark.xfail(
-    reason="known race, open in #7: after SIGCONT the GC's pod deletions can reach the cache "
-    "before the MPIJob's deletion, so workers of a deleted job are created again",
-    strict=False)
 def test_lost_watches_and_jobs_deleted_while_stopped(ctx: Context) -> None:
     rec = run_lost_watches(ctx, restart_apiserver=False, pause=4.0)
     _check(rec)

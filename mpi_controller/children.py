@@ -11,6 +11,14 @@
 * Every create is announced to :class:`~mpi_controller.runtime.expectations.ControllerExpectations`
   before it is sent and lowered again if it fails, so a sync that runs before the informer has
   seen the object does not create it twice. Deletes are handled the same way.
+* Before every create, ``owner_cached()`` must still hold (the owner, with its uid, is in the
+  cache): a sync that awaited the API while the owner's deletion arrived stops with
+  :class:`OwnerGone` instead of creating children for it.
+* A child that was seen deleted while its owner was still cached (see :class:`Vanished`) is
+  created again only after a GET of the owner from the API server confirms that it still
+  exists with the same uid and is not being deleted. Otherwise :class:`OwnerGone` is raised:
+  the cache had not yet seen the owner's deletion (the garbage collector's deletes of its
+  children can arrive first), and creating the child again would only feed the collector.
 * Errors are returned to the caller (the controller requeues with backoff); nothing here
   retries.
 """
@@ -26,7 +34,7 @@ from mpi_controller.runtime.client import ApiError, KubeClient, Resource
 from mpi_controller.runtime.controller import ExpectedError
 from mpi_controller.runtime.expectations import ControllerExpectations
 
-__all__ = ["ChildWriter", "ResourceNotControlled", "gather_raising"]
+__all__ = ["ChildWriter", "OwnerGone", "ResourceNotControlled", "Vanished", "gather_raising"]
 
 Obj = dict[str, Any]
 EventSink = Callable[[Event], None]
@@ -34,6 +42,38 @@ EventSink = Callable[[Event], None]
 
 class ResourceNotControlled(ExpectedError):
     """An object with the child's name exists and is not controlled by the MPIJob."""
+
+
+class OwnerGone(Exception):
+    """The owner read from the API server is gone, replaced or being deleted: the cache is
+    behind, and its deletion event will follow."""
+
+
+class Vanished:
+    """Children (kind, name) seen deleted while their owner (``key``) was cached.
+
+    Filled by the informers' delete handlers; an entry is dropped once the child is created
+    again, or when the owner itself is forgotten."""
+
+    def __init__(self) -> None:
+        self._by_key: dict[str, set[tuple[str, str]]] = {}
+
+    def deleted(self, key: str, kind: str, name: str) -> None:
+        self._by_key.setdefault(key, set()).add((kind, name))
+
+    def __contains__(self, entry: tuple[str, str, str]) -> bool:
+        key, kind, name = entry
+        return (kind, name) in self._by_key.get(key, ())
+
+    def recreated(self, key: str, kind: str, name: str) -> None:
+        names = self._by_key.get(key)
+        if names is not None:
+            names.discard((kind, name))
+            if not names:
+                del self._by_key[key]
+
+    def forget(self, key: str) -> None:
+        self._by_key.pop(key, None)
 
 
 class ChildWriter:
@@ -47,12 +87,20 @@ class ChildWriter:
         job: Mapping[str, Any],
         key: str,
         emit: EventSink,
+        owner: Resource,
+        owner_cached: Callable[[], bool],
+        vanished: Vanished,
     ) -> None:
         self._client = client
         self._expectations = expectations
         self._job = job
         self._key = key
         self._emit = emit
+        self._owner = owner
+        self._owner_cached = owner_cached
+        self._vanished = vanished
+        self._owner_lock = asyncio.Lock()
+        self._owner_confirmed = False
         self.namespace: str = job["metadata"]["namespace"]
 
     def check_controlled(self, obj: Mapping[str, Any], kind: str) -> None:
@@ -83,17 +131,45 @@ class ChildWriter:
 
     async def create(self, resource: Resource, desired: Mapping[str, Any]) -> Obj:
         """Create ``desired``; on AlreadyExists adopt it if it is ours, else ErrResourceExists."""
+        name = desired["metadata"]["name"]
+        if not self._owner_cached():
+            raise OwnerGone(f"{self._key} left the cache during the sync")
+        recreating = (self._key, resource.kind, name) in self._vanished
+        if recreating:
+            await self.confirm_owner()
         self._expectations.raise_expectations(self._key, add=1)
         try:
-            return await self._client.create(resource, desired, namespace=self.namespace)
+            created = await self._client.create(resource, desired, namespace=self.namespace)
         except ApiError as err:
             self._expectations.lower_expectations(self._key, add=1)
             if not err.is_already_exists():
                 raise
-        current = await self._client.get(
-            resource, desired["metadata"]["name"], namespace=self.namespace)
-        self.check_controlled(current, resource.kind)
-        return current
+            created = await self._client.get(resource, name, namespace=self.namespace)
+            self.check_controlled(created, resource.kind)
+        if recreating:
+            self._vanished.recreated(self._key, resource.kind, name)
+        return created
+
+    async def confirm_owner(self) -> None:
+        """Raise :class:`OwnerGone` unless the API server still has the owner, with its uid
+        and no deletionTimestamp (one GET per sync once it succeeds; concurrent creates wait
+        for it)."""
+        async with self._owner_lock:
+            if not self._owner_confirmed:
+                await self._read_owner()
+                self._owner_confirmed = True
+
+    async def _read_owner(self) -> None:
+        meta = self._job["metadata"]
+        try:
+            current = await self._client.get(self._owner, meta["name"], namespace=self.namespace)
+        except ApiError as err:
+            if err.is_not_found():
+                raise OwnerGone(f"{self._key} no longer exists") from err
+            raise
+        current_meta = current.get("metadata") or {}
+        if current_meta.get("uid") != meta.get("uid") or current_meta.get("deletionTimestamp"):
+            raise OwnerGone(f"{self._key} was deleted or replaced")
 
     async def create_many(
         self, resource: Resource, objects: Sequence[Mapping[str, Any]], *, concurrency: int

@@ -33,7 +33,13 @@ from mpi_controller import jobmetrics
 from mpi_controller import reconcile as r
 from mpi_controller.api import constants as c
 from mpi_controller.api import set_defaults, validate
-from mpi_controller.children import ChildWriter, ResourceNotControlled, gather_raising
+from mpi_controller.children import (
+    ChildWriter,
+    OwnerGone,
+    ResourceNotControlled,
+    Vanished,
+    gather_raising,
+)
 from mpi_controller.runtime.cache import (
     CONTROLLER_UID_INDEX,
     DeletedFinalStateUnknown,
@@ -120,6 +126,7 @@ class MPIJobController:
         self._expectations = ControllerExpectations(clock=clock)
         self._clock: Clock = clock or LoopClock()
         self._superseded: dict[str, tuple[str, float]] = {}
+        self._vanished = Vanished()
         ns = config.namespace or None
         selector = f"{c.OPERATOR_NAME_LABEL}={c.OPERATOR_NAME}"
         self.mpijobs = factory.informer_for(MPIJOBS, ns)
@@ -160,7 +167,8 @@ class MPIJobController:
             informer.add_event_handler(
                 on_add=self._child_added,
                 on_update=self._pod_updated if informer is self.pods else self._child_updated,
-                on_delete=self._child_deleted)
+                on_delete=self._deletion_handler(
+                    informer.resource.kind if informer.resource else ""))
 
     def _enqueue_job(self, obj: Obj) -> None:
         self.controller.enqueue(meta_namespace_key(obj))
@@ -169,6 +177,7 @@ class MPIJobController:
         key = deletion_handling_key(obj)
         self._expectations.delete_expectations(key)
         self._superseded.pop(key, None)
+        self._vanished.forget(key)
 
     def _owner_key(self, obj: Mapping[str, Any]) -> tuple[str | None, bool]:
         """The controlling MPIJob's key, and whether the MPIJob controls ``obj`` directly."""
@@ -213,13 +222,17 @@ class MPIJobController:
     def _pod_updated(self, old: Obj, new: Obj) -> None:
         self._child_updated(old, new, batch=self._config.pod_update_batch)
 
-    def _child_deleted(self, obj: Obj | DeletedFinalStateUnknown) -> None:
-        target = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
-        key, direct = self._owner_key(target)
-        if key is not None:
+    def _deletion_handler(self, kind: str) -> Callable[[Obj | DeletedFinalStateUnknown], None]:
+        def on_delete(obj: Obj | DeletedFinalStateUnknown) -> None:
+            target = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
+            key, direct = self._owner_key(target)
+            if key is None:
+                return
             if direct:
                 self._expectations.deletion_observed(key)
+                self._vanished.deleted(key, kind, (target.get("metadata") or {}).get("name", ""))
             self.controller.enqueue(key)
+        return on_delete
 
     # -- sync ----------------------------------------------------------------------------
 
@@ -250,6 +263,10 @@ class MPIJobController:
         sync = _JobSync(self, job, key, namespace=namespace, name=name)
         try:
             await sync.run(original_status=cached.get("status") or {})
+        except OwnerGone as gone:
+            # Children were deleted (by the garbage collector) before the cache saw the job's
+            # own deletion; the MPIJob informer's delete event follows.
+            _log.info("job deleted; not recreating its children", key=key, reason=str(gone))
         except ApiError as err:
             if not err.is_conflict():
                 raise
@@ -290,10 +307,17 @@ class _JobSync:
         self.namespace = namespace
         self.name = name
         self.writer = ChildWriter(ctl._client, ctl._expectations, job=job, key=key,
-                                  emit=lambda e: ctl._emit(job, e))
+                                  emit=lambda e: ctl._emit(job, e), owner=MPIJOBS,
+                                  owner_cached=self.job_still_cached, vanished=ctl._vanished)
 
     def emit(self, event: r.Event) -> None:
         self.ctl._emit(self.job, event)
+
+    def job_still_cached(self) -> bool:
+        """The MPIJob this sync works on is still in the cache (same uid)."""
+        cached = self.ctl.mpijobs.indexer.get_by_key(self.key)
+        uid = self.job["metadata"].get("uid")
+        return cached is not None and (cached.get("metadata") or {}).get("uid") == uid
 
     def cached(self, informer: SharedIndexInformer | None, name: str) -> Obj | None:
         if informer is None:

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from mpi_controller.api import constants as c
 from mpi_controller.controller import ControllerConfig, MPIJobController
@@ -17,11 +18,17 @@ from mpi_controller.runtime.informer import InformerFactory
 from mpi_controller.runtime.manager import Manager
 from tests.support import wait_for
 
+T = TypeVar("T")
+Customize = Callable[[MPIJobController], None]
+
 
 class InProcessController:
-    def __init__(self, kubeconfig: str, config: ControllerConfig) -> None:
+    def __init__(self, kubeconfig: str, config: ControllerConfig,
+                 customize: Customize | None = None) -> None:
         self.kubeconfig = kubeconfig
         self.config = config
+        self.customize = customize
+        self.mpijob_controller: MPIJobController | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self.stop_event: asyncio.Event | None = None
         self.manager: Manager | None = None
@@ -40,6 +47,9 @@ class InProcessController:
         client = await KubeClient.from_kubeconfig(self.kubeconfig, qps=200, burst=400)
         recorder = EventRecorder(client, c.CONTROLLER_AGENT_NAME)
         controller = MPIJobController(client, InformerFactory(client), recorder, self.config)
+        if self.customize is not None:
+            self.customize(controller)
+        self.mpijob_controller = controller
 
         class _Recorder:
             async def run(self) -> None:
@@ -60,6 +70,27 @@ class InProcessController:
         if self.error:
             raise self.error
 
+    def call(self, fn: Callable[[], T]) -> T:
+        """Run ``fn`` on the controller's event loop and return its result."""
+        assert self.loop is not None
+        done: Future[T] = Future()
+
+        def run() -> None:
+            try:
+                done.set_result(fn())
+            except BaseException as exc:
+                done.set_exception(exc)
+
+        self.loop.call_soon_threadsafe(run)
+        return done.result(timeout=10)
+
+    def idle(self) -> bool:
+        """No key queued, waiting for a delay, or being synced."""
+        ctl = self.mpijob_controller
+        assert ctl is not None
+        queue = ctl.controller.queue
+        return self.call(lambda: not (queue.len() or queue._processing or queue._waiting))
+
     def stop(self) -> None:
         if self.loop is not None and self.stop_event is not None:
             self.loop.call_soon_threadsafe(self.stop_event.set)
@@ -70,9 +101,10 @@ class InProcessController:
 
 
 @contextmanager
-def running_controller(kubeconfig: str, namespace: str, **config: Any
-                       ) -> Iterator[InProcessController]:
-    ctl = InProcessController(kubeconfig, ControllerConfig(namespace=namespace, **config))
+def running_controller(kubeconfig: str, namespace: str, *, customize: Customize | None = None,
+                       **config: Any) -> Iterator[InProcessController]:
+    ctl = InProcessController(kubeconfig, ControllerConfig(namespace=namespace, **config),
+                              customize)
     ctl.start()
     try:
         yield ctl
