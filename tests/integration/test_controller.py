@@ -5,7 +5,7 @@ Each test cites the Go operator (mpi-operator v0.8.2) behaviour it matches."""
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -249,31 +249,45 @@ def test_managed_by_another_controller_is_left_alone(
     assert "kueue" not in names
 
 
-_FOREIGN: dict[str, tuple[str, Any]] = {
-    "Service": ("fx", lambda core, batch, ns: core.create_namespaced_service(
-        ns, {"metadata": {"name": "fx"}, "spec": {"clusterIP": "None", "selector": {"a": "b"}}})),
-    "ConfigMap": ("fx-config", lambda core, batch, ns: core.create_namespaced_config_map(
-        ns, {"metadata": {"name": "fx-config"}})),
-    "Secret": ("fx-ssh", lambda core, batch, ns: core.create_namespaced_secret(
-        ns, {"metadata": {"name": "fx-ssh"}})),
-    "Pod": ("fx-worker-0", lambda core, batch, ns: core.create_namespaced_pod(
-        ns, {"metadata": {"name": "fx-worker-0"},
-             "spec": {"containers": [{"name": "x", "image": "busybox"}]}})),
-    "Job": ("fx-launcher", lambda core, batch, ns: batch.create_namespaced_job(
-        ns, {"metadata": {"name": "fx-launcher"}, "spec": {"template": {"spec": {
-            "restartPolicy": "Never", "containers": [{"name": "x", "image": "busybox"}]}}}})),
-}
+def foreign_object(kind: str, job: str) -> tuple[str, Callable[[Any, Any, str], Any]]:
+    """The name of ``job``'s child of ``kind``, and a maker of a foreign object by that name
+    (no owner, no labels: outside the controller's label-narrowed caches)."""
+    name = {"Service": job, "ConfigMap": f"{job}-config", "Secret": f"{job}-ssh",
+            "Pod": f"{job}-worker-0", "Job": f"{job}-launcher"}[kind]
+    meta = {"name": name}
+    container = {"name": "x", "image": "busybox"}
+    makers: dict[str, Callable[[Any, Any, str], Any]] = {
+        "Service": lambda core, batch, ns: core.create_namespaced_service(
+            ns, {"metadata": meta, "spec": {"clusterIP": "None", "selector": {"a": "b"}}}),
+        "ConfigMap": lambda core, batch, ns: core.create_namespaced_config_map(
+            ns, {"metadata": meta}),
+        "Secret": lambda core, batch, ns: core.create_namespaced_secret(ns, {"metadata": meta}),
+        "Pod": lambda core, batch, ns: core.create_namespaced_pod(
+            ns, {"metadata": meta, "spec": {"containers": [container]}}),
+        "Job": lambda core, batch, ns: batch.create_namespaced_job(
+            ns, {"metadata": meta, "spec": {"template": {"spec": {
+                "restartPolicy": "Never", "containers": [container]}}}}),
+    }
+    return name, makers[kind]
 
 
-@pytest.mark.parametrize("kind", list(_FOREIGN))
+FOREIGN_KINDS = ["Service", "ConfigMap", "Secret", "Pod", "Job"]
+
+
+def not_managed(name: str, kind: str) -> tuple[str, str, str]:
+    """The ErrResourceExists event for ``name`` of ``kind``."""
+    return ("Warning", "ErrResourceExists",
+            f'Resource "{name}" of Kind "{kind}" already exists and is not managed by MPIJob')
+
+
+@pytest.mark.parametrize("kind", FOREIGN_KINDS)
 def test_existing_object_not_controlled_by_the_job(
         jobs: MPIJobs, controller: InProcessController, kind: str) -> None:
     """3.1: ErrResourceExists event, and the sync errors (here the real kind is named)."""
-    name, make = _FOREIGN[kind]
+    name, make = foreign_object(kind, "fx")
     make(jobs.core, jobs.batch, jobs.namespace)
     jobs.create(small_job("fx", workers=1, launcher_runs="600s"))
-    expected = ("Warning", "ErrResourceExists",
-                f'Resource "{name}" of Kind "{kind}" already exists and is not managed by MPIJob')
+    expected = not_managed(name, kind)
     wait_for(lambda: expected in jobs.events("fx"), timeout=30, what=f"ErrResourceExists {kind}")
     if kind == "Pod":
         pod = jobs.core.read_namespaced_pod(name, jobs.namespace)

@@ -3,7 +3,9 @@ bound to a ServiceAccount (token from ``kubectl create token``) the controller d
 through its whole life (leader election, gang scheduling with PodGroups and PriorityClasses,
 create, suspend with a started launcher, resume, success, cleanPodPolicy Running); and with any
 one rule removed some step observably fails (the step never happens, or the controller logs
-Forbidden, or exits). All variants run at once, each in its own namespace (also its Lease's)."""
+Forbidden, or exits). All variants run at once, each in its own namespace (also its Lease's).
+With the whole role, a foreign object of each child kind outside the caches is reported with
+ErrResourceExists (the create's AlreadyExists answer is followed by a GET), not Forbidden."""
 
 from __future__ import annotations
 
@@ -21,9 +23,14 @@ import yaml
 from kubernetes import client
 
 from e2e.conftest import ControllerProcess
-from tests.integration.test_controller import _install_pod_group_crd
+from tests.integration.test_controller import (
+    FOREIGN_KINDS,
+    _install_pod_group_crd,
+    foreign_object,
+    not_managed,
+)
 from tests.mpijobs import MPIJobs, small_job
-from tests.support import REPO, Cluster
+from tests.support import REPO, Cluster, wait_for
 
 pytestmark = pytest.mark.cluster
 
@@ -170,6 +177,29 @@ def test_every_rule_of_the_cluster_role_is_needed(variants: list[Variant]) -> No
         if v.failed_step is None and not v.forbidden() and not v.exited():
             spare.append(_rule_id(RULES[v.skip]))
     assert not spare, f"rules the controller did without: {spare}"
+
+
+def test_foreign_objects_are_reported_under_the_role(
+        cluster: Cluster, kube_api: Any, mpijob_crd: str, tmp_path: Path) -> None:
+    _install_pod_group_crd(kube_api, "scheduling.x-k8s.io", "v1alpha1")
+    v = Variant(uuid.uuid4().hex[:5], None, cluster, kube_api, tmp_path)
+    v.name = v.name.replace("-all", "-foreign")
+    v.jobs = MPIJobs(kube_api, v.name)
+    try:
+        v.set_up()
+        expected = {}
+        for kind in FOREIGN_KINDS:
+            job = f"fx-{kind.lower()}"
+            name, make = foreign_object(kind, job)
+            make(v.jobs.core, v.jobs.batch, v.name)
+            v.jobs.create(small_job(job, workers=1, launcher_runs="600s"))
+            expected[job] = not_managed(name, kind)
+        for job, event in expected.items():
+            wait_for(lambda job=job, event=event: event in v.jobs.events(job), timeout=60,
+                     what=f"{event} on {job}")
+        assert not v.forbidden(), v.log()[-3000:]
+    finally:
+        v.tear_down()
 
 
 def test_the_role_grants_no_wildcards_or_exec() -> None:
