@@ -10,7 +10,9 @@ they stay Pending and emit no further events. Then, in this process:
   second from the request until the ``initial-events-end`` bookmark.
 * ``list``: an informer's initial paged LIST (500 per page) until ``has_synced``.
 * ``memory``: tracemalloc, bytes held by the cache per pod (the memory freed when the informer is
-  dropped, divided by the pod count), with managedFields dropped and, for comparison, kept.
+  dropped, divided by the pod count), with managedFields dropped and, for comparison, kept;
+  and as the MPIJob controller caches pods (``mpi_controller.podcache``: the typed pod codec
+  and the slim, shared transform), whose events per second are measured too.
 
 Writes ``bench-results/informer.json``. A program, not a test: nothing asserts on timing.
 
@@ -38,7 +40,9 @@ sys.path.insert(0, str(REPO))
 
 from kubernetes import client, config  # noqa: E402
 
+from mpi_controller.podcache import POD_CODEC, slim_pod  # noqa: E402
 from mpi_controller.runtime.client import PODS, KubeClient  # noqa: E402
+from mpi_controller.runtime.codec import Codec  # noqa: E402
 from mpi_controller.runtime.informer import SharedIndexInformer, drop_managed_fields  # noqa: E402
 from mpi_controller.runtime.reflector import ResourceListerWatcher, Transform  # noqa: E402
 
@@ -82,11 +86,11 @@ def create_pods(api: client.ApiClient, namespace: str, count: int) -> float:
 
 
 def new_informer(
-    kube: KubeClient, namespace: str, transform: Transform | None
+    kube: KubeClient, namespace: str, transform: Transform | None, codec: Codec | None = None
 ) -> SharedIndexInformer:
     from mpi_controller.runtime.cache import NAMESPACE_INDEX, namespace_index
 
-    lw = ResourceListerWatcher(kube, PODS, namespace=namespace)
+    lw = ResourceListerWatcher(kube, PODS, namespace=namespace, codec=codec)
     informer = SharedIndexInformer(lw, indexers={NAMESPACE_INDEX: namespace_index},
                                    transform=transform)
     handled = [0]
@@ -94,11 +98,13 @@ def new_informer(
     return informer
 
 
-async def stream_into(kube: KubeClient, informer: SharedIndexInformer, namespace: str) -> float:
+async def stream_into(kube: KubeClient, informer: SharedIndexInformer, namespace: str,
+                      codec: Codec | None = None) -> float:
     """Fill ``informer`` from one WatchList stream; return the seconds it took."""
     started = time.perf_counter()
     async with kube.watch(PODS, namespace=namespace, send_initial_events=True,
-                          resource_version_match="NotOlderThan", timeout_seconds=600) as w:
+                          resource_version_match="NotOlderThan", timeout_seconds=600,
+                          codec=codec) as w:
         async for event in w:
             if event["type"] == "BOOKMARK":
                 annotations = event["object"]["metadata"].get("annotations") or {}
@@ -120,13 +126,13 @@ async def list_sync(kube: KubeClient, informer: SharedIndexInformer) -> float:
 
 
 async def held_bytes(
-    kube: KubeClient, namespace: str, transform: Transform | None
+    kube: KubeClient, namespace: str, transform: Transform | None, codec: Codec | None = None
 ) -> tuple[int, int]:
     """(bytes freed when the filled informer is dropped, pods cached), under tracemalloc."""
     gc.collect()
     tracemalloc.start()
-    informer = new_informer(kube, namespace, transform)
-    await stream_into(kube, informer, namespace)
+    informer = new_informer(kube, namespace, transform, codec)
+    await stream_into(kube, informer, namespace, codec)
     count = len(informer.indexer)
     gc.collect()
     filled = tracemalloc.get_traced_memory()[0]
@@ -152,18 +158,30 @@ async def measure(kubeconfig: str, namespace: str, pods: int) -> dict[str, Any]:
             seconds = await list_sync(kube, informer)
             list_runs.append(seconds)
             log(f"list: {pods} objects synced in {seconds:.2f}s = {pods / seconds:,.0f}/s")
+        slim_runs = []
+        for _ in range(3):
+            informer = new_informer(kube, namespace, slim_pod, POD_CODEC)
+            seconds = await stream_into(kube, informer, namespace, POD_CODEC)
+            assert len(informer.indexer) == pods, len(informer.indexer)
+            slim_runs.append(seconds)
+            log(f"watch, controller pod cache: {pods / seconds:,.0f} events/s")
         dropped, n1 = await held_bytes(kube, namespace, drop_managed_fields)
         kept, n2 = await held_bytes(kube, namespace, None)
-        log(f"memory: {dropped / n1:,.0f} B/pod without managedFields, {kept / n2:,.0f} with")
+        slim, n3 = await held_bytes(kube, namespace, slim_pod, POD_CODEC)
+        log(f"memory: {dropped / n1:,.0f} B/pod without managedFields, {kept / n2:,.0f} with, "
+            f"{slim / n3:,.0f} as the controller caches pods")
     best_watch, best_list = min(watch_runs), min(list_runs)
     return {
         "pods": pods,
         "watch": {"seconds": watch_runs, "events_per_second": round(pods / best_watch),
+                  "controller_pod_cache_seconds": slim_runs,
+                  "controller_pod_cache_events_per_second": round(pods / min(slim_runs)),
                   "protocol": "WatchList (sendInitialEvents=true)"},
         "list": {"seconds": list_runs, "objects_per_second": round(pods / best_list),
                  "page_size": 500},
         "memory": {"bytes_per_pod_managed_fields_dropped": round(dropped / n1),
                    "bytes_per_pod_managed_fields_kept": round(kept / n2),
+                   "bytes_per_pod_controller_cache": round(slim / n3),
                    "method": "tracemalloc: memory freed when the filled informer is dropped"},
     }
 

@@ -4,7 +4,8 @@ Informers (narrowed by labels where that is safe; ``metadata.managedFields`` dro
 
 * MPIJobs (all);
 * Pods with ``training.kubeflow.org/operator-name=mpi-operator`` (workers, and launcher pods,
-  whose template carries the label), trimmed to the fields the controller reads;
+  whose template carries the label), decoded and cached as ``mpi_controller.podcache`` slims
+  them (only the fields the controller reads);
 * batch Jobs, Services, ConfigMaps and Secrets with an ``app`` label (every child carries
   ``app: <job>``); an object without it is found when a create answers AlreadyExists;
 * with gang scheduling, PodGroups and PriorityClasses.
@@ -40,6 +41,7 @@ from mpi_controller.children import (
     Vanished,
     gather_raising,
 )
+from mpi_controller.podcache import POD_CODEC, slim_pod
 from mpi_controller.runtime.cache import (
     CONTROLLER_UID_INDEX,
     DeletedFinalStateUnknown,
@@ -67,7 +69,7 @@ from mpi_controller.runtime.informer import InformerFactory, SharedIndexInformer
 from mpi_controller.runtime.ratelimit import default_controller_rate_limiter
 from mpi_controller.runtime.workqueue import RateLimitingQueue
 
-__all__ = ["MPIJOBS", "ControllerConfig", "MPIJobController", "slim_pod"]
+__all__ = ["MPIJOBS", "ControllerConfig", "MPIJobController"]
 
 MPIJOBS = Resource(c.GROUP, c.VERSION, c.PLURAL, namespaced=True, kind=c.KIND)
 _log = structlog.get_logger(__name__)
@@ -86,20 +88,6 @@ class ControllerConfig:
     queue_burst: int = 100
     worker_create_concurrency: int = 16
     pod_update_batch: float = 1.0
-
-
-def slim_pod(pod: Obj) -> Obj:
-    """The parts of a pod the controller reads (labels, owners, phase, conditions, reason)."""
-    meta = pod.get("metadata") or {}
-    status = pod.get("status") or {}
-    keep_meta = ("name", "namespace", "uid", "resourceVersion", "labels", "ownerReferences",
-                 "creationTimestamp", "deletionTimestamp")
-    slim_status: Obj = {k: status[k] for k in ("phase", "reason", "message") if k in status}
-    if "conditions" in status:
-        slim_status["conditions"] = [
-            {"type": x.get("type"), "status": x.get("status")} for x in status["conditions"] or []
-        ]
-    return {"metadata": {k: meta[k] for k in keep_meta if k in meta}, "status": slim_status}
 
 
 def _utcnow() -> datetime:
@@ -131,7 +119,7 @@ class MPIJobController:
         selector = f"{c.OPERATOR_NAME_LABEL}={c.OPERATOR_NAME}"
         self.mpijobs = factory.informer_for(MPIJOBS, ns)
         self.pods = factory.informer_for(
-            PODS, ns, label_selector=selector, transform=slim_pod,
+            PODS, ns, label_selector=selector, transform=slim_pod, codec=POD_CODEC,
             indexers={CONTROLLER_UID_INDEX: controller_uid_index})
         self.jobs = factory.informer_for(JOBS, ns, label_selector="app")
         self.services = factory.informer_for(SERVICES, ns, label_selector="app")

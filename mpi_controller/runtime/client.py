@@ -26,11 +26,10 @@ Contract:
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import urllib.parse
 import urllib.request
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal
@@ -39,6 +38,7 @@ import aiohttp
 import structlog
 
 from mpi_controller.runtime.clock import Clock, LoopClock
+from mpi_controller.runtime.codec import Codec, dumps, loads
 
 __all__ = [
     "CONFIGMAPS",
@@ -143,7 +143,7 @@ class ApiError(Exception):
     @classmethod
     def from_response(cls, http_status: int, data: bytes) -> ApiError:
         try:
-            body = json.loads(data)
+            body = loads(data)
         except ValueError:
             body = None
         if isinstance(body, dict) and body.get("kind") == "Status":
@@ -402,7 +402,7 @@ class KubeClient:
     ) -> aiohttp.ClientResponse | float:
         """One attempt: the response, or the seconds to wait before retrying."""
         await self._bucket.acquire()
-        data = None if body is None else json.dumps(body).encode()
+        data = None if body is None else dumps(body)
         if data is not None and content_type is None:
             content_type = "application/json"
         kwargs: dict[str, Any] = {
@@ -439,6 +439,7 @@ class KubeClient:
         query: Mapping[str, Any] | None = None,
         body: Any = None,
         content_type: str | None = None,
+        decode: Callable[[bytes], Any] = loads,
     ) -> Any:
         """One request; the decoded JSON response (``None`` for an empty body)."""
         resp = await self._open(method, path, query=query, body=body, content_type=content_type)
@@ -447,7 +448,7 @@ class KubeClient:
                 data = await resp.read()
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise _transport_error(exc) from exc
-        return json.loads(data) if data else None
+        return decode(data) if data else None
 
     # -- verbs --------------------------------------------------------------------------
 
@@ -481,8 +482,10 @@ class KubeClient:
         resource_version: str | None = None,
         resource_version_match: str | None = None,
         timeout_seconds: int | None = None,
+        codec: Codec | None = None,
     ) -> Obj:
-        """One LIST page: ``{"metadata": {"resourceVersion", "continue"}, "items": [...]}``."""
+        """One LIST page: ``{"metadata": {"resourceVersion", "continue"}, "items": [...]}``
+        (items decoded by ``codec`` when given)."""
         query = {
             "labelSelector": label_selector or None,
             "fieldSelector": field_selector or None,
@@ -492,7 +495,9 @@ class KubeClient:
             "resourceVersionMatch": resource_version_match or None,
             "timeoutSeconds": timeout_seconds,
         }
-        result: Obj = await self.request("GET", resource.path(namespace), query=query)
+        decode = codec.decode_list if codec is not None else loads
+        result: Obj = await self.request("GET", resource.path(namespace), query=query,
+                                         decode=decode)
         return result
 
     def watch(
@@ -507,8 +512,10 @@ class KubeClient:
         timeout_seconds: int | None = None,
         send_initial_events: bool | None = None,
         resource_version_match: str | None = None,
+        codec: Codec | None = None,
     ) -> WatchStream:
-        """Open a WATCH lazily (on first iteration); see :class:`WatchStream`."""
+        """Open a WATCH lazily (on first iteration); see :class:`WatchStream` (events decoded
+        by ``codec`` when given)."""
         query = {
             "watch": True,
             "labelSelector": label_selector or None,
@@ -523,7 +530,8 @@ class KubeClient:
         timeout = aiohttp.ClientTimeout(
             total=None, sock_connect=_WATCH_CONNECT_TIMEOUT, sock_read=read
         )
-        return WatchStream(self, resource.path(namespace), query, timeout)
+        decode = codec.decode_event if codec is not None else loads
+        return WatchStream(self, resource.path(namespace), query, timeout, decode)
 
     async def update(
         self,
@@ -622,9 +630,11 @@ class WatchStream:
     """
 
     def __init__(
-        self, kube: KubeClient, path: str, query: dict[str, Any], timeout: aiohttp.ClientTimeout
+        self, kube: KubeClient, path: str, query: dict[str, Any], timeout: aiohttp.ClientTimeout,
+        decode: Callable[[bytes], Any] = loads,
     ) -> None:
         self._kube = kube
+        self._decode = decode
         self._path = path
         self._query = query
         self._timeout = timeout
@@ -643,7 +653,7 @@ class WatchStream:
                 self._resp = await self._kube._open(
                     "GET", self._path, query=self._query, client_timeout=self._timeout
                 )
-                self._events = self._read(self._resp)
+                self._events = self._read(self._resp, self._decode)
             return await anext(self._events)
         except StopAsyncIteration:
             await self.aclose()
@@ -659,7 +669,8 @@ class WatchStream:
             raise
 
     @staticmethod
-    async def _read(resp: aiohttp.ClientResponse) -> AsyncGenerator[Obj, None]:
+    async def _read(resp: aiohttp.ClientResponse, decode: Callable[[bytes], Any],
+                    ) -> AsyncGenerator[Obj, None]:
         pending = b""
         async for chunk in resp.content.iter_any():
             if b"\n" not in chunk:
@@ -669,9 +680,9 @@ class WatchStream:
             pending = lines.pop()
             for line in lines:
                 if line.strip():
-                    yield json.loads(line)
+                    yield decode(line)
         if pending.strip():
-            yield json.loads(pending)
+            yield decode(pending)
 
     async def aclose(self) -> None:
         """Stop the watch and release its connection (idempotent).

@@ -39,6 +39,7 @@ from mpi_controller.runtime.cache import (
 )
 from mpi_controller.runtime.client import KubeClient, Resource
 from mpi_controller.runtime.clock import Clock, LoopClock
+from mpi_controller.runtime.codec import Codec
 from mpi_controller.runtime.reflector import (
     ListerWatcher,
     Reflector,
@@ -215,16 +216,19 @@ class InformerFactory:
         label_selector: str | None = None,
         indexers: Mapping[str, IndexFunc] | None = None,
         transform: Transform | None = None,
+        codec: Codec | None = None,
     ) -> SharedIndexInformer:
         """The shared informer for this triple; extra ``indexers`` are added if missing.
 
-        ``transform`` replaces the factory's default transform; it takes effect only for the
-        call that creates the informer (later callers share what that one chose)."""
+        ``transform`` replaces the factory's default transform, and ``codec`` decodes list
+        and watch bodies (a typed one keeps only what the cache needs); both take effect only
+        for the call that creates the informer (later callers share what that one chose)."""
         key = (resource, namespace or None, label_selector or None)
         informer = self._informers.get(key)
         if informer is None:
             lw = ResourceListerWatcher(
-                self.client, resource, namespace=namespace, label_selector=label_selector
+                self.client, resource, namespace=namespace, label_selector=label_selector,
+                codec=codec,
             )
             informer = SharedIndexInformer(
                 lw, indexers={NAMESPACE_INDEX: namespace_index},

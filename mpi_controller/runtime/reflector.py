@@ -40,6 +40,7 @@ import structlog
 from mpi_controller.runtime.cache import DeletedFinalStateUnknown, Indexer
 from mpi_controller.runtime.client import ApiError, KubeClient, Resource
 from mpi_controller.runtime.clock import Clock, LoopClock
+from mpi_controller.runtime.codec import Codec
 from mpi_controller.runtime.deadline import Deadline, DeadlineExceeded
 
 __all__ = [
@@ -68,7 +69,9 @@ class ListerWatcher(Protocol):
 
 
 class ResourceListerWatcher:
-    """List and watch one :class:`Resource` (optionally one namespace, filtered by selectors)."""
+    """List and watch one :class:`Resource` (optionally one namespace, filtered by selectors),
+    decoding bodies with ``codec`` (a typed :class:`~mpi_controller.runtime.codec.Codec`
+    keeps only the fields it declares)."""
 
     def __init__(
         self,
@@ -78,23 +81,25 @@ class ResourceListerWatcher:
         namespace: str | None = None,
         label_selector: str | None = None,
         field_selector: str | None = None,
+        codec: Codec | None = None,
     ) -> None:
         self.client = client
         self.resource = resource
         self.namespace = namespace
         self.label_selector = label_selector
         self.field_selector = field_selector
+        self.codec = codec
 
     async def list(self, **params: Any) -> Obj:
         return await self.client.list(
             self.resource, namespace=self.namespace, label_selector=self.label_selector,
-            field_selector=self.field_selector, **params,
+            field_selector=self.field_selector, codec=self.codec, **params,
         )
 
     def watch(self, **params: Any) -> AsyncIterator[Obj]:
         return self.client.watch(
             self.resource, namespace=self.namespace, label_selector=self.label_selector,
-            field_selector=self.field_selector, **params,
+            field_selector=self.field_selector, codec=self.codec, **params,
         )
 
     def __repr__(self) -> str:

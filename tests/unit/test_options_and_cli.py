@@ -8,7 +8,6 @@ import pytest
 
 from mpi_controller import __version__
 from mpi_controller.cli import main
-from mpi_controller.controller import slim_pod
 from mpi_controller.options import ServerOptions, add_run_arguments, options_from_args
 
 
@@ -72,23 +71,3 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 def test_no_command_prints_usage_and_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main([]) == 2
     assert "usage: mpi-controller" in capsys.readouterr().err
-
-
-def test_slim_pod_keeps_only_what_the_controller_reads() -> None:
-    pod = {
-        "metadata": {"name": "w", "namespace": "ns", "uid": "u", "resourceVersion": "7",
-                     "labels": {"a": "b"}, "ownerReferences": [{"uid": "o"}],
-                     "annotations": {"big": "x" * 1000}, "managedFields": [{}],
-                     "creationTimestamp": "t"},
-        "spec": {"containers": [{"name": "c", "image": "i", "env": [{"name": "E"}]}]},
-        "status": {"phase": "Failed", "reason": "Evicted", "message": "m", "podIP": "1.2.3.4",
-                   "conditions": [{"type": "Ready", "status": "False", "message": "long"}],
-                   "containerStatuses": [{"name": "c"}]},
-    }
-    assert slim_pod(pod) == {
-        "metadata": {"name": "w", "namespace": "ns", "uid": "u", "resourceVersion": "7",
-                     "labels": {"a": "b"}, "ownerReferences": [{"uid": "o"}],
-                     "creationTimestamp": "t"},
-        "status": {"phase": "Failed", "reason": "Evicted", "message": "m",
-                   "conditions": [{"type": "Ready", "status": "False"}]},
-    }

@@ -1,0 +1,59 @@
+"""runtime.compact: interning, and a bounded table of shared read-only values."""
+
+from __future__ import annotations
+
+import pytest
+
+from mpi_controller.runtime.compact import Flyweights, intern_mapping, intern_str
+
+
+def test_intern_str_returns_one_object_per_string_value() -> None:
+    a = "".join(["mpi-", "operator"])
+    b = "".join(["mpi-oper", "ator"])
+    assert a is not b
+    assert intern_str(a) is intern_str(b)
+    assert intern_str(5) == 5
+
+
+def test_intern_mapping_copies_with_interned_keys_and_values() -> None:
+    labels = {"".join(["ro", "le"]): "".join(["wor", "ker"]), "n": 1}
+    out = intern_mapping(labels)
+    assert out == labels
+    assert out is not labels
+    key = next(iter(out))
+    assert key is intern_str("role")
+    assert out[key] is intern_str("worker")
+
+
+def test_flyweights_share_one_instance_per_key() -> None:
+    table = Flyweights()
+    made: list[int] = []
+
+    def make() -> dict[str, int]:
+        made.append(1)
+        return {"a": 1}
+
+    first = table.share(("k", 1), make)
+    assert table.share(("k", 1), make) is first
+    assert table.share(("k", 2), make) is not first
+    assert len(made) == 2
+    assert len(table) == 2
+
+
+def test_flyweights_empty_when_full() -> None:
+    table = Flyweights(max_entries=2)
+    a = table.share("a", lambda: ["a"])
+    table.share("b", lambda: ["b"])
+    table.share("c", lambda: ["c"])  # full: emptied, then "c" stored
+    assert len(table) == 1
+    assert table.share("a", lambda: ["a"]) is not a
+    with pytest.raises(ValueError, match="at least 1"):
+        Flyweights(max_entries=0)
+
+
+def test_flyweights_keep_a_made_none() -> None:
+    table = Flyweights()
+    calls: list[int] = []
+    assert table.share("n", lambda: calls.append(1)) is None
+    assert table.share("n", lambda: calls.append(1)) is None
+    assert calls == [1]
