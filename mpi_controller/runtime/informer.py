@@ -188,7 +188,9 @@ class InformerFactory:
     Every informer has the ``namespace`` index. :meth:`start` launches the informers not yet
     running (call it again after adding more); :meth:`run` starts them and stays until
     cancelled (informers created meanwhile start at once), then stops them all; :meth:`stop`
-    cancels and awaits them.
+    cancels and awaits them. Its informers sync by streaming list (``watch_list=True``, as
+    client-go's reflector does where the server supports it; LIST otherwise) unless
+    ``watch_list=False`` is passed.
     """
 
     def __init__(
@@ -204,6 +206,7 @@ class InformerFactory:
         self._clock: Clock = clock or LoopClock()
         self.default_transform = default_transform
         self.resync_period = resync_period
+        informer_options.setdefault("watch_list", True)
         self._options = informer_options
         self._informers: dict[_InformerKey, SharedIndexInformer] = {}
         self._tasks: dict[_InformerKey, asyncio.Task[None]] = {}

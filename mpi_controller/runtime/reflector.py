@@ -24,6 +24,15 @@ Contract:
   that ends within 1 s with no event ⇒ back off, relist. Anything else ⇒ back off, relist.
 * **Backoff**: 0.8 s doubling to 30 s, each delay plus up to 100 % jitter; it restarts at
   0.8 s once a run has stayed healthy for 2 minutes (``Backoff``).
+* **Streaming list** (``watch_list=True``, client-go's WatchList): instead of a LIST, a WATCH
+  with ``sendInitialEvents=true``, ``resourceVersionMatch=NotOlderThan`` and the last synced
+  RV (``""`` at first and after a 410: the most recent state) delivers the current objects as
+  ``ADDED`` events, one at a time (never a whole page in memory), then a ``BOOKMARK``
+  annotated ``k8s.io/initial-events-end: "true"`` whose RV is the list's. The collected objects
+  are then applied exactly as a listed set (adds, updates, tombstones), and the same stream
+  goes on as the watch. A server that rejects the request (400/422: WatchList unsupported or
+  disabled) makes the reflector fall back to LIST for good; a stream that ends before the
+  bookmark backs off and tries again.
 * ``synced`` turns True once the first list has been applied and dispatched.
 * The indexer is updated before the sink hears of a change. Objects pass through
   ``transform`` first (e.g. drop ``managedFields``); they are then shared and read-only.
@@ -44,6 +53,7 @@ from mpi_controller.runtime.codec import Codec
 from mpi_controller.runtime.deadline import Deadline, DeadlineExceeded
 
 __all__ = [
+    "INITIAL_EVENTS_END",
     "Backoff",
     "EventSink",
     "ListerWatcher",
@@ -58,6 +68,7 @@ Obj = dict[str, Any]
 Transform = Callable[[Obj], Obj]
 
 _VERY_SHORT_WATCH = 1.0
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 
 
 class ListerWatcher(Protocol):
@@ -173,6 +184,7 @@ class Reflector:
         page_size: int = 500,
         min_watch_timeout: float = 300.0,
         inactivity_timeout: float = 120.0,
+        watch_list: bool = False,
     ) -> None:
         self.lister_watcher = lister_watcher
         self.indexer = indexer
@@ -182,6 +194,7 @@ class Reflector:
         self.page_size = page_size
         self.min_watch_timeout = min_watch_timeout
         self.inactivity_timeout = inactivity_timeout
+        self.watch_list = watch_list
         self._clock: Clock = clock or LoopClock()
         self._rng = rng or random.Random()
         self.backoff = Backoff(clock=self._clock, rng=self._rng)
@@ -201,9 +214,13 @@ class Reflector:
             await self._clock.sleep(self.backoff.delay())
 
     async def _list_and_watch(self) -> None:
-        await self._list()
+        first = None
+        if self.watch_list:
+            first = await self._stream_list()
+        if first is None:
+            await self._list()
         try:
-            await self._watch_loop()
+            await self._watch_loop(first)
         except _Relist:
             return
 
@@ -275,17 +292,82 @@ class Reflector:
             if gone is not None:
                 sink.on_delete(DeletedFinalStateUnknown(key, gone))
 
+    # -- streaming list -------------------------------------------------------------------
+
+    async def _stream_list(self) -> AsyncIterator[Obj] | None:
+        """Sync from a WatchList stream and return it, open, to be watched on; ``None`` when
+        the server does not support streaming lists (from now on LIST is used). A 410 for
+        the last synced RV is retried at once from the most recent state (``""``)."""
+        while True:
+            rv = "" if self._rv_unavailable else self.last_sync_resource_version
+            stream = self.lister_watcher.watch(
+                resource_version=rv, resource_version_match="NotOlderThan",
+                send_initial_events=True, allow_watch_bookmarks=True,
+                timeout_seconds=self._watch_timeout(),
+            )
+            try:
+                items, list_rv = await self._initial_events(stream)
+            except ApiError as exc:
+                await _aclose(stream)
+                if exc.is_gone() and rv:
+                    self._log.info("streaming list resourceVersion expired; from the latest",
+                                   resource_version=rv)
+                    self._rv_unavailable = True
+                    continue
+                if exc.status in (400, 422):
+                    self._log.info("streaming list not supported; using LIST", error=str(exc))
+                    self.watch_list = False
+                    return None
+                raise
+            except BaseException:
+                await _aclose(stream)
+                raise
+            self._rv_unavailable = False
+            self._replace(items)
+            self.last_sync_resource_version = list_rv
+            self.synced = True
+            return stream
+
+    async def _initial_events(self, stream: AsyncIterator[Obj]) -> tuple[list[Obj], str]:
+        """The objects sent before the initial-events-end bookmark, and its RV."""
+        objects: dict[str, Obj] = {}
+        key_func, transform = self.indexer.key_func, self.transform
+        async with Deadline(self._clock, self.inactivity_timeout) as deadline:
+            async for event in stream:
+                deadline.touch()
+                kind = event.get("type")
+                obj = event.get("object") or {}
+                if kind == "ERROR":
+                    raise ApiError.from_status(obj)
+                meta = obj.get("metadata") or {}
+                if kind == "BOOKMARK":
+                    annotations = meta.get("annotations") or {}
+                    if annotations.get(INITIAL_EVENTS_END) == "true":
+                        return list(objects.values()), str(meta.get("resourceVersion") or "")
+                    continue
+                item = transform(obj) if transform else obj
+                if kind == "DELETED":
+                    objects.pop(key_func(item), None)
+                elif kind in ("ADDED", "MODIFIED"):
+                    objects[key_func(item)] = item
+        raise ApiError(0, "StreamEnded", "the watch ended before the initial-events-end bookmark")
+
     # -- watch ----------------------------------------------------------------------------
 
-    async def _watch_loop(self) -> None:
+    def _watch_timeout(self) -> int:
+        return int(self.min_watch_timeout * (1.0 + self._rng.random()))
+
+    async def _watch_loop(self, stream: AsyncIterator[Obj] | None = None) -> None:
+        """Watch from the last synced RV until a relist is needed; ``stream``, if given, is
+        already open (a streaming list's) and is consumed first."""
         while True:
-            timeout = int(self.min_watch_timeout * (1.0 + self._rng.random()))
             started = self._clock.now()
-            stream = self.lister_watcher.watch(
-                resource_version=self.last_sync_resource_version,
-                timeout_seconds=timeout,
-                allow_watch_bookmarks=True,
-            )
+            if stream is None:
+                stream = self.lister_watcher.watch(
+                    resource_version=self.last_sync_resource_version,
+                    timeout_seconds=self._watch_timeout(),
+                    allow_watch_bookmarks=True,
+                )
             try:
                 count = await self._consume(stream)
             except ApiError as exc:
@@ -293,6 +375,7 @@ class Reflector:
                 continue
             finally:
                 await _aclose(stream)
+                stream = None
             if count == 0 and self._clock.now() - started < _VERY_SHORT_WATCH:
                 self._log.warning("very short watch: closed within 1s with no events")
                 raise _Relist

@@ -43,6 +43,10 @@ class InstrumentedLW:
     def count(self, verb: str) -> int:
         return sum(1 for v, _ in self.calls if v == verb)
 
+    def syncs(self) -> int:
+        """LISTs and streaming lists (watches with sendInitialEvents)."""
+        return sum(1 for v, p in self.calls if v == "list" or p.get("send_initial_events"))
+
     async def hold(self) -> None:
         """Block new lists/watches and end the current watch."""
         self._open.clear()

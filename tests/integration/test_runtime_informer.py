@@ -3,7 +3,8 @@ server restart and a watch from a compacted resourceVersion; bookmarks moving th
 
 Behaviours from client-go ``reflector.go``: a watch that times out is re-opened from the last
 RV without a relist; a 410 makes the reflector relist, and objects deleted meanwhile reach
-``OnDelete`` as ``DeletedFinalStateUnknown``; bookmarks only advance the RV.
+``OnDelete`` as ``DeletedFinalStateUnknown``; bookmarks only advance the RV. Each runs with the
+initial state from a paged LIST and from a streaming list (WatchList, sendInitialEvents).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from tests.integration.runtime_helpers import InstrumentedLW, cache_state, kube_
 from tests.support import Cluster, async_wait_for
 
 pytestmark = pytest.mark.cluster
+SYNC_MODES = pytest.mark.parametrize("watch_list", [False, True], ids=["list", "watch-list"])
 
 
 @pytest_asyncio.fixture(loop_scope="function")
@@ -59,10 +61,12 @@ async def converged(informer: SharedIndexInformer, kube_api: Any, namespace: str
                          timeout=timeout, interval=0.2, what="cache to equal the API")
 
 
+@SYNC_MODES
 async def test_informer_stays_in_sync_through_watch_timeouts(
-    kube: KubeClient, kube_api: Any, namespace: str
+    watch_list: bool, kube: KubeClient, kube_api: Any, namespace: str
 ) -> None:
-    informer, lw = informer_for(kube, namespace, min_watch_timeout=1.0)  # watches of 1-2 s
+    informer, lw = informer_for(kube, namespace, min_watch_timeout=1.0,  # watches of 1-2 s
+                                watch_list=watch_list)
     seen: list[str] = []
     mine = informer.add_event_handler  # count only our objects (not kube-root-ca.crt)
     mine(on_add=lambda o: o["metadata"]["name"].startswith("c") and seen.append("add"),
@@ -79,17 +83,18 @@ async def test_informer_stays_in_sync_through_watch_timeouts(
             await asyncio.sleep(0.15)
         await converged(informer, kube_api, namespace)
     assert lw.count("watch") >= 3
-    assert lw.count("list") == 1  # a timed-out watch is re-opened, never relisted
+    assert lw.syncs() == 1  # a timed-out watch is re-opened, never relisted
     assert (seen.count("add"), seen.count("update"), seen.count("delete")) == (40, 14, 8)
     assert all("managedFields" not in o["metadata"] for o in informer.indexer.list())
 
 
+@SYNC_MODES
 async def test_bookmarks_advance_the_resource_version(
-    kube: KubeClient, kube_api: Any, namespace: str
+    watch_list: bool, kube: KubeClient, kube_api: Any, namespace: str
 ) -> None:
     """Changes the informer does not see (filtered out) still move its RV via bookmarks."""
     informer, lw = informer_for(kube, namespace, label_selector="watched=yes",
-                                min_watch_timeout=4.0)
+                                min_watch_timeout=4.0, watch_list=watch_list)
     calls: list[Any] = []
     informer.add_event_handler(on_add=calls.append, on_update=lambda o, n: calls.append(n),
                                on_delete=calls.append)
@@ -103,16 +108,17 @@ async def test_bookmarks_advance_the_resource_version(
                              timeout=30, what="a bookmark past the unwatched change")
     assert target > synced_rv
     assert calls == []
-    assert lw.count("list") == 1
+    assert lw.syncs() == 1
 
 
+@SYNC_MODES
 @pytest.mark.timeout(300)
 async def test_informer_survives_an_apiserver_restart(
-    kube: KubeClient, kube_api: Any, namespace: str, cluster: Cluster
+    watch_list: bool, kube: KubeClient, kube_api: Any, namespace: str, cluster: Cluster
 ) -> None:
     if not cluster.local:
         pytest.skip("needs the local control plane")
-    informer, lw = informer_for(kube, namespace)
+    informer, lw = informer_for(kube, namespace, watch_list=watch_list)
     async with running(informer):
         for i in range(5):
             await kube.create(CONFIGMAPS, cm(f"before{i}"), namespace=namespace)
@@ -126,16 +132,17 @@ async def test_informer_survives_an_apiserver_restart(
     assert lw.count("watch") >= 2
 
 
+@SYNC_MODES
 @pytest.mark.timeout(300)
 async def test_watch_from_a_compacted_rv_relists_with_tombstones(
-    kube: KubeClient, kube_api: Any, namespace: str, cluster: Cluster
+    watch_list: bool, kube: KubeClient, kube_api: Any, namespace: str, cluster: Cluster
 ) -> None:
     """Hold the reflector, delete and create objects, compact etcd and restart the API server
     (so neither etcd nor the new watch cache can serve the old RV). On release the watch from
     the old RV gets 410; the relist reports the deletions it missed as tombstones."""
     if not cluster.local:
         pytest.skip("needs the local control plane")
-    informer, lw = informer_for(kube, namespace)
+    informer, lw = informer_for(kube, namespace, watch_list=watch_list)
     deleted: list[Any] = []
     informer.add_event_handler(on_delete=deleted.append)
     for name in ("keep", "gone1", "gone2"):
@@ -151,11 +158,11 @@ async def test_watch_from_a_compacted_rv_relists_with_tombstones(
         assert compacted > int(informer.last_sync_resource_version)
         await asyncio.to_thread(cluster.restart_apiserver)
         await retry_api(lambda: kube.list(CONFIGMAPS, namespace=namespace, limit=1))
-        lists_before = lw.count("list")
+        syncs_before = lw.syncs()
         lw.release()
         await converged(informer, kube_api, namespace, timeout=120)
     assert lw.gone == ["watch"]
-    assert lw.count("list") == lists_before + 1
+    assert lw.syncs() == syncs_before + 1
     assert sorted(cache_state(informer)) == ["keep", "kube-root-ca.crt", "new"]
     assert sorted(d.key for d in deleted if isinstance(d, DeletedFinalStateUnknown)) == [
         f"{namespace}/gone1", f"{namespace}/gone2",
