@@ -22,7 +22,6 @@ function of ``mpi_controller.reconcile``.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -34,6 +33,7 @@ from mpi_controller import jobmetrics
 from mpi_controller import reconcile as r
 from mpi_controller.api import constants as c
 from mpi_controller.api import set_defaults, validate
+from mpi_controller.api.jsonvalue import json_copy
 from mpi_controller.children import (
     ChildWriter,
     OwnerGone,
@@ -235,7 +235,7 @@ class MPIJobController:
             # resourceVersion and only earn a conflict.
             _log.debug("waiting for the cache to see the last status write", key=key)
             return None
-        job = set_defaults(copy.deepcopy(cached))
+        job = set_defaults(cached)  # a deep copy: the cached object is never changed
         if r.managed_by_external_controller(job) is not None:
             return None
         if (job.get("metadata") or {}).get("deletionTimestamp"):
@@ -502,7 +502,7 @@ class _JobSync:
                            original: Mapping[str, Any]) -> None:
         if status == original:
             return
-        body = copy.deepcopy(self.job)
+        body = json_copy(self.job)
         body["status"] = dict(status)
         body["metadata"].pop("managedFields", None)
         await self.writer.update_status(MPIJOBS, body)

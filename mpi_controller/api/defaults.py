@@ -17,10 +17,10 @@ Like Go, ``runLauncherAsWorker`` and ``suspend`` are not defaulted (unset means 
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from mpi_controller.api import constants as c
+from mpi_controller.api.jsonvalue import json_copy
 
 __all__ = ["set_defaults"]
 
@@ -52,7 +52,7 @@ def _default_replica(specs: dict[str, Any], kind: str, restart: str, replicas: i
 
 def set_defaults(job: dict[str, Any]) -> dict[str, Any]:
     """A deep copy of ``job`` with the upstream defaults applied (see the module docstring)."""
-    out = copy.deepcopy(job)
+    out = json_copy(job)
     if not isinstance(out, dict):
         return out
     spec = _child(out, "spec")

@@ -14,12 +14,11 @@ The ConfigMap is updated whenever its ``data`` differs from the desired one.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from mpi_controller.api import constants as c
-from mpi_controller.api.jsonvalue import as_dict, as_str
+from mpi_controller.api.jsonvalue import as_dict, as_str, json_copy
 from mpi_controller.api.types import MPIJob, parse_mpi_job
 from mpi_controller.reconcile import naming as n
 from mpi_controller.reconcile.ownership import new_controller_ref
@@ -120,7 +119,7 @@ def update_discover_hosts_in_config_map(
     cluster_domain: str = "",
 ) -> dict[str, Any]:
     """A copy of ``config_map`` whose ``discover_hosts.sh`` lists ``pods`` that are Running."""
-    out = copy.deepcopy(dict(config_map))
+    out = json_copy(dict(config_map))
     data = out["data"] = dict(as_dict(out.get("data")))
     data[n.DISCOVER_HOSTS_SCRIPT_NAME] = discover_hosts_script(
         job, pods, cluster_domain=cluster_domain
@@ -144,6 +143,6 @@ def config_map_needs_update(existing: Mapping[str, Any], desired: Mapping[str, A
 
 def update_config_map(existing: Mapping[str, Any], desired: Mapping[str, Any]) -> dict[str, Any]:
     """A copy of ``existing`` with ``data`` replaced by ``desired``'s."""
-    out = copy.deepcopy(dict(existing))
-    out["data"] = copy.deepcopy(desired.get("data"))
+    out = json_copy(dict(existing))
+    out["data"] = json_copy(desired.get("data"))
     return out

@@ -18,13 +18,12 @@ PodGroup sizing (upstream podgroup.go):
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from mpi_controller.api import constants as c
-from mpi_controller.api.jsonvalue import as_dict, as_int, as_list, as_str
+from mpi_controller.api.jsonvalue import as_dict, as_int, as_list, as_str, json_copy
 from mpi_controller.api.types import MPIJob, ReplicaSpec, parse_mpi_job
 from mpi_controller.reconcile import naming as n
 from mpi_controller.reconcile.ownership import new_controller_ref
@@ -192,7 +191,7 @@ def calculate_min_resources(
     """PodGroup ``minResources`` (see the module docstring); ``None`` means "not set"."""
     policy = job.spec.run_policy.scheduling_policy
     if policy is not None and policy.min_resources is not None:
-        return copy.deepcopy(policy.min_resources)
+        return json_copy(policy.min_resources)
     if min_member == 0:
         return None
     entries = _ordered_entries(job, priority_classes or {})
@@ -265,6 +264,6 @@ def pod_group_needs_update(existing: Mapping[str, Any], desired: Mapping[str, An
 
 def update_pod_group(existing: Mapping[str, Any], desired: Mapping[str, Any]) -> dict[str, Any]:
     """A copy of ``existing`` with ``desired``'s spec."""
-    out = copy.deepcopy(dict(existing))
-    out["spec"] = copy.deepcopy(desired.get("spec"))
+    out = json_copy(dict(existing))
+    out["spec"] = json_copy(desired.get("spec"))
     return out

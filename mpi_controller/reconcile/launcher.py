@@ -17,12 +17,11 @@ when the MPIJob is suspended.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any
 
 from mpi_controller.api import constants as c
-from mpi_controller.api.jsonvalue import as_dict
+from mpi_controller.api.jsonvalue import as_dict, json_copy
 from mpi_controller.api.types import MPIJob, parse_mpi_job
 from mpi_controller.reconcile import naming as n
 from mpi_controller.reconcile.events import Event
@@ -183,7 +182,7 @@ def sync_launcher_scheduling_directives(
     annotations (merged, desired wins) and its nodeSelector, tolerations and schedulingGates
     (replaced wholesale; absent in desired → removed). Upstream
     ``syncLauncherSchedulingDirectives``, the Kueue interop on resume."""
-    out = copy.deepcopy(dict(launcher))
+    out = json_copy(dict(launcher))
     spec = out["spec"] = as_dict(out.get("spec"))
     template = spec["template"] = as_dict(spec.get("template"))
     meta = template["metadata"] = as_dict(template.get("metadata"))
@@ -191,7 +190,7 @@ def sync_launcher_scheduling_directives(
     for key in ("labels", "annotations"):
         merged = {**as_dict(meta.get(key)), **as_dict(want_meta.get(key))}
         if merged:
-            meta[key] = copy.deepcopy(merged)
+            meta[key] = json_copy(merged)
         else:
             meta.pop(key, None)
     pod_spec = template["spec"] = as_dict(template.get("spec"))
@@ -200,7 +199,7 @@ def sync_launcher_scheduling_directives(
         if want_spec.get(key) is None:
             pod_spec.pop(key, None)
         else:
-            pod_spec[key] = copy.deepcopy(want_spec[key])
+            pod_spec[key] = json_copy(want_spec[key])
     return out
 
 
@@ -209,7 +208,7 @@ def clear_launcher_start_time(launcher: Mapping[str, Any]) -> dict[str, Any] | N
     resuming, because a started Job's template is immutable), or ``None`` if it has none."""
     if as_dict(launcher.get("status")).get("startTime") is None:
         return None
-    out = copy.deepcopy(dict(launcher))
+    out = json_copy(dict(launcher))
     out["status"] = {k: v for k, v in as_dict(out.get("status")).items() if k != "startTime"}
     return out
 
@@ -227,6 +226,6 @@ def resume_launcher(
 
 def suspend_launcher(launcher: Mapping[str, Any]) -> dict[str, Any]:
     """A copy of ``launcher`` with ``spec.suspend = true``."""
-    out = copy.deepcopy(dict(launcher))
+    out = json_copy(dict(launcher))
     out["spec"] = {**as_dict(out.get("spec")), "suspend": True}
     return out

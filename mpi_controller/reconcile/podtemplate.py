@@ -7,11 +7,10 @@ All functions work on a fresh deep copy made by :func:`copy_template`, whose ``m
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from mpi_controller.api import constants as c
-from mpi_controller.api.jsonvalue import as_dict, as_list
+from mpi_controller.api.jsonvalue import as_dict, as_list, json_copy
 from mpi_controller.api.types import MPIJob, ReplicaSpec
 from mpi_controller.reconcile import naming as n
 
@@ -29,7 +28,7 @@ _SSH_MODE_ROOT = 0o600
 
 def copy_template(template: object) -> dict[str, Any]:
     """A deep copy of ``template`` with dict ``metadata``, ``metadata.labels`` and ``spec``."""
-    out = copy.deepcopy(template) if isinstance(template, dict) else {}
+    out = json_copy(template) if isinstance(template, dict) else {}
     meta = out["metadata"] = dict(as_dict(out.get("metadata")))
     meta["labels"] = dict(as_dict(meta.get("labels")))
     out["spec"] = as_dict(out.get("spec"))

@@ -12,7 +12,6 @@ On reconcile the Secret is regenerated only when its *key names* differ from
 from __future__ import annotations
 
 import base64
-import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -20,7 +19,7 @@ from typing import Any
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from mpi_controller.api.jsonvalue import as_dict
+from mpi_controller.api.jsonvalue import as_dict, json_copy
 from mpi_controller.api.types import parse_mpi_job
 from mpi_controller.reconcile import naming as n
 from mpi_controller.reconcile.ownership import new_controller_ref
@@ -97,6 +96,6 @@ def update_ssh_auth_secret(
     existing: Mapping[str, Any], *, key: SSHKeyPair | None = None
 ) -> dict[str, Any]:
     """A copy of ``existing`` whose ``data`` is a newly generated pair (or ``key``)."""
-    out = copy.deepcopy(dict(existing))
+    out = json_copy(dict(existing))
     out["data"] = _secret_data(key or generate_ssh_key_pair())
     return out

@@ -8,12 +8,11 @@ synced (:func:`service_needs_update`, :func:`update_service`).
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any
 
 from mpi_controller.api import constants as c
-from mpi_controller.api.jsonvalue import as_dict
+from mpi_controller.api.jsonvalue import as_dict, json_copy
 from mpi_controller.api.types import parse_mpi_job
 from mpi_controller.reconcile import naming as n
 from mpi_controller.reconcile.ownership import new_controller_ref
@@ -54,9 +53,9 @@ def service_needs_update(existing: Mapping[str, Any], desired: Mapping[str, Any]
 
 def update_service(existing: Mapping[str, Any], desired: Mapping[str, Any]) -> dict[str, Any]:
     """A copy of ``existing`` with ``desired``'s selector and publishNotReadyAddresses."""
-    out = copy.deepcopy(dict(existing))
+    out = json_copy(dict(existing))
     spec = out["spec"] = as_dict(out.get("spec"))
     want = as_dict(desired.get("spec"))
-    spec["selector"] = copy.deepcopy(want.get("selector"))
+    spec["selector"] = json_copy(want.get("selector"))
     spec["publishNotReadyAddresses"] = bool(want.get("publishNotReadyAddresses"))
     return out

@@ -15,14 +15,13 @@ Functions never mutate their inputs. Times are passed in (``now``) and written a
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from mpi_controller.api import constants as c
-from mpi_controller.api.jsonvalue import as_dict, as_int, as_list, as_str
+from mpi_controller.api.jsonvalue import as_dict, as_int, as_list, as_str, json_copy
 from mpi_controller.api.types import MPIJob, parse_mpi_job
 from mpi_controller.reconcile.conditions import (
     format_time,
@@ -68,7 +67,7 @@ class StatusUpdate:
 
 
 def _status_of(job: Mapping[str, Any]) -> dict[str, Any]:
-    return copy.deepcopy(as_dict(job.get("status")))
+    return json_copy(as_dict(job.get("status")))
 
 
 def mark_created(job: Mapping[str, Any], *, now: datetime) -> tuple[dict[str, Any], list[Event]]:
@@ -94,7 +93,7 @@ def mark_started(job: Mapping[str, Any], *, now: datetime) -> dict[str, Any]:
 
 def clean_up_worker_status(status: Mapping[str, Any]) -> dict[str, Any]:
     """After the workers were cleaned up: ``replicaStatuses.Worker = {}``."""
-    out = copy.deepcopy(dict(status))
+    out = json_copy(dict(status))
     out["replicaStatuses"] = {**as_dict(out.get("replicaStatuses")), c.REPLICA_TYPE_WORKER: {}}
     return out
 
@@ -256,7 +255,7 @@ def update_mpi_job_status(
     are the worker pods fetched in this sync (empty when suspended or finished).
     """
     b = _Builder(job, now)
-    before = copy.deepcopy(b.status)
+    before = json_copy(b.status)
     _suspension(b)
     launcher_running = _launcher(b, launcher, launcher_pods) if launcher is not None else 0
     running = _workers(b, workers)
