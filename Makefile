@@ -68,10 +68,7 @@ CHAOS_CLUSTER_DIR ?= $(HOME)/.cache/mpi-controller/cluster-chaos
 CHAOS_ARGS ?=
 chaos: $(STAMP)
 	MPI_CONTROLLER_CLUSTER_DIR=$(CHAOS_CLUSTER_DIR) bash $(CLUSTER) up | tail -1
-	"$$(bash $(CLUSTER) bin-dir)/kubectl" --kubeconfig $(CHAOS_CLUSTER_DIR)/kubeconfig apply \
-	  --server-side --force-conflicts -f deploy/crd/kubeflow.org_mpijobs.yaml
-	"$$(bash $(CLUSTER) bin-dir)/kubectl" --kubeconfig $(CHAOS_CLUSTER_DIR)/kubeconfig wait \
-	  --for=condition=Established --timeout=60s crd/mpijobs.kubeflow.org
+	KUBECONFIG=$(CHAOS_CLUSTER_DIR)/kubeconfig bash hack/install-crd.sh
 	$(PY) -m e2e.chaos.runner --cluster-dir $(CHAOS_CLUSTER_DIR) --out chaos-results $(CHAOS_ARGS)
 
 # Its own cluster (BENCH_CLUSTER_DIR), so other test runs neither disturb nor are disturbed;
@@ -79,8 +76,7 @@ chaos: $(STAMP)
 bench: $(STAMP)
 	@export MPI_CONTROLLER_CLUSTER_DIR=$(BENCH_CLUSTER_DIR); \
 	  bash $(CLUSTER) up >/dev/null && \
-	  KUBECONFIG=$(BENCH_CLUSTER_DIR)/kubeconfig "$$(bash $(CLUSTER) bin-dir)/kubectl" \
-	    apply --server-side -f deploy/crd/kubeflow.org_mpijobs.yaml && \
+	  KUBECONFIG=$(BENCH_CLUSTER_DIR)/kubeconfig bash hack/install-crd.sh && \
 	  $(PY) bench/queue_bench.py && \
 	  $(PY) bench/informer_bench.py --kubeconfig $(BENCH_CLUSTER_DIR)/kubeconfig && \
 	  $(PY) bench/harness.py --cluster-dir $(BENCH_CLUSTER_DIR) --docs $(BENCH_ARGS); \

@@ -19,8 +19,7 @@ k() { "$KUBECTL" "$@"; }
 k get nodes
 
 step "Installing the MPIJob CRD (mpijobs.kubeflow.org, v2beta1)"
-k apply --server-side -f deploy/crd/kubeflow.org_mpijobs.yaml
-k wait --for condition=established --timeout=60s crd/mpijobs.kubeflow.org
+bash hack/install-crd.sh
 
 step "Starting mpi-controller locally against the cluster (logs: $STATE/logs/mpi-controller.log)"
 if [[ -f $STATE/pids/mpi-controller.pid ]] && kill -0 "$(cat "$STATE/pids/mpi-controller.pid")" 2>/dev/null; then
