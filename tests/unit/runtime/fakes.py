@@ -159,3 +159,38 @@ class RecordingSink:
         else:
             self.calls.append(("delete", obj["metadata"]["name"]))
             self._note(f"{obj['metadata']['namespace']}/{obj['metadata']['name']}", False)
+
+
+class ReflectorHarness:
+    """A Reflector over ``lw`` on a manual clock with a recording sink, run for the length of
+    an ``async with`` block; ``options`` go to the Reflector."""
+
+    def __init__(self, lw: FakeListerWatcher, rnd: float = 0.0, **options: Any) -> None:
+        from mpi_controller.runtime.clock import ManualClock
+        from mpi_controller.runtime.reflector import Reflector
+
+        self.clock = ManualClock()
+        self.lw = lw
+        self.indexer = Indexer()
+        self.sink = RecordingSink(self.indexer)
+        self.reflector = Reflector(lw, self.indexer, self.sink, clock=self.clock,
+                                   rng=FixedRandom(rnd), **options)
+        self._running = Running(self.reflector)
+
+    async def __aenter__(self) -> ReflectorHarness:
+        await self._running.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._running.__aexit__(*exc)
+
+    async def advance(self, seconds: float) -> None:
+        await settle()
+        self.clock.advance(seconds)
+        await settle()
+
+    def keys(self) -> list[str]:
+        return sorted(self.indexer.list_keys())
+
+    def watch(self, i: int = -1) -> FakeWatch:
+        return self.lw.watches[i]

@@ -8,47 +8,21 @@ from __future__ import annotations
 
 import pytest
 
-from mpi_controller.runtime.cache import Indexer
 from mpi_controller.runtime.client import ApiError
 from mpi_controller.runtime.clock import ManualClock
-from mpi_controller.runtime.reflector import Backoff, Reflector
+from mpi_controller.runtime.reflector import Backoff
 from tests.unit.runtime.fakes import (
     FakeListerWatcher,
     FixedRandom,
-    RecordingSink,
-    Running,
     page,
     pod,
     settle,
 )
+from tests.unit.runtime.fakes import (
+    ReflectorHarness as Harness,
+)
 
 GONE = ApiError(410, "Expired", "too old resource version: 1 (5)")
-
-
-class Harness:
-    def __init__(self, lw: FakeListerWatcher, rnd: float = 0.0, **options: float) -> None:
-        self.clock = ManualClock()
-        self.lw = lw
-        self.indexer = Indexer()
-        self.sink = RecordingSink(self.indexer)
-        self.reflector = Reflector(lw, self.indexer, self.sink, clock=self.clock,
-                                   rng=FixedRandom(rnd), **options)  # type: ignore[arg-type]
-        self._running = Running(self.reflector)
-
-    async def __aenter__(self) -> Harness:
-        await self._running.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self._running.__aexit__(*exc)
-
-    async def advance(self, seconds: float) -> None:
-        await settle()
-        self.clock.advance(seconds)
-        await settle()
-
-    def keys(self) -> list[str]:
-        return sorted(self.indexer.list_keys())
 
 
 @pytest.fixture

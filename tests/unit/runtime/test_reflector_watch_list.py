@@ -7,16 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from mpi_controller.runtime.cache import Indexer
 from mpi_controller.runtime.client import ApiError
-from mpi_controller.runtime.clock import ManualClock
-from mpi_controller.runtime.reflector import Reflector
 from tests.unit.runtime.fakes import (
     FakeListerWatcher,
     FakeWatch,
-    FixedRandom,
-    RecordingSink,
-    Running,
+    ReflectorHarness,
     page,
     pod,
     settle,
@@ -36,31 +31,12 @@ def streaming(rv: str, rnd_timeout: int = 300) -> dict[str, Any]:
             "timeout_seconds": rnd_timeout}
 
 
-class Harness:
-    def __init__(self, lw: FakeListerWatcher, transform: Any = None) -> None:
-        self.clock = ManualClock()
-        self.lw = lw
-        self.indexer = Indexer()
-        self.sink = RecordingSink(self.indexer)
-        self.reflector = Reflector(lw, self.indexer, self.sink, clock=self.clock,  # type: ignore[arg-type]
-                                   rng=FixedRandom(0.0), watch_list=True, transform=transform)
-        self._running = Running(self.reflector)
-
-    async def __aenter__(self) -> Harness:
-        await self._running.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self._running.__aexit__(*exc)
-
-    def keys(self) -> list[str]:
-        return sorted(self.indexer.list_keys())
-
-    def watch(self, i: int = -1) -> FakeWatch:
-        return self.lw.watches[i]
+def streaming_reflector(lw: FakeListerWatcher, transform: Any = None) -> ReflectorHarness:
+    """A reflector harness with the streaming list on."""
+    return ReflectorHarness(lw, watch_list=True, transform=transform)
 
 
-async def initial(h: Harness, *objs: Obj, rv: str) -> FakeWatch:
+async def initial(h: ReflectorHarness, *objs: Obj, rv: str) -> FakeWatch:
     w = h.watch()
     for obj in objs:
         w.send("ADDED", obj)
@@ -71,7 +47,7 @@ async def initial(h: Harness, *objs: Obj, rv: str) -> FakeWatch:
 
 async def test_initial_events_sync_the_cache_then_the_stream_goes_on_as_the_watch() -> None:
     lw = FakeListerWatcher()
-    async with Harness(lw) as h:
+    async with streaming_reflector(lw) as h:
         assert lw.watch_params == [streaming("")]
         w = h.watch()
         w.send("ADDED", pod("a", "5"))
@@ -99,7 +75,7 @@ async def test_initial_events_sync_the_cache_then_the_stream_goes_on_as_the_watc
 
 async def test_the_relist_after_a_410_streams_again_with_tombstones() -> None:
     lw = FakeListerWatcher()
-    async with Harness(lw) as h:
+    async with streaming_reflector(lw) as h:
         w = await initial(h, pod("a", "5"), pod("b", "6"), rv="10")
         w.send("ERROR", {"kind": "Status", "code": 410, "reason": "Expired"})
         await settle()
@@ -115,7 +91,7 @@ async def test_the_relist_after_a_410_streams_again_with_tombstones() -> None:
 
 async def test_an_expired_rv_streams_at_once_from_the_latest_state() -> None:
     lw = FakeListerWatcher()
-    async with Harness(lw) as h:
+    async with streaming_reflector(lw) as h:
         w = await initial(h, pod("a", "5"), rv="10")
         w.fail(ApiError(410, "Expired", "too old"))
         await settle()
@@ -131,7 +107,7 @@ async def test_an_expired_rv_streams_at_once_from_the_latest_state() -> None:
 
 async def test_a_server_without_streaming_lists_is_listed_instead() -> None:
     lw = FakeListerWatcher(page([pod("a", "5")], "9"))
-    async with Harness(lw) as h:
+    async with streaming_reflector(lw) as h:
         h.watch().fail(ApiError(422, "Invalid", "sendInitialEvents is forbidden for watch"))
         await settle()
         assert lw.list_calls == [{"resource_version": "0", "limit": 500}]
@@ -143,7 +119,7 @@ async def test_a_server_without_streaming_lists_is_listed_instead() -> None:
 
 async def test_a_stream_that_ends_before_the_bookmark_backs_off_and_streams_again() -> None:
     lw = FakeListerWatcher()
-    async with Harness(lw) as h:
+    async with streaming_reflector(lw) as h:
         w = h.watch()
         w.send("ADDED", pod("a", "5"))
         w.close()
@@ -160,7 +136,7 @@ async def test_a_stream_that_ends_before_the_bookmark_backs_off_and_streams_agai
 
 async def test_objects_pass_the_transform_and_deletions_before_the_end_count() -> None:
     lw = FakeListerWatcher()
-    async with Harness(lw, transform=lambda o: {**o, "slim": True}) as h:
+    async with streaming_reflector(lw, transform=lambda o: {**o, "slim": True}) as h:
         w = h.watch()
         w.send("ADDED", pod("a", "5"))
         w.send("ADDED", pod("b", "6"))
