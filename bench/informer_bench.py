@@ -41,7 +41,7 @@ sys.path.insert(0, str(REPO))
 from kubernetes import client, config  # noqa: E402
 
 from mpi_controller.podcache import POD_CODEC, slim_pod  # noqa: E402
-from mpi_controller.runtime.client import PODS, KubeClient  # noqa: E402
+from mpi_controller.runtime.client import PODS, RestClient  # noqa: E402
 from mpi_controller.runtime.codec import Codec  # noqa: E402
 from mpi_controller.runtime.informer import SharedIndexInformer, drop_managed_fields  # noqa: E402
 from mpi_controller.runtime.reflector import ResourceListerWatcher, Transform  # noqa: E402
@@ -86,7 +86,7 @@ def create_pods(api: client.ApiClient, namespace: str, count: int) -> float:
 
 
 def new_informer(
-    kube: KubeClient, namespace: str, transform: Transform | None, codec: Codec | None = None
+    kube: RestClient, namespace: str, transform: Transform | None, codec: Codec | None = None
 ) -> SharedIndexInformer:
     from mpi_controller.runtime.cache import NAMESPACE_INDEX, namespace_index
 
@@ -98,7 +98,7 @@ def new_informer(
     return informer
 
 
-async def stream_into(kube: KubeClient, informer: SharedIndexInformer, namespace: str,
+async def stream_into(kube: RestClient, informer: SharedIndexInformer, namespace: str,
                       codec: Codec | None = None) -> float:
     """Fill ``informer`` from one WatchList stream; return the seconds it took."""
     started = time.perf_counter()
@@ -114,7 +114,7 @@ async def stream_into(kube: KubeClient, informer: SharedIndexInformer, namespace
     return time.perf_counter() - started
 
 
-async def list_sync(kube: KubeClient, informer: SharedIndexInformer) -> float:
+async def list_sync(kube: RestClient, informer: SharedIndexInformer) -> float:
     started = time.perf_counter()
     task = asyncio.create_task(informer.run())
     while not informer.has_synced():
@@ -126,7 +126,7 @@ async def list_sync(kube: KubeClient, informer: SharedIndexInformer) -> float:
 
 
 async def held_bytes(
-    kube: KubeClient, namespace: str, transform: Transform | None, codec: Codec | None = None
+    kube: RestClient, namespace: str, transform: Transform | None, codec: Codec | None = None
 ) -> tuple[int, int]:
     """(bytes freed when the filled informer is dropped, pods cached), under tracemalloc."""
     gc.collect()
@@ -144,7 +144,7 @@ async def held_bytes(
 
 
 async def measure(kubeconfig: str, namespace: str, pods: int) -> dict[str, Any]:
-    async with await KubeClient.from_kubeconfig(kubeconfig, qps=0) as kube:
+    async with await RestClient.from_kubeconfig(kubeconfig, qps=0) as kube:
         watch_runs = []
         for _ in range(3):
             informer = new_informer(kube, namespace, drop_managed_fields)

@@ -21,7 +21,7 @@ from mpi_controller import jobmetrics
 from mpi_controller.api import constants as c
 from mpi_controller.controller import MPIJOBS, ControllerConfig, MPIJobController
 from mpi_controller.options import ServerOptions
-from mpi_controller.runtime.client import ApiError, KubeClient
+from mpi_controller.runtime.client import ApiError, KubeClient, RestClient
 from mpi_controller.runtime.events import EventRecorder
 from mpi_controller.runtime.informer import InformerFactory
 from mpi_controller.runtime.leaderelection import LeaderElector, LeaseLock
@@ -105,7 +105,7 @@ def _identity() -> str:
 
 async def run(opts: ServerOptions) -> int:
     """Run the controller until SIGTERM (returns 0) or lost leadership (returns 1)."""
-    client = await KubeClient.auto(
+    client = await RestClient.auto(
         kubeconfig=opts.kubeconfig or None, master=opts.master or None,
         qps=opts.kube_api_qps, burst=opts.kube_api_burst, user_agent="mpi-operator")
     try:

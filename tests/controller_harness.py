@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from mpi_controller.api import constants as c
 from mpi_controller.controller import ControllerConfig, MPIJobController
-from mpi_controller.runtime.client import KubeClient
+from mpi_controller.runtime.client import RestClient
 from mpi_controller.runtime.events import EventRecorder
 from mpi_controller.runtime.informer import InformerFactory
 from mpi_controller.runtime.manager import Manager
@@ -44,7 +44,7 @@ class InProcessController:
     async def _main(self) -> None:
         self.loop = asyncio.get_running_loop()
         self.stop_event = asyncio.Event()
-        client = await KubeClient.from_kubeconfig(self.kubeconfig, qps=200, burst=400)
+        client = await RestClient.from_kubeconfig(self.kubeconfig, qps=200, burst=400)
         recorder = EventRecorder(client, c.CONTROLLER_AGENT_NAME)
         controller = MPIJobController(client, InformerFactory(client), recorder, self.config)
         if self.customize is not None:

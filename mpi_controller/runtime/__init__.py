@@ -10,7 +10,7 @@ QPS limits and classified errors), :mod:`.cache`, :mod:`.reflector` and :mod:`.i
 """
 
 from mpi_controller.runtime.cache import DeletedFinalStateUnknown, Indexer, Lister
-from mpi_controller.runtime.client import ApiError, KubeClient, Resource
+from mpi_controller.runtime.client import ApiError, KubeClient, Resource, RestClient
 from mpi_controller.runtime.clock import Clock, LoopClock, ManualClock
 from mpi_controller.runtime.controller import Controller, Result
 from mpi_controller.runtime.events import EventRecorder
@@ -42,6 +42,7 @@ __all__ = [
     "Queue",
     "RateLimitingQueue",
     "Resource",
+    "RestClient",
     "Result",
     "SharedIndexInformer",
     "default_controller_rate_limiter",

@@ -2,7 +2,9 @@
 
 Contract:
 
-* One :class:`KubeClient` owns one ``ApiClient`` (one aiohttp session, one connection pool,
+* :class:`KubeClient` is the protocol the controller codes against; :class:`RestClient`
+  implements it for a real API server. One :class:`RestClient` owns one ``ApiClient`` (one
+  aiohttp session, one connection pool,
   ``read_bufsize`` 2 MiB so large objects fit) for the life of the process; close it last.
   Authentication (bearer tokens, with the in-cluster refresh hook, client certificates) comes
   from that ``ApiClient``'s configuration; requests go straight to its aiohttp session with
@@ -17,7 +19,7 @@ Contract:
 * Every failure is an :class:`ApiError`, classified once here: HTTP errors carry the server's
   ``Status``; timeouts and connection failures have ``status == 0`` and are retriable.
   ``asyncio.CancelledError`` is never converted.
-* :meth:`KubeClient.watch` returns a :class:`WatchStream`: an async iterator of raw event dicts
+* :meth:`RestClient.watch` returns a :class:`WatchStream`: an async iterator of raw event dicts
   (``{"type": ..., "object": {...}}``; ``ERROR`` events are yielded as they come, see
   :meth:`ApiError.from_status`). It closes its HTTP response on end, error, cancellation or
   :meth:`WatchStream.aclose`; use ``async with`` to be sure.
@@ -25,20 +27,20 @@ Contract:
 
 from __future__ import annotations
 
-import asyncio
 import os
 import urllib.parse
 import urllib.request
 from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import aiohttp
 import structlog
 
 from mpi_controller.runtime.clock import Clock, LoopClock
 from mpi_controller.runtime.codec import Codec, dumps, loads
+from mpi_controller.runtime.ratelimit import BucketRateLimiter
 
 __all__ = [
     "CONFIGMAPS",
@@ -54,6 +56,8 @@ __all__ = [
     "KubeClient",
     "PatchType",
     "Resource",
+    "RestClient",
+    "WatchEvents",
     "WatchStream",
 ]
 
@@ -218,30 +222,22 @@ def _transport_error(exc: BaseException) -> ApiError:
     return ApiError(0, "ConnectionError", f"{type(exc).__name__}: {exc}")
 
 
-class _TokenBucket:
-    """client-go's flowcontrol token bucket: ``burst`` tokens, refilled at ``qps`` per second.
-
-    Reservations may drive the balance negative; each caller sleeps until its token is due,
-    so callers are served in order at the steady rate.
-    """
+class _RequestThrottle:
+    """client-go's client-side flowcontrol: every request takes a token from a
+    :class:`~mpi_controller.runtime.ratelimit.BucketRateLimiter` (``burst`` tokens, refilled
+    at ``qps`` per second) and sleeps until its reservation is due, so callers are served in
+    order at the steady rate. ``qps <= 0`` turns it off."""
 
     def __init__(self, qps: float, burst: int, clock: Clock) -> None:
-        self._qps = qps
-        self._burst = max(burst, 1)
         self._clock = clock
-        self._tokens = float(self._burst)
-        self._last: float | None = None
+        self._bucket = BucketRateLimiter(qps, max(burst, 1), clock=clock) if qps > 0 else None
 
     async def acquire(self) -> None:
-        if self._qps <= 0:
+        if self._bucket is None:
             return
-        now = self._clock.now()
-        if self._last is not None:
-            self._tokens = min(self._burst, self._tokens + (now - self._last) * self._qps)
-        self._last = now
-        self._tokens -= 1.0
-        if self._tokens < 0:
-            await self._clock.sleep(-self._tokens / self._qps)
+        delay = self._bucket.when(None)
+        if delay > 0:
+            await self._clock.sleep(delay)
 
 
 def _query(params: Mapping[str, Any]) -> dict[str, str]:
@@ -272,8 +268,70 @@ def _resolve_proxy_once(api_client: Any) -> None:
     session._trust_env = False
 
 
-class KubeClient:
-    """Raw-JSON CRUD, watch and patch for any :class:`Resource`."""
+class WatchEvents(Protocol):
+    """An open watch: an async iterator of raw event dicts that can be closed."""
+
+    def __aiter__(self) -> WatchEvents: ...
+
+    async def __anext__(self) -> Obj: ...
+
+    async def aclose(self) -> None: ...
+
+    async def __aenter__(self) -> WatchEvents: ...
+
+    async def __aexit__(self, et: type[BaseException] | None, e: BaseException | None,
+                        tb: TracebackType | None) -> None: ...
+
+
+class KubeClient(Protocol):
+    """What the controller needs of the API: raw-JSON verbs on any :class:`Resource`.
+
+    :class:`RestClient` talks to a real API server; tests use an in-memory implementation.
+    Every failure is an :class:`ApiError`."""
+
+    async def create(self, resource: Resource, body: Mapping[str, Any], *,
+                     namespace: str | None = None, field_manager: str | None = None) -> Obj: ...
+
+    async def get(self, resource: Resource, name: str, *,
+                  namespace: str | None = None) -> Obj: ...
+
+    async def list(self, resource: Resource, *, namespace: str | None = None,
+                   label_selector: str | None = None, field_selector: str | None = None,
+                   limit: int | None = None, continue_: str | None = None,
+                   resource_version: str | None = None,
+                   resource_version_match: str | None = None,
+                   timeout_seconds: int | None = None, codec: Codec | None = None) -> Obj: ...
+
+    def watch(self, resource: Resource, *, namespace: str | None = None,
+              label_selector: str | None = None, field_selector: str | None = None,
+              resource_version: str | None = None, allow_watch_bookmarks: bool = True,
+              timeout_seconds: int | None = None, send_initial_events: bool | None = None,
+              resource_version_match: str | None = None,
+              codec: Codec | None = None) -> WatchEvents: ...
+
+    async def update(self, resource: Resource, body: Mapping[str, Any], *,
+                     namespace: str | None = None, field_manager: str | None = None) -> Obj: ...
+
+    async def update_status(self, resource: Resource, body: Mapping[str, Any], *,
+                            namespace: str | None = None,
+                            field_manager: str | None = None) -> Obj: ...
+
+    async def patch(self, resource: Resource, name: str, body: Any, *,
+                    namespace: str | None = None, patch_type: PatchType = "merge",
+                    field_manager: str | None = None, force: bool | None = None,
+                    subresource: str | None = None) -> Obj: ...
+
+    async def delete(self, resource: Resource, name: str, *, namespace: str | None = None,
+                     propagation_policy: str | None = None,
+                     preconditions: Mapping[str, str] | None = None,
+                     grace_period_seconds: int | None = None) -> Obj: ...
+
+    async def close(self) -> None: ...
+
+
+class RestClient:
+    """:class:`KubeClient` over HTTP: raw-JSON CRUD, watch and patch for any
+    :class:`Resource`."""
 
     def __init__(
         self,
@@ -289,7 +347,7 @@ class KubeClient:
         self.request_timeout = request_timeout
         self.user_agent = user_agent
         self._clock: Clock = clock or LoopClock()
-        self._bucket = _TokenBucket(qps, burst, self._clock)
+        self._throttle = _RequestThrottle(qps, burst, self._clock)
         _resolve_proxy_once(api_client)
 
     # -- construction -------------------------------------------------------------------
@@ -297,7 +355,7 @@ class KubeClient:
     @classmethod
     async def from_kubeconfig(
         cls, path: str | None = None, context: str | None = None, **options: Any
-    ) -> KubeClient:
+    ) -> RestClient:
         """Load a kubeconfig (``path``, else ``$KUBECONFIG``, else ``~/.kube/config``)."""
         from kubernetes_asyncio import client, config
 
@@ -309,7 +367,7 @@ class KubeClient:
         return cls._with_configuration(cfg, options)
 
     @classmethod
-    async def from_incluster(cls, **options: Any) -> KubeClient:
+    async def from_incluster(cls, **options: Any) -> RestClient:
         """Use the pod's service account (the token file is re-read as it rotates)."""
         from kubernetes_asyncio import client, config
 
@@ -320,7 +378,7 @@ class KubeClient:
     @classmethod
     async def auto(
         cls, kubeconfig: str | None = None, master: str | None = None, **options: Any
-    ) -> KubeClient:
+    ) -> RestClient:
         """In-cluster when ``KUBERNETES_SERVICE_HOST`` is set and no kubeconfig is given."""
         if kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
             kube = await cls.from_incluster(**options)
@@ -331,7 +389,7 @@ class KubeClient:
         return kube
 
     @classmethod
-    def _with_configuration(cls, cfg: Any, options: dict[str, Any]) -> KubeClient:
+    def _with_configuration(cls, cfg: Any, options: dict[str, Any]) -> RestClient:
         from kubernetes_asyncio import client
 
         return cls(client.ApiClient(configuration=cfg), **options)
@@ -339,7 +397,7 @@ class KubeClient:
     async def close(self) -> None:
         await self.api_client.close()
 
-    async def __aenter__(self) -> KubeClient:
+    async def __aenter__(self) -> RestClient:
         return self
 
     async def __aexit__(
@@ -386,7 +444,7 @@ class KubeClient:
                                          retry=attempt < MAX_RETRY_AFTER)
             if isinstance(resp, aiohttp.ClientResponse):
                 return resp
-            await asyncio.sleep(resp)
+            await self._clock.sleep(resp)
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _open_once(
@@ -401,7 +459,7 @@ class KubeClient:
         retry: bool,
     ) -> aiohttp.ClientResponse | float:
         """One attempt: the response, or the seconds to wait before retrying."""
-        await self._bucket.acquire()
+        await self._throttle.acquire()
         data = None if body is None else dumps(body)
         if data is not None and content_type is None:
             content_type = "application/json"
@@ -630,7 +688,7 @@ class WatchStream:
     """
 
     def __init__(
-        self, kube: KubeClient, path: str, query: dict[str, Any], timeout: aiohttp.ClientTimeout,
+        self, kube: RestClient, path: str, query: dict[str, Any], timeout: aiohttp.ClientTimeout,
         decode: Callable[[bytes], Any] = loads,
     ) -> None:
         self._kube = kube

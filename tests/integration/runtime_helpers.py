@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from mpi_controller.runtime.client import ApiError, KubeClient
+from mpi_controller.runtime.client import ApiError, RestClient
 from mpi_controller.runtime.informer import SharedIndexInformer
 from mpi_controller.runtime.reflector import ResourceListerWatcher
 from tests.support import Cluster
@@ -17,9 +17,9 @@ Obj = dict[str, Any]
 
 
 @asynccontextmanager
-async def kube_client(cluster: Cluster, **options: Any) -> AsyncIterator[KubeClient]:
+async def kube_client(cluster: Cluster, **options: Any) -> AsyncIterator[RestClient]:
     options.setdefault("qps", 0)
-    kube = await KubeClient.from_kubeconfig(cluster.kubeconfig, user_agent="mpi-controller-tests",
+    kube = await RestClient.from_kubeconfig(cluster.kubeconfig, user_agent="mpi-controller-tests",
                                             **options)
     try:
         yield kube

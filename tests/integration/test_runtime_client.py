@@ -1,4 +1,4 @@
-"""KubeClient and EventRecorder against the real API server: verbs, patch types, and the
+"""RestClient and EventRecorder against the real API server: verbs, patch types, and the
 error classes the server actually returns (404, 409 AlreadyExists/Conflict, 410)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 import pytest_asyncio
 from kubernetes import client as k8s
 
-from mpi_controller.runtime.client import CONFIGMAPS, SERVICES, ApiError, KubeClient
+from mpi_controller.runtime.client import CONFIGMAPS, SERVICES, ApiError, RestClient
 from mpi_controller.runtime.events import EventRecorder
 from tests.integration.runtime_helpers import kube_client
 from tests.support import Cluster
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.cluster
 
 
 @pytest_asyncio.fixture(loop_scope="function")
-async def kube(cluster: Cluster) -> AsyncIterator[KubeClient]:
+async def kube(cluster: Cluster) -> AsyncIterator[RestClient]:
     async with kube_client(cluster) as k:
         yield k
 
@@ -36,7 +36,7 @@ async def raises(coro: Any) -> ApiError:
     return err.value
 
 
-async def test_crud_and_error_classification(kube: KubeClient, namespace: str) -> None:
+async def test_crud_and_error_classification(kube: RestClient, namespace: str) -> None:
     created = await kube.create(CONFIGMAPS, cm("a", app="x"), namespace=namespace)
     assert created["metadata"]["namespace"] == namespace
     assert (await kube.get(CONFIGMAPS, "a", namespace=namespace))["data"] == {"k": "v"}
@@ -68,7 +68,7 @@ async def test_crud_and_error_classification(kube: KubeClient, namespace: str) -
     assert (await raises(kube.get(CONFIGMAPS, "a", namespace=namespace))).is_not_found()
 
 
-async def test_patch_types_and_server_side_apply(kube: KubeClient, namespace: str) -> None:
+async def test_patch_types_and_server_side_apply(kube: RestClient, namespace: str) -> None:
     await kube.create(CONFIGMAPS, cm("p"), namespace=namespace)
     out = await kube.patch(CONFIGMAPS, "p", {"data": {"m": "1"}}, namespace=namespace)
     assert out["data"] == {"k": "v", "m": "1"}
@@ -94,7 +94,7 @@ async def test_patch_types_and_server_side_apply(kube: KubeClient, namespace: st
     assert out["data"] == {"owned": "b"}
 
 
-async def test_update_status(kube: KubeClient, namespace: str) -> None:
+async def test_update_status(kube: RestClient, namespace: str) -> None:
     svc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "lb"},
            "spec": {"type": "LoadBalancer", "ports": [{"port": 80}],
                     "allocateLoadBalancerNodePorts": False}}
@@ -105,7 +105,7 @@ async def test_update_status(kube: KubeClient, namespace: str) -> None:
 
 
 async def test_watch_from_a_too_old_resource_version_is_gone(
-    kube: KubeClient, namespace: str, cluster: Cluster
+    kube: RestClient, namespace: str, cluster: Cluster
 ) -> None:
     """The API answers a watch below its window with an ERROR event carrying a 410 Status.
 
@@ -127,7 +127,7 @@ async def test_watch_from_a_too_old_resource_version_is_gone(
     assert err.status == 410
 
 
-async def test_watch_delivers_changes_and_bookmarks(kube: KubeClient, namespace: str) -> None:
+async def test_watch_delivers_changes_and_bookmarks(kube: RestClient, namespace: str) -> None:
     """Changes arrive in order; a bookmark (sent ~2 s before the server-side timeout, once
     the watch cache has moved past the watcher) carries a newer RV without an object."""
     rv = (await kube.list(CONFIGMAPS, namespace=namespace))["metadata"]["resourceVersion"]
@@ -148,7 +148,7 @@ async def test_watch_delivers_changes_and_bookmarks(kube: KubeClient, namespace:
 
 
 async def test_event_recorder_aggregation_is_visible_via_the_api(
-    kube: KubeClient, kube_api: Any, namespace: str
+    kube: RestClient, kube_api: Any, namespace: str
 ) -> None:
     obj = await kube.create(CONFIGMAPS, cm("subject"), namespace=namespace)
     recorder = EventRecorder(kube, "runtime-test")

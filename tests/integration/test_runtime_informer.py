@@ -18,7 +18,7 @@ import pytest_asyncio
 from kubernetes import client as k8s
 
 from mpi_controller.runtime.cache import DeletedFinalStateUnknown
-from mpi_controller.runtime.client import CONFIGMAPS, PODS, ApiError, KubeClient
+from mpi_controller.runtime.client import CONFIGMAPS, PODS, ApiError, RestClient
 from mpi_controller.runtime.informer import (
     InformerFactory,
     SharedIndexInformer,
@@ -33,12 +33,12 @@ SYNC_MODES = pytest.mark.parametrize("watch_list", [False, True], ids=["list", "
 
 
 @pytest_asyncio.fixture(loop_scope="function")
-async def kube(cluster: Cluster) -> AsyncIterator[KubeClient]:
+async def kube(cluster: Cluster) -> AsyncIterator[RestClient]:
     async with kube_client(cluster) as k:
         yield k
 
 
-def informer_for(kube: KubeClient, namespace: str, *, label_selector: str | None = None,
+def informer_for(kube: RestClient, namespace: str, *, label_selector: str | None = None,
                  **options: Any) -> tuple[SharedIndexInformer, InstrumentedLW]:
     lw = InstrumentedLW(ResourceListerWatcher(kube, CONFIGMAPS, namespace=namespace,
                                               label_selector=label_selector))
@@ -63,7 +63,7 @@ async def converged(informer: SharedIndexInformer, kube_api: Any, namespace: str
 
 @SYNC_MODES
 async def test_informer_stays_in_sync_through_watch_timeouts(
-    watch_list: bool, kube: KubeClient, kube_api: Any, namespace: str
+    watch_list: bool, kube: RestClient, kube_api: Any, namespace: str
 ) -> None:
     informer, lw = informer_for(kube, namespace, min_watch_timeout=1.0,  # watches of 1-2 s
                                 watch_list=watch_list)
@@ -90,7 +90,7 @@ async def test_informer_stays_in_sync_through_watch_timeouts(
 
 @SYNC_MODES
 async def test_bookmarks_advance_the_resource_version(
-    watch_list: bool, kube: KubeClient, kube_api: Any, namespace: str
+    watch_list: bool, kube: RestClient, kube_api: Any, namespace: str
 ) -> None:
     """Changes the informer does not see (filtered out) still move its RV via bookmarks."""
     informer, lw = informer_for(kube, namespace, label_selector="watched=yes",
@@ -114,7 +114,7 @@ async def test_bookmarks_advance_the_resource_version(
 @SYNC_MODES
 @pytest.mark.timeout(300)
 async def test_informer_survives_an_apiserver_restart(
-    watch_list: bool, kube: KubeClient, kube_api: Any, namespace: str, cluster: Cluster
+    watch_list: bool, kube: RestClient, kube_api: Any, namespace: str, cluster: Cluster
 ) -> None:
     if not cluster.local:
         pytest.skip("needs the local control plane")
@@ -135,7 +135,7 @@ async def test_informer_survives_an_apiserver_restart(
 @SYNC_MODES
 @pytest.mark.timeout(300)
 async def test_watch_from_a_compacted_rv_relists_with_tombstones(
-    watch_list: bool, kube: KubeClient, kube_api: Any, namespace: str, cluster: Cluster
+    watch_list: bool, kube: RestClient, kube_api: Any, namespace: str, cluster: Cluster
 ) -> None:
     """Hold the reflector, delete and create objects, compact etcd and restart the API server
     (so neither etcd nor the new watch cache can serve the old RV). On release the watch from
@@ -170,7 +170,7 @@ async def test_watch_from_a_compacted_rv_relists_with_tombstones(
 
 
 async def test_factory_shares_informers_and_listers_read_like_the_api(
-    kube: KubeClient, namespace: str
+    kube: RestClient, namespace: str
 ) -> None:
     await kube.create(CONFIGMAPS, cm("x"), namespace=namespace)
     factory = InformerFactory(kube)

@@ -15,7 +15,7 @@ import pytest
 import pytest_asyncio
 from kubernetes import client as k8s
 
-from mpi_controller.runtime.client import KubeClient
+from mpi_controller.runtime.client import RestClient
 from mpi_controller.runtime.leaderelection import LeaderElector, LeaseLock
 from tests.integration.runtime_helpers import kube_client
 from tests.support import Cluster, async_wait_for
@@ -26,13 +26,13 @@ TIMINGS = {"lease_duration": 3.0, "renew_deadline": 2.0, "retry_period": 0.5}
 
 
 @pytest_asyncio.fixture(loop_scope="function")
-async def kube(cluster: Cluster) -> AsyncIterator[KubeClient]:
+async def kube(cluster: Cluster) -> AsyncIterator[RestClient]:
     async with kube_client(cluster) as k:
         yield k
 
 
 class Candidate:
-    def __init__(self, kube: KubeClient, namespace: str, identity: str, **kw: Any) -> None:
+    def __init__(self, kube: RestClient, namespace: str, identity: str, **kw: Any) -> None:
         self.elector = LeaderElector(LeaseLock(kube, namespace, "runtime-test", identity),
                                      **TIMINGS, **kw)
         self.leading_since: float | None = None
@@ -52,7 +52,7 @@ def lease(kube_api: Any, namespace: str) -> Any:
 
 
 async def test_one_leads_and_the_other_takes_over_after_the_lease(
-    kube: KubeClient, kube_api: Any, namespace: str
+    kube: RestClient, kube_api: Any, namespace: str
 ) -> None:
     a = Candidate(kube, namespace, "a", release_on_cancel=False)
     await async_wait_for(a.elector.is_leader, timeout=10, what="a to lead")
@@ -79,7 +79,7 @@ async def test_one_leads_and_the_other_takes_over_after_the_lease(
 
 
 async def test_release_on_cancel_hands_over_at_once(
-    kube: KubeClient, kube_api: Any, namespace: str
+    kube: RestClient, kube_api: Any, namespace: str
 ) -> None:
     a = Candidate(kube, namespace, "a")
     await async_wait_for(a.elector.is_leader, timeout=10, what="a to lead")

@@ -1,4 +1,4 @@
-"""KubeClient against a local aiohttp server (no cluster): wire format, errors, watch streams.
+"""RestClient against a local aiohttp server (no cluster): wire format, errors, watch streams.
 
 Error classification follows apimachinery ``pkg/api/errors`` (IsNotFound, IsAlreadyExists,
 IsConflict, IsResourceExpired/IsGone, IsTooManyRequests); patch content types follow the API
@@ -24,9 +24,9 @@ from mpi_controller.runtime.client import (
     NAMESPACES,
     PODS,
     ApiError,
-    KubeClient,
     Resource,
-    _TokenBucket,
+    RestClient,
+    _RequestThrottle,
 )
 from mpi_controller.runtime.clock import ManualClock
 from tests.unit.runtime.fakes import settle
@@ -92,7 +92,7 @@ def test_error_from_non_status_body() -> None:
 
 async def test_token_bucket_allows_burst_then_qps() -> None:
     clock = ManualClock()
-    bucket = _TokenBucket(qps=2.0, burst=3, clock=clock)
+    bucket = _RequestThrottle(qps=2.0, burst=3, clock=clock)
     done: list[float] = []
 
     async def take() -> None:
@@ -111,9 +111,14 @@ async def test_token_bucket_allows_burst_then_qps() -> None:
 
 
 async def test_token_bucket_disabled_when_qps_not_positive() -> None:
-    bucket = _TokenBucket(qps=0, burst=1, clock=ManualClock())
+    clock = ManualClock()
+    bucket = _RequestThrottle(qps=0, burst=1, clock=clock)
     for _ in range(100):
-        await bucket.acquire()
+        # Each acquire completes without a timer: a throttled one would wait on the manual
+        # clock, which never advances here, and the wait_for would time out.
+        await asyncio.wait_for(bucket.acquire(), timeout=1.0)
+    assert clock.pending() == 0
+    assert clock.now() == 0.0
 
 
 # -- against a local HTTP server -------------------------------------------------------------------
@@ -158,7 +163,7 @@ class FakeApi:
 
 
 @pytest_asyncio.fixture(loop_scope="function")
-async def api() -> AsyncIterator[tuple[FakeApi, KubeClient]]:
+async def api() -> AsyncIterator[tuple[FakeApi, RestClient]]:
     from kubernetes_asyncio import client
 
     fake = FakeApi()
@@ -169,7 +174,7 @@ async def api() -> AsyncIterator[tuple[FakeApi, KubeClient]]:
     cfg = client.Configuration(host=str(server.make_url("")).rstrip("/"))
     cfg.api_key = {"BearerToken": "secret"}
     cfg.api_key_prefix = {"BearerToken": "Bearer"}
-    kube = KubeClient(client.ApiClient(configuration=cfg), qps=0, request_timeout=1.0,
+    kube = RestClient(client.ApiClient(configuration=cfg), qps=0, request_timeout=1.0,
                       user_agent="mpi-controller/test")
     try:
         yield fake, kube
@@ -179,7 +184,7 @@ async def api() -> AsyncIterator[tuple[FakeApi, KubeClient]]:
 
 
 async def test_crud_requests_carry_json_auth_and_user_agent(
-    api: tuple[FakeApi, KubeClient],
+    api: tuple[FakeApi, RestClient],
 ) -> None:
     fake, kube = api
     body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"}}
@@ -201,7 +206,7 @@ async def test_crud_requests_carry_json_auth_and_user_agent(
     assert first["headers"]["User-Agent"] == "mpi-controller/test"
 
 
-async def test_list_query_parameters(api: tuple[FakeApi, KubeClient]) -> None:
+async def test_list_query_parameters(api: tuple[FakeApi, RestClient]) -> None:
     fake, kube = api
     await kube.list(PODS, namespace="ns", label_selector="a=b", field_selector="spec.nodeName=n",
                     limit=500, continue_="tok", resource_version="0",
@@ -225,7 +230,7 @@ async def test_list_query_parameters(api: tuple[FakeApi, KubeClient]) -> None:
     ],
 )
 async def test_patch_content_types(
-    api: tuple[FakeApi, KubeClient], patch_type: Any, content_type: str, query: dict[str, str]
+    api: tuple[FakeApi, RestClient], patch_type: Any, content_type: str, query: dict[str, str]
 ) -> None:
     fake, kube = api
     field_manager = "mgr" if patch_type == "apply" else None
@@ -238,13 +243,13 @@ async def test_patch_content_types(
     assert req["body"] == {"spec": {}}
 
 
-async def test_apply_needs_a_field_manager(api: tuple[FakeApi, KubeClient]) -> None:
+async def test_apply_needs_a_field_manager(api: tuple[FakeApi, RestClient]) -> None:
     _, kube = api
     with pytest.raises(ValueError, match="field_manager"):
         await kube.patch(PODS, "p", {}, namespace="ns", patch_type="apply")
 
 
-async def test_delete_sends_options(api: tuple[FakeApi, KubeClient]) -> None:
+async def test_delete_sends_options(api: tuple[FakeApi, RestClient]) -> None:
     fake, kube = api
     await kube.delete(PODS, "p", namespace="ns", propagation_policy="Foreground",
                       preconditions={"uid": "u1"}, grace_period_seconds=0)
@@ -254,7 +259,7 @@ async def test_delete_sends_options(api: tuple[FakeApi, KubeClient]) -> None:
     }
 
 
-async def test_http_errors_become_classified_api_errors(api: tuple[FakeApi, KubeClient]) -> None:
+async def test_http_errors_become_classified_api_errors(api: tuple[FakeApi, RestClient]) -> None:
     fake, kube = api
     fake.reply, fake.reply_status = status(409, "AlreadyExists", 'pods "p" already exists'), 409
     with pytest.raises(ApiError) as err:
@@ -263,7 +268,7 @@ async def test_http_errors_become_classified_api_errors(api: tuple[FakeApi, Kube
     assert err.value.message == 'pods "p" already exists'
 
 
-async def test_request_timeout_is_a_retriable_api_error(api: tuple[FakeApi, KubeClient]) -> None:
+async def test_request_timeout_is_a_retriable_api_error(api: tuple[FakeApi, RestClient]) -> None:
     fake, kube = api
     fake.delay = 5.0
     with pytest.raises(ApiError) as err:
@@ -277,7 +282,7 @@ async def test_connection_refused_is_a_retriable_api_error() -> None:
     from kubernetes_asyncio import client
 
     cfg = client.Configuration(host="http://127.0.0.1:9")
-    async with KubeClient(client.ApiClient(configuration=cfg), qps=0) as kube:
+    async with RestClient(client.ApiClient(configuration=cfg), qps=0) as kube:
         with pytest.raises(ApiError) as err:
             await kube.get(PODS, "p", namespace="ns")
     assert err.value.status == 0
@@ -285,7 +290,7 @@ async def test_connection_refused_is_a_retriable_api_error() -> None:
     assert err.value.is_retriable()
 
 
-async def test_watch_splits_lines_across_chunks_and_closes(api: tuple[FakeApi, KubeClient]) -> None:
+async def test_watch_splits_lines_across_chunks_and_closes(api: tuple[FakeApi, RestClient]) -> None:
     """Events split across chunks, several per chunk, and one larger than aiohttp's
     default 64 KiB buffer all decode; closing the stream closes the connection."""
     fake, kube = api
@@ -308,7 +313,7 @@ async def test_watch_splits_lines_across_chunks_and_closes(api: tuple[FakeApi, K
     }
 
 
-async def test_cancelling_a_watch_closes_its_response(api: tuple[FakeApi, KubeClient]) -> None:
+async def test_cancelling_a_watch_closes_its_response(api: tuple[FakeApi, RestClient]) -> None:
     fake, kube = api
     w = kube.watch(PODS, namespace="ns")
 
@@ -327,7 +332,7 @@ async def test_cancelling_a_watch_closes_its_response(api: tuple[FakeApi, KubeCl
 
 
 async def test_aclose_from_another_task_ends_iteration_cleanly(
-    api: tuple[FakeApi, KubeClient],
+    api: tuple[FakeApi, RestClient],
 ) -> None:
     fake, kube = api
     w = kube.watch(PODS, namespace="ns")

@@ -1,4 +1,4 @@
-"""KubeClient honours ``Retry-After`` on 429 and 5xx answers (client-go's rest client: up to
+"""RestClient honours ``Retry-After`` on 429 and 5xx answers (client-go's rest client: up to
 10 retries, each after the header's seconds); without the header, the error is raised at once."""
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ import pytest_asyncio
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from mpi_controller.runtime.client import MAX_RETRY_AFTER, PODS, ApiError, KubeClient
+from mpi_controller.runtime.client import MAX_RETRY_AFTER, PODS, ApiError, RestClient
+from mpi_controller.runtime.clock import ManualClock
 
 
 class Throttling:
@@ -31,8 +32,20 @@ class Throttling:
         return web.json_response({"kind": "Pod", "metadata": {"name": "p"}})
 
 
+class SleepRecorder(ManualClock):
+    """A clock whose sleeps return at once and are recorded (the client's waits, exactly)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.slept: list[float] = []
+
+    async def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.advance(seconds)
+
+
 @pytest_asyncio.fixture(loop_scope="function")
-async def server() -> AsyncIterator[tuple[Throttling, KubeClient]]:
+async def server() -> AsyncIterator[tuple[Throttling, RestClient]]:
     from kubernetes_asyncio import client
 
     fake = Throttling()
@@ -41,7 +54,8 @@ async def server() -> AsyncIterator[tuple[Throttling, KubeClient]]:
     srv = TestServer(app)
     await srv.start_server()
     cfg = client.Configuration(host=str(srv.make_url("")).rstrip("/"))
-    kube = KubeClient(client.ApiClient(configuration=cfg), qps=0, request_timeout=5.0)
+    kube = RestClient(client.ApiClient(configuration=cfg), qps=0, request_timeout=5.0,
+                      clock=SleepRecorder())
     try:
         yield fake, kube
     finally:
@@ -50,7 +64,7 @@ async def server() -> AsyncIterator[tuple[Throttling, KubeClient]]:
 
 
 async def test_429_and_503_with_retry_after_are_retried(
-        server: tuple[Throttling, KubeClient]) -> None:
+        server: tuple[Throttling, RestClient]) -> None:
     fake, kube = server
     fake.answers = [(429, "0"), (503, "0"), (429, "0")]
     got: Any = await kube.get(PODS, "p", namespace="ns")
@@ -58,8 +72,17 @@ async def test_429_and_503_with_retry_after_are_retried(
     assert fake.calls == 4
 
 
+async def test_the_wait_is_the_header_capped_at_ten_seconds(
+        server: tuple[Throttling, RestClient]) -> None:
+    fake, kube = server
+    fake.answers = [(429, "3"), (503, "7"), (429, "60"), (500, "-2")]
+    await kube.get(PODS, "p", namespace="ns")
+    assert kube._clock.slept == [3.0, 7.0, 10.0, 0.0]  # type: ignore[attr-defined]
+    assert fake.calls == 5
+
+
 async def test_without_retry_after_the_error_is_raised_at_once(
-        server: tuple[Throttling, KubeClient]) -> None:
+        server: tuple[Throttling, RestClient]) -> None:
     fake, kube = server
     fake.answers = [(429, None)]
     with pytest.raises(ApiError) as err:
@@ -68,7 +91,7 @@ async def test_without_retry_after_the_error_is_raised_at_once(
     assert fake.calls == 1
 
 
-async def test_retries_are_bounded(server: tuple[Throttling, KubeClient]) -> None:
+async def test_retries_are_bounded(server: tuple[Throttling, RestClient]) -> None:
     fake, kube = server
     fake.answers = [(429, "0")] * (MAX_RETRY_AFTER + 5)
     with pytest.raises(ApiError) as err:

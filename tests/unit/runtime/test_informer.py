@@ -16,7 +16,7 @@ from mpi_controller.runtime.cache import (
     DeletedFinalStateUnknown,
     controller_uid_index,
 )
-from mpi_controller.runtime.client import PODS, ApiError, KubeClient
+from mpi_controller.runtime.client import PODS, ApiError, RestClient
 from mpi_controller.runtime.clock import ManualClock
 from mpi_controller.runtime.informer import (
     InformerFactory,
@@ -146,7 +146,7 @@ async def test_delete_handler_receives_tombstones_on_relist() -> None:
 
 
 async def test_factory_shares_informers_and_merges_indexers() -> None:
-    factory = InformerFactory(KubeClient(object()), clock=ManualClock())
+    factory = InformerFactory(RestClient(object()), clock=ManualClock())
     a = factory.informer_for(PODS, "ns")
     b = factory.informer_for(PODS, "ns", indexers={CONTROLLER_UID_INDEX: controller_uid_index})
     c = factory.informer_for(PODS, "ns", label_selector="app=x")
@@ -160,7 +160,7 @@ async def test_factory_shares_informers_and_merges_indexers() -> None:
 
 async def test_factory_wait_for_cache_sync_times_out_on_the_clock() -> None:
     clock = ManualClock()
-    factory = InformerFactory(KubeClient(object()), clock=clock)
+    factory = InformerFactory(RestClient(object()), clock=clock)
     informer = factory.informer_for(PODS)
     waiter = asyncio.create_task(factory.wait_for_cache_sync(timeout=1.0))
     await settle()
