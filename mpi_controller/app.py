@@ -22,29 +22,22 @@ from mpi_controller.api import constants as c
 from mpi_controller.controller import MPIJOBS, ControllerConfig, MPIJobController
 from mpi_controller.options import ServerOptions
 from mpi_controller.runtime.client import ApiError, KubeClient, RestClient
+from mpi_controller.runtime.clock import Clock, LoopClock
 from mpi_controller.runtime.events import EventRecorder
 from mpi_controller.runtime.informer import InformerFactory
 from mpi_controller.runtime.leaderelection import LeaderElector, LeaseLock
-from mpi_controller.runtime.manager import LeadershipLost, Manager, install_signal_handlers
-from mpi_controller.runtime.metrics import HTTPServer, serve_http
+from mpi_controller.runtime.manager import (
+    HttpEndpoint,
+    LeadershipLost,
+    Manager,
+    Runnable,
+    install_signal_handlers,
+)
 
 __all__ = ["LEASE_NAME", "run"]
 
 LEASE_NAME = "mpi-operator"
 _log = structlog.get_logger("mpi_controller")
-
-
-class _RecorderTask:
-    """Runs the EventRecorder beside the informers (always 'synced')."""
-
-    def __init__(self, recorder: EventRecorder) -> None:
-        self.recorder = recorder
-
-    async def run(self) -> None:
-        await self.recorder.run()
-
-    def has_synced(self) -> bool:
-        return True
 
 
 class _GaugedElector:
@@ -77,12 +70,13 @@ STARTUP_RETRY_SECONDS = 60.0
 
 
 async def _crd_installed(client: KubeClient, namespace: str, *,
-                         retry_for: float = STARTUP_RETRY_SECONDS) -> bool:
+                         retry_for: float = STARTUP_RETRY_SECONDS,
+                         clock: Clock | None = None) -> bool:
     """Whether the MPIJob CRD is served. Retriable errors (API server restarting or
     overloaded) are retried with backoff for ``retry_for`` seconds, so a restart during an
     API server outage waits for it instead of crash-looping."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + retry_for
+    clock = clock or LoopClock()
+    deadline = clock.now() + retry_for
     delay = 0.5
     while True:
         try:
@@ -90,10 +84,10 @@ async def _crd_installed(client: KubeClient, namespace: str, *,
         except ApiError as err:
             if err.is_not_found():
                 return False
-            if not err.is_retriable() or loop.time() + delay > deadline:
+            if not err.is_retriable() or clock.now() + delay > deadline:
                 raise
             _log.warning("API server not ready; retrying", error=str(err), delay=delay)
-            await asyncio.sleep(delay)
+            await clock.sleep(delay)
             delay = min(delay * 2, 5.0)
             continue
         return True
@@ -131,15 +125,15 @@ async def run(opts: ServerOptions) -> int:
             lock, lease_duration=15.0, renew_deadline=5.0, retry_period=3.0))
     else:
         jobmetrics.IS_LEADER.set(1)
+    runnables: list[Runnable] = [recorder]
+    if opts.monitoring_port:
+        runnables.append(HttpEndpoint("0.0.0.0", opts.monitoring_port))
     manager = Manager(
-        informers=[*controller.informers(), _RecorderTask(recorder)],
-        controllers=[controller.controller], elector=elector, close=client.close,
+        informers=controller.informers(), controllers=[controller.controller],
+        runnables=runnables, elector=elector, close=client.close,
         port=opts.health_port or None)
     stop = asyncio.Event()
     remove = install_signal_handlers(stop)
-    metrics_server: HTTPServer | None = None
-    if opts.monitoring_port:
-        metrics_server = await serve_http("0.0.0.0", opts.monitoring_port)
     _log.info("mpi-controller starting", namespace=opts.namespace or "(all)",
               threadiness=opts.threadiness, qps=opts.kube_api_qps, burst=opts.kube_api_burst,
               gang_scheduling=opts.gang_scheduling or None, leader_elect=opts.leader_elect)
@@ -150,6 +144,4 @@ async def run(opts: ServerOptions) -> int:
         return 1
     finally:
         remove()
-        if metrics_server is not None:
-            await metrics_server.close()
     return 0

@@ -51,14 +51,7 @@ class InProcessController:
             self.customize(controller)
         self.mpijob_controller = controller
 
-        class _Recorder:
-            async def run(self) -> None:
-                await recorder.run()
-
-            def has_synced(self) -> bool:
-                return True
-
-        self.manager = Manager(informers=[*controller.informers(), _Recorder()],
+        self.manager = Manager(informers=controller.informers(), runnables=[recorder],
                                controllers=[controller.controller], close=client.close,
                                port=None, graceful_shutdown_timeout=5)
         await self.manager.run(self.stop_event)

@@ -154,6 +154,10 @@ class EventRecorder:
             finally:
                 self._queue.task_done()
 
+    def ready(self) -> bool:
+        """Always ready: events queue up until :meth:`run` writes them."""
+        return True
+
     async def flush(self) -> None:
         """Wait until every event queued so far has been handled (needs :meth:`run`)."""
         await self._queue.join()

@@ -1,28 +1,38 @@
-"""The manager: runs informers and controllers behind an optional leader elector, with health
-and metrics over HTTP, and shuts them down in order.
+"""The manager: runs every-replica runnables, and leader-only informers and controllers behind an
+optional leader elector, with health, readiness and metrics over HTTP; shuts them down in order.
+
+Two groups, as controller-runtime has them:
+
+* **every replica** (:class:`Runnable`: HTTP servers for health and metrics, webhook servers,
+  event recorders, certificate upkeep): started first, on standby replicas too, and stopped
+  last. A runnable reports ``ready()``; it runs until cancelled.
+* **leader only**: informers (caches) and controllers (workers). Without an elector they start
+  at once; with one, when it reports leadership.
 
 :meth:`Manager.run` (until ``stop`` is set):
 
-1. starts the HTTP server (``/metrics``, ``/healthz``, ``/readyz``);
-2. without an elector, at once; with one, once it reports leadership: starts every informer's
-   ``run()``, polls (every ``sync_poll`` s, default 100 ms) until all report ``has_synced()``,
-   then starts every controller's ``run()``;
+1. starts the health server (``/metrics``, ``/healthz``, ``/readyz``, when ``port`` is given)
+   and every runnable;
+2. when leading (or at once without an elector): starts every informer's ``run()``, polls on
+   the clock (every ``sync_poll`` s, default 100 ms) until all report ``has_synced()``, then
+   starts every controller's ``run()``;
 3. on ``stop``: **drain queues** (each controller's ``shutdown(drain=True)``, then its workers
    finish what is queued; whatever is still running after ``graceful_shutdown_timeout``
    seconds, default 30, is cancelled) → **stop leading** (the elector's task is cancelled,
    releasing the lease; released only after the drain, so a successor never writes while
-   our last syncs still do) → **stop informers** (their
-   tasks are cancelled) → **close the client** (the optional ``close`` callback) → stop the HTTP
+   our last syncs still do) → **stop informers** → **stop the runnables** (in reverse order of
+   registration) → **close the client** (the optional ``close`` callback) → stop the health
    server.
 
 Losing leadership (the elector's ``run`` ending, or failing, before ``stop``) cancels controllers
-and informers at once, closes the client and raises :class:`LeadershipLost`, so the process can
-exit non-zero and restart as a candidate. An informer or controller that fails ends ``run``
-with its exception (in an ``ExceptionGroup``) after the same cleanup.
+and informers at once, then runnables, closes the client and raises :class:`LeadershipLost`, so
+the process can exit non-zero and restart as a candidate. An informer, controller or runnable
+that fails ends ``run`` with its exception (in an ``ExceptionGroup``) after the same cleanup.
 
-``/readyz`` fails (check ``informers-synced``) until every informer has synced, so a standby
-replica is never ready; ``/healthz`` fails (check ``leader-election``) when the elector reports
-``healthy() is False``. More checks can be added with :meth:`Manager.add_healthz_check` and
+``/readyz`` passes once every runnable is ready and, while this replica leads, every informer
+has synced: a standby replica is ready (its webhooks serve) while it waits for the lease.
+``/healthz`` fails (check ``leader-election``) when the elector reports ``healthy() is False``.
+More checks can be added with :meth:`Manager.add_healthz_check` and
 :meth:`Manager.add_readyz_check`.
 
 :func:`install_signal_handlers` makes SIGTERM/SIGINT set ``stop`` (a second signal exits the
@@ -35,7 +45,7 @@ import asyncio
 import contextlib
 import os
 import signal
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 import structlog
@@ -45,10 +55,12 @@ from mpi_controller.runtime.metrics import REGISTRY, Check, HTTPServer, serve_ht
 
 __all__ = [
     "ControllerLike",
+    "HttpEndpoint",
     "InformerLike",
     "LeaderElector",
     "LeadershipLost",
     "Manager",
+    "Runnable",
     "install_signal_handlers",
 ]
 
@@ -61,6 +73,43 @@ class InformerLike(Protocol):
     async def run(self) -> None: ...
 
     def has_synced(self) -> bool: ...
+
+
+class Runnable(Protocol):
+    """Something every replica runs: ``run()`` until cancelled; ``ready()`` once it serves."""
+
+    async def run(self) -> None: ...
+
+    def ready(self) -> bool: ...
+
+
+class HttpEndpoint:
+    """A :class:`Runnable` serving ``/metrics`` (and the given health checks) on ``port``."""
+
+    def __init__(self, host: str, port: int, *, healthz: Mapping[str, Check] | None = None,
+                 readyz: Mapping[str, Check] | None = None) -> None:
+        self.host = host
+        self.port = port
+        self._healthz = healthz
+        self._readyz = readyz
+        self.server: HTTPServer | None = None
+
+    async def run(self) -> None:
+        self.server = await serve_http(self.host, self.port, registry=REGISTRY,
+                                       healthz=self._healthz, readyz=self._readyz)
+        try:
+            await asyncio.Event().wait()
+        finally:
+            server, self.server = self.server, None
+            await asyncio.shield(server.close())
+
+    def ready(self) -> bool:
+        return self.server is not None
+
+    @property
+    def bound_port(self) -> int | None:
+        """The port bound while serving (useful with port 0)."""
+        return self.server.port if self.server is not None else None
 
 
 class ControllerLike(Protocol):
@@ -89,13 +138,15 @@ class LeadershipLost(Exception):
 
 
 class Manager:
-    """Owns informers, controllers, an optional leader elector and the health/metrics server."""
+    """Owns every-replica runnables, leader-only informers and controllers, an optional leader
+    elector and the health/metrics server."""
 
     def __init__(
         self,
         *,
         informers: Iterable[InformerLike] = (),
         controllers: Iterable[ControllerLike] = (),
+        runnables: Iterable[Runnable] = (),
         elector: LeaderElector | None = None,
         close: Callable[[], Awaitable[None]] | None = None,
         host: str = "0.0.0.0",
@@ -106,6 +157,7 @@ class Manager:
     ) -> None:
         self._informers = list(informers)
         self._controllers = list(controllers)
+        self._runnables = list(runnables)
         self._elector = elector
         self._close = close
         self._host = host
@@ -114,7 +166,8 @@ class Manager:
         self._sync_poll = sync_poll
         self._grace = graceful_shutdown_timeout
         self._healthz: dict[str, Check] = {}
-        self._readyz: dict[str, Check] = {"informers-synced": self.has_synced}
+        self._readyz: dict[str, Check] = {"runnables": self.runnables_ready,
+                                          "informers-synced": self._synced_if_leading}
         if elector is not None:
             self._healthz["leader-election"] = elector.healthy
         self._server: HTTPServer | None = None
@@ -122,11 +175,9 @@ class Manager:
 
     # -- configuration ---------------------------------------------------------------------
 
-    def add_informer(self, informer: InformerLike) -> None:
-        self._informers.append(informer)
-
-    def add_controller(self, controller: ControllerLike) -> None:
-        self._controllers.append(controller)
+    def add_runnable(self, runnable: Runnable) -> None:
+        """Run ``runnable`` on every replica (before :meth:`run`)."""
+        self._runnables.append(runnable)
 
     def add_healthz_check(self, name: str, check: Check) -> None:
         self._healthz[name] = check
@@ -139,6 +190,14 @@ class Manager:
     def has_synced(self) -> bool:
         """True once the informers have been started and every one has synced."""
         return self._started and all(i.has_synced() for i in self._informers)
+
+    def runnables_ready(self) -> bool:
+        """True once every every-replica runnable reports ready."""
+        return all(r.ready() for r in self._runnables)
+
+    def _synced_if_leading(self) -> bool:
+        leading = self._elector is None or self._elector.is_leader() or self._started
+        return not leading or self.has_synced()
 
     @property
     def http_port(self) -> int | None:
@@ -188,6 +247,7 @@ class _Session:
         self.leading = asyncio.Event()
         self.released = asyncio.Event()
         self.elector: asyncio.Task[None] | None = None
+        self.runnables: list[asyncio.Task[None]] = []
         self.informers: list[asyncio.Task[None]] = []
         self.controllers: list[asyncio.Task[None]] = []
         self.relay: asyncio.Task[None] | None = None
@@ -200,6 +260,8 @@ class _Session:
 
     async def run(self) -> LeadershipLost | None:
         self.relay = self._spawn(self._relay_stop(), "manager-stop")
+        self.runnables = [self._spawn(r.run(), f"runnable-{i}")
+                          for i, r in enumerate(self.m._runnables)]
         try:
             if self.m._elector is not None:
                 self.elector = asyncio.create_task(
@@ -229,7 +291,7 @@ class _Session:
         await self.released.wait()
 
     def _ending(self) -> bool:
-        if self.stop.is_set():
+        if self.stop.is_set() or any(t.done() for t in self.runnables):
             return True
         return self.elector is not None and self.elector.done()
 
@@ -275,6 +337,7 @@ class _Session:
         await self._drain()
         await self._stop_leading()
         await _cancel(self.informers)
+        await _cancel(self.runnables[::-1])
         _log.info("stopped")
 
     async def _drain(self) -> None:
@@ -296,6 +359,7 @@ class _Session:
             await controller.shutdown(drain=False)
         await _cancel(self.controllers)
         await _cancel(self.informers)
+        await _cancel(self.runnables[::-1])
 
     async def _stop_leading(self) -> None:
         self.released.set()
@@ -305,7 +369,7 @@ class _Session:
     async def _cancel_all(self) -> None:
         self.released.set()
         extra = [t for t in (self.elector, self.relay) if t is not None]
-        await _cancel([*extra, *self.controllers, *self.informers])
+        await _cancel([*extra, *self.controllers, *self.informers, *self.runnables[::-1]])
         self.m._started = False
 
 

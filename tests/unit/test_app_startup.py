@@ -10,6 +10,7 @@ import pytest
 
 from mpi_controller import app
 from mpi_controller.runtime.client import ApiError
+from tests.unit.runtime.fakes import SleepRecorder
 
 
 class _Client:
@@ -24,22 +25,27 @@ class _Client:
         return {"items": []}
 
 
-@pytest.fixture(autouse=True)
-def _no_sleep(monkeypatch: pytest.MonkeyPatch) -> None:
-    async def sleep(_: float) -> None:
-        return None
-    monkeypatch.setattr(app.asyncio, "sleep", sleep)
-
-
-def _run(client: _Client, retry_for: float = 60.0) -> bool:
-    return asyncio.run(app._crd_installed(client, "", retry_for=retry_for))  # type: ignore[arg-type]
+def _run(client: _Client, retry_for: float = 60.0, clock: SleepRecorder | None = None) -> bool:
+    return asyncio.run(app._crd_installed(client, "", retry_for=retry_for,  # type: ignore[arg-type]
+                                          clock=clock or SleepRecorder()))
 
 
 def test_connection_refused_then_served_is_installed() -> None:
     client = _Client(ApiError(0, "ConnectionError"), ApiError(503, "ServiceUnavailable"),
                      ApiError(429, "TooManyRequests"))
-    assert _run(client) is True
+    clock = SleepRecorder()
+    assert _run(client, clock=clock) is True
     assert client.calls == 4
+    assert clock.slept == [0.5, 1.0, 2.0]
+
+
+def test_backoff_is_capped_at_five_seconds_and_bounded_by_the_deadline() -> None:
+    client = _Client(*[ApiError(0, "ConnectionError")] * 100)
+    clock = SleepRecorder()
+    with pytest.raises(ApiError):
+        _run(client, retry_for=20.0, clock=clock)
+    assert clock.slept == [0.5, 1.0, 2.0, 4.0, 5.0, 5.0]
+    assert client.calls == 7
 
 
 def test_missing_crd_is_not_retried() -> None:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from mpi_controller.runtime.cache import DeletedFinalStateUnknown, Indexer
+from mpi_controller.runtime.clock import ManualClock
 
 Obj = dict[str, Any]
 
@@ -38,6 +39,19 @@ class Running:
         self.task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await self.task
+
+
+class SleepRecorder(ManualClock):
+    """A manual clock whose sleeps return at once, advance it, and are recorded in ``slept``
+    (so a test asserts exact waits without waiting)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.slept: list[float] = []
+
+    async def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.advance(seconds)
 
 
 class FixedRandom(random.Random):

@@ -12,7 +12,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from mpi_controller.runtime.client import MAX_RETRY_AFTER, PODS, ApiError, RestClient
-from mpi_controller.runtime.clock import ManualClock
+from tests.unit.runtime.fakes import SleepRecorder
 
 
 class Throttling:
@@ -30,18 +30,6 @@ class Throttling:
             return web.json_response({"kind": "Status", "code": code, "reason": "TooManyRequests"},
                                      status=code, headers=headers)
         return web.json_response({"kind": "Pod", "metadata": {"name": "p"}})
-
-
-class SleepRecorder(ManualClock):
-    """A clock whose sleeps return at once and are recorded (the client's waits, exactly)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.slept: list[float] = []
-
-    async def sleep(self, seconds: float) -> None:
-        self.slept.append(seconds)
-        self.advance(seconds)
 
 
 @pytest_asyncio.fixture(loop_scope="function")

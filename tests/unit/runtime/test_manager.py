@@ -49,6 +49,28 @@ class FakeInformer:
         return self.synced
 
 
+class FakeRunnable:
+    """An every-replica runnable (a webhook server, say) that records start and stop."""
+
+    def __init__(self, events: list[str], *, fail: Exception | None = None) -> None:
+        self.events = events
+        self.is_ready = False
+        self.fail = fail
+
+    async def run(self) -> None:
+        self.events.append("runnable started")
+        try:
+            if self.fail is not None:
+                raise self.fail
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            self.events.append("runnable stopped")
+            raise
+
+    def ready(self) -> bool:
+        return self.is_ready
+
+
 class FakeElector:
     """Runs the leader callback beside its (imaginary) renew loop, as a real elector does."""
 
@@ -109,12 +131,15 @@ class Harness:
         self.events: list[str] = []
         self.clock = ManualClock()
         self.informer = FakeInformer(self.events)
+        self.runnable = FakeRunnable(self.events)
+        self.runnable.is_ready = True
         self.sync = Recorder(self.events)
         self.controller = Controller(name, self.sync, clock=self.clock)
         self.elector = FakeElector(self.events) if elector else None
         self.manager = Manager(
             informers=[self.informer],
             controllers=[self.controller],
+            runnables=[self.runnable],
             elector=self.elector,
             close=self.close,
             host="127.0.0.1",
@@ -152,12 +177,12 @@ async def test_without_elector_controllers_start_only_after_caches_sync() -> Non
     h = Harness("mgr-plain")
     h.controller.enqueue("ns/a")
     await h.start()
-    await eventually(lambda: h.events == ["informer started"])
+    await eventually(lambda: h.events == ["runnable started", "informer started"])
     assert await h.get("/readyz") == (500, "failed: informers-synced\n")
     assert await h.get("/healthz") == (200, "ok")
     h.clock.advance(0.1)  # a poll that still finds the cache unsynced
     await asyncio.sleep(0.02)
-    assert h.events == ["informer started"]
+    assert h.events == ["runnable started", "informer started"]
     await h.synced()
     await eventually(lambda: "sync finished ns/a" in h.events)
     assert await h.get("/readyz") == (200, "ok")
@@ -166,10 +191,12 @@ async def test_without_elector_controllers_start_only_after_caches_sync() -> Non
     assert 'controller_runtime_reconcile_total{controller="mgr-plain",result="success"} 1.0' in body
     await h.finish()
     assert h.events == [
+        "runnable started",
         "informer started",
         "sync started ns/a",
         "sync finished ns/a",
         "informer stopped",
+        "runnable stopped",
         "client closed",
     ]
     assert h.manager.http_port is None
@@ -195,12 +222,14 @@ async def test_shutdown_order_drain_stop_leading_stop_informers_close_client() -
     assert h.task is not None
     await asyncio.wait_for(h.task, timeout=5)
     assert h.events == [
+        "runnable started",
         "elector campaigning",
         "informer started",
         "sync started ns/a",
         "sync finished ns/a",
         "elector stopped",
         "informer stopped",
+        "runnable stopped",
         "client closed",
     ]
 
@@ -228,17 +257,51 @@ async def test_graceful_shutdown_timeout_cancels_stuck_reconciles() -> None:
     assert events == ["sync started ns/stuck", "sync cancelled ns/stuck", "client closed"]
 
 
-async def test_standby_starts_nothing_and_is_not_ready() -> None:
+async def test_standby_runs_only_every_replica_runnables_and_is_ready_when_they_are() -> None:
     h = Harness("mgr-standby", elector=True)
     assert h.elector is not None
+    h.runnable.is_ready = False
     h.controller.enqueue("ns/a")
     await h.start()
-    await eventually(lambda: h.events == ["elector campaigning"])
-    assert await h.get("/readyz") == (500, "failed: informers-synced\n")
+    await eventually(lambda: h.events == ["runnable started", "elector campaigning"])
+    assert await h.get("/readyz") == (500, "failed: runnables\n")
+    h.runnable.is_ready = True
+    assert await h.get("/readyz") == (200, "ok")  # a standby serves its webhooks
     assert await h.get("/healthz") == (200, "ok")
     assert not h.elector.is_leader()
     await h.finish()
-    assert h.events == ["elector campaigning", "elector stopped", "client closed"]
+    assert h.events == ["runnable started", "elector campaigning", "elector stopped",
+                        "runnable stopped", "client closed"]
+
+
+async def test_a_new_leader_is_not_ready_until_its_caches_sync() -> None:
+    h = Harness("mgr-new-leader", elector=True)
+    assert h.elector is not None
+    await h.start()
+    h.elector.grant.set()
+    await eventually(lambda: "informer started" in h.events)
+    assert await h.get("/readyz") == (500, "failed: informers-synced\n")
+    await h.synced()
+    assert await h.get("/readyz") == (200, "ok")
+    await h.finish()
+
+
+async def test_runnable_failure_ends_run_after_cleanup() -> None:
+    events: list[str] = []
+    broken = FakeRunnable(events, fail=RuntimeError("webhook port taken"))
+    informer = FakeInformer(events)
+
+    async def close() -> None:
+        events.append("client closed")
+
+    manager = Manager(informers=[informer], runnables=[broken], close=close, port=None,
+                      clock=ManualClock())
+    with pytest.raises(ExceptionGroup) as caught:
+        await asyncio.wait_for(manager.run(asyncio.Event()), timeout=5)
+    assert [str(e) for e in caught.value.exceptions] == ["webhook port taken"]
+    assert events[0] == "runnable started"
+    assert events[-1] == "client closed"
+    assert "informer started" not in events or "informer stopped" in events
 
 
 async def test_healthz_fails_when_the_elector_is_unhealthy() -> None:
@@ -269,12 +332,14 @@ async def test_losing_leadership_stops_everything_and_raises() -> None:
     with pytest.raises(LeadershipLost, match="leadership lost"):
         await asyncio.wait_for(h.task, timeout=5)
     assert h.events == [
+        "runnable started",
         "elector campaigning",
         "informer started",
         "sync started ns/a",
         "elector lost",
         "sync cancelled ns/a",
         "informer stopped",
+        "runnable stopped",
         "client closed",
     ]
     assert h.controller.queue.shutting_down()
@@ -321,12 +386,13 @@ async def test_informer_failure_ends_run_after_cleanup() -> None:
 async def test_stop_while_waiting_for_caches() -> None:
     h = Harness("mgr-early-stop")
     await h.start()
-    await eventually(lambda: h.events == ["informer started"])
+    await eventually(lambda: h.events == ["runnable started", "informer started"])
     h.stop.set()
     h.clock.advance(0.1)  # the sync poll notices the stop
     assert h.task is not None
     await asyncio.wait_for(h.task, timeout=5)
-    assert h.events == ["informer started", "informer stopped", "client closed"]
+    assert h.events == ["runnable started", "informer started", "informer stopped",
+                        "runnable stopped", "client closed"]
 
 
 async def test_sigterm_sets_stop() -> None:
