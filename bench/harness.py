@@ -51,7 +51,7 @@ sys.path.insert(0, str(REPO))
 
 from kubernetes import client, config  # noqa: E402
 
-from mpi_controller.podcache import POD_CODEC, slim_pod  # noqa: E402
+from mpi_controller.engine.pods import POD_CODEC, slim_pod  # noqa: E402
 from tests.mpijobs import GROUP, PLURAL, VERSION, small_job  # noqa: E402
 
 RESULTS = REPO / "bench-results"
@@ -831,7 +831,7 @@ def wide(s: Settings) -> Obj:
 
 def pod_cache_bytes(cluster: Cluster, namespace: str) -> tuple[float, int]:
     """(bytes per pod, pods) that the controller's pod cache holds for ``namespace``'s pods:
-    their LIST body decoded and slimmed as the controller does it (``mpi_controller.podcache``)
+    their LIST body decoded and slimmed as the controller does it (``mpi_controller.engine.pods``)
     under tracemalloc, counting what stays referenced."""
     import gc
     import tracemalloc

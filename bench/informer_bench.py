@@ -11,7 +11,7 @@ they stay Pending and emit no further events. Then, in this process:
 * ``list``: an informer's initial paged LIST (500 per page) until ``has_synced``.
 * ``memory``: tracemalloc, bytes held by the cache per pod (the memory freed when the informer is
   dropped, divided by the pod count), with managedFields dropped and, for comparison, kept;
-  and as the MPIJob controller caches pods (``mpi_controller.podcache``: the typed pod codec
+  and as the MPIJob controller caches pods (``mpi_controller.engine.pods``: the typed pod codec
   and the slim, shared transform), whose events per second are measured too.
 
 Writes ``bench-results/informer.json``. A program, not a test: nothing asserts on timing.
@@ -40,7 +40,7 @@ sys.path.insert(0, str(REPO))
 
 from kubernetes import client, config  # noqa: E402
 
-from mpi_controller.podcache import POD_CODEC, slim_pod  # noqa: E402
+from mpi_controller.engine.pods import POD_CODEC, slim_pod  # noqa: E402
 from mpi_controller.runtime.client import PODS, RestClient  # noqa: E402
 from mpi_controller.runtime.codec import Codec  # noqa: E402
 from mpi_controller.runtime.informer import SharedIndexInformer, drop_managed_fields  # noqa: E402

@@ -1,5 +1,8 @@
-"""``mpi-controller run``: wires the client, informers, controller, leader election, events,
-health and metrics together, and runs until SIGTERM.
+"""``mpi-controller run``: wires the client, the job kinds on the engine, leader election,
+events, health and metrics together, and runs until SIGTERM.
+
+:func:`build_controllers` is the wiring of the kinds (one shared informer factory and pod
+informer, one engine controller and event recorder per kind); the tests use it too.
 
 Startup follows the Go operator: build the client (QPS/burst), check that the MPIJob CRD is
 installed (exit 1 with "CRD doesn't exist. Exiting" otherwise), serve health, run leader
@@ -14,17 +17,22 @@ import asyncio
 import socket
 import uuid
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime
 
 import structlog
 
-from mpi_controller import jobmetrics
-from mpi_controller.api import constants as c
-from mpi_controller.controller import MPIJOBS, ControllerConfig, MPIJobController
+from mpi_controller.engine.controller import JobController
+from mpi_controller.engine.pods import pod_informer
+from mpi_controller.kube.timefmt import utcnow
+from mpi_controller.mpi import constants
+from mpi_controller.mpi import metrics as jobmetrics
+from mpi_controller.mpi.kind import MPIJOBS, MPIJobKind
 from mpi_controller.options import ServerOptions
 from mpi_controller.runtime.client import ApiError, KubeClient, RestClient
 from mpi_controller.runtime.clock import Clock, LoopClock
 from mpi_controller.runtime.events import EventRecorder
-from mpi_controller.runtime.informer import InformerFactory
+from mpi_controller.runtime.informer import InformerFactory, SharedIndexInformer
 from mpi_controller.runtime.leaderelection import LeaderElector, LeaseLock
 from mpi_controller.runtime.manager import (
     HttpEndpoint,
@@ -34,7 +42,7 @@ from mpi_controller.runtime.manager import (
     install_signal_handlers,
 )
 
-__all__ = ["LEASE_NAME", "run"]
+__all__ = ["LEASE_NAME", "Controllers", "build_controllers", "run"]
 
 LEASE_NAME = "mpi-operator"
 _log = structlog.get_logger("mpi_controller")
@@ -93,6 +101,34 @@ async def _crd_installed(client: KubeClient, namespace: str, *,
         return True
 
 
+@dataclass
+class Controllers:
+    """The job kinds' controllers and what the Manager must run for them."""
+
+    controllers: list[JobController]
+    recorders: list[EventRecorder]
+
+    def informers(self) -> list[SharedIndexInformer]:
+        out: list[SharedIndexInformer] = []
+        for controller in self.controllers:
+            out += [i for i in controller.informers() if all(i is not o for o in out)]
+        return out
+
+
+def build_controllers(client: KubeClient, opts: ServerOptions, *, clock: Clock | None = None,
+                      wall: Callable[[], datetime] = utcnow) -> Controllers:
+    """One engine controller per job kind, sharing one informer factory and pod informer
+    (``clock`` and ``wall`` are injected by tests)."""
+    factory = InformerFactory(client, clock=clock)
+    namespace = opts.namespace or None
+    pods = pod_informer(factory, namespace, [MPIJobKind.operator_name])
+    kind = MPIJobKind(factory, namespace=opts.namespace, pods=pods, options=opts.mpi)
+    recorder = EventRecorder(client, MPIJobKind.component, clock=clock, wall=wall)
+    controller = JobController(kind, client, recorder, pods=pods, config=opts.engine,
+                               clock=clock, wall=wall)
+    return Controllers(controllers=[controller], recorders=[recorder])
+
+
 def _identity() -> str:
     return f"{socket.gethostname()}_{uuid.uuid4()}"
 
@@ -109,15 +145,9 @@ async def run(opts: ServerOptions) -> int:
         raise
     if not installed:
         await client.close()
-        _log.error("CRD doesn't exist. Exiting", crd=c.CRD_NAME)
+        _log.error("CRD doesn't exist. Exiting", crd=constants.CRD_NAME)
         return 1
-    recorder = EventRecorder(client, c.CONTROLLER_AGENT_NAME)
-    factory = InformerFactory(client)
-    controller = MPIJobController(client, factory, recorder, ControllerConfig(
-        namespace=opts.namespace, gang_scheduling=opts.gang_scheduling,
-        cluster_domain=opts.cluster_domain, threadiness=opts.threadiness,
-        queue_qps=opts.controller_queue_rate_limit, queue_burst=opts.controller_queue_burst,
-        worker_create_concurrency=opts.worker_create_concurrency))
+    built = build_controllers(client, opts)
     elector = None
     if opts.leader_elect:
         lock = LeaseLock(client, opts.lock_namespace, LEASE_NAME, _identity())
@@ -125,18 +155,19 @@ async def run(opts: ServerOptions) -> int:
             lock, lease_duration=15.0, renew_deadline=5.0, retry_period=3.0))
     else:
         jobmetrics.IS_LEADER.set(1)
-    runnables: list[Runnable] = [recorder]
+    runnables: list[Runnable] = [*built.recorders]
     if opts.monitoring_port:
         runnables.append(HttpEndpoint("0.0.0.0", opts.monitoring_port))
     manager = Manager(
-        informers=controller.informers(), controllers=[controller.controller],
+        informers=built.informers(), controllers=[c.controller for c in built.controllers],
         runnables=runnables, elector=elector, close=client.close,
         port=opts.health_port or None)
     stop = asyncio.Event()
     remove = install_signal_handlers(stop)
     _log.info("mpi-controller starting", namespace=opts.namespace or "(all)",
-              threadiness=opts.threadiness, qps=opts.kube_api_qps, burst=opts.kube_api_burst,
-              gang_scheduling=opts.gang_scheduling or None, leader_elect=opts.leader_elect)
+              threadiness=opts.engine.threadiness, qps=opts.kube_api_qps,
+              burst=opts.kube_api_burst, gang_scheduling=opts.mpi.gang_scheduling or None,
+              leader_elect=opts.leader_elect)
     try:
         await manager.run(stop)
     except LeadershipLost as lost:

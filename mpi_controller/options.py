@@ -1,17 +1,25 @@
 """Options of ``mpi-controller run``: the Go operator's flags, same names and defaults.
 
 Go's ``flag`` package accepts ``-name`` and ``--name``; so does this parser. Beyond the Go
-operator: ``--health-port`` (default 8080; 0 disables), ``--log-format json|console`` and
-``--worker-create-concurrency`` (worker pods created in parallel within one sync) and
-``--no-leader-elect``. ``--kubeconfig`` is an alias of ``--kubeConfig``; ``$KUBECONFIG``
-overrides it, as in the Go operator.
+operator: ``--health-port`` (default 8080; 0 disables), ``--log-format json|console``,
+``--worker-create-concurrency`` (worker pods created in parallel within one sync),
+``--pod-update-batch`` (seconds pod updates are batched per job) and ``--no-leader-elect``.
+``--kubeconfig`` is an alias of ``--kubeConfig``; ``$KUBECONFIG`` overrides it, as in the Go
+operator.
+
+:class:`ServerOptions` groups what each part needs: the process (client, ports, logs, leader
+election), the job engine (:class:`~mpi_controller.engine.controller.EngineConfig`) and the
+MPIJob kind (:class:`~mpi_controller.mpi.kind.MPIJobOptions`).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from mpi_controller.engine.controller import EngineConfig
+from mpi_controller.mpi.kind import MPIJobOptions
 
 __all__ = ["ServerOptions", "add_run_arguments", "options_from_args"]
 
@@ -21,20 +29,16 @@ class ServerOptions:
     kubeconfig: str = ""
     master: str = ""
     namespace: str = ""
-    threadiness: int = 2
     monitoring_port: int = 0
     health_port: int = 8080
-    gang_scheduling: str = ""
     lock_namespace: str = "mpi-operator"
     kube_api_qps: float = 5.0
     kube_api_burst: int = 10
-    controller_queue_rate_limit: float = 10.0
-    controller_queue_burst: int = 100
-    cluster_domain: str = ""
     log_format: str = "console"
     log_level: str = "info"
     leader_elect: bool = True
-    worker_create_concurrency: int = 16
+    engine: EngineConfig = field(default_factory=EngineConfig)
+    mpi: MPIJobOptions = field(default_factory=MPIJobOptions)
 
 
 def _flag(parser: argparse.ArgumentParser, name: str, *aliases: str, **kw: object) -> None:
@@ -45,18 +49,18 @@ def _flag(parser: argparse.ArgumentParser, name: str, *aliases: str, **kw: objec
 
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
-    d = ServerOptions()
+    d, e, m = ServerOptions(), EngineConfig(), MPIJobOptions()
     _flag(parser, "kubeConfig", "kubeconfig", dest="kubeconfig", default=d.kubeconfig,
           help="path to a kubeconfig; $KUBECONFIG overrides it; in-cluster config if neither")
     _flag(parser, "master", default=d.master, help="the API server URL (overrides the kubeconfig)")
     _flag(parser, "namespace", default=os.environ.get("KUBEFLOW_NAMESPACE", d.namespace),
           help="watch only this namespace (default $KUBEFLOW_NAMESPACE, or all namespaces)")
-    _flag(parser, "threadiness", type=int, default=d.threadiness, help="concurrent syncs")
+    _flag(parser, "threadiness", type=int, default=e.threadiness, help="concurrent syncs")
     _flag(parser, "monitoring-port", dest="monitoring_port", type=int, default=d.monitoring_port,
           help="port of /metrics; 0 disables it")
     _flag(parser, "health-port", dest="health_port", type=int, default=d.health_port,
           help="port of /healthz and /readyz; 0 disables it")
-    _flag(parser, "gang-scheduling", dest="gang_scheduling", default=d.gang_scheduling,
+    _flag(parser, "gang-scheduling", dest="gang_scheduling", default=m.gang_scheduling,
           help="'volcano', or the schedulerName of scheduler-plugins; empty: no gang scheduling")
     _flag(parser, "lock-namespace", dest="lock_namespace", default=d.lock_namespace,
           help="namespace of the leader-election Lease 'mpi-operator'")
@@ -65,10 +69,10 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     _flag(parser, "kube-api-burst", dest="kube_api_burst", type=int, default=d.kube_api_burst,
           help="client-side burst of requests to the API server")
     _flag(parser, "controller-queue-rate-limit", dest="controller_queue_rate_limit", type=float,
-          default=d.controller_queue_rate_limit, help="work queue token bucket rate (per second)")
+          default=e.queue_qps, help="work queue token bucket rate (per second)")
     _flag(parser, "controller-queue-burst", dest="controller_queue_burst", type=int,
-          default=d.controller_queue_burst, help="work queue token bucket burst")
-    _flag(parser, "cluster-domain", dest="cluster_domain", default=d.cluster_domain,
+          default=e.queue_burst, help="work queue token bucket burst")
+    _flag(parser, "cluster-domain", dest="cluster_domain", default=m.cluster_domain,
           help="cluster domain appended to host names in the hostfile (.svc.<domain>)")
     _flag(parser, "log-format", dest="log_format", choices=["json", "console"], default=None,
           help="log format (default: json in a pod, console otherwise)")
@@ -77,8 +81,11 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     _flag(parser, "no-leader-elect", dest="leader_elect", action="store_false",
           help="run without leader election (a single replica; for debugging)")
     _flag(parser, "worker-create-concurrency", dest="worker_create_concurrency", type=int,
-          default=d.worker_create_concurrency,
+          default=m.worker_create_concurrency,
           help="worker pods of one job created concurrently within a sync")
+    _flag(parser, "pod-update-batch", dest="pod_update_batch", type=float,
+          default=e.pod_update_batch,
+          help="seconds to batch a job's pod updates before syncing it (0: at once)")
     _flag(parser, "version", action="store_true", help="print the version and exit")
 
 
@@ -93,6 +100,8 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
     _positive("controller-queue-rate-limit", args.controller_queue_rate_limit)
     _positive("controller-queue-burst", args.controller_queue_burst)
     _positive("worker-create-concurrency", args.worker_create_concurrency)
+    if args.pod_update_batch < 0:
+        raise ValueError(f"--pod-update-batch must not be negative, got {args.pod_update_batch:g}")
     ports = (("monitoring-port", args.monitoring_port), ("health-port", args.health_port))
     for flag, port in ports:
         if not 0 <= port <= 65535:
@@ -103,18 +112,23 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
         kubeconfig=os.environ.get("KUBECONFIG") or args.kubeconfig,
         master=args.master,
         namespace=args.namespace,
-        threadiness=args.threadiness,
         monitoring_port=args.monitoring_port,
         health_port=args.health_port,
-        gang_scheduling=args.gang_scheduling,
         lock_namespace=args.lock_namespace,
         kube_api_qps=args.kube_api_qps,
         kube_api_burst=args.kube_api_burst,
-        controller_queue_rate_limit=args.controller_queue_rate_limit,
-        controller_queue_burst=args.controller_queue_burst,
-        cluster_domain=args.cluster_domain,
         log_format=log_format,
         log_level=args.log_level,
         leader_elect=args.leader_elect,
-        worker_create_concurrency=args.worker_create_concurrency,
+        engine=EngineConfig(
+            threadiness=args.threadiness,
+            queue_qps=args.controller_queue_rate_limit,
+            queue_burst=args.controller_queue_burst,
+            pod_update_batch=args.pod_update_batch,
+        ),
+        mpi=MPIJobOptions(
+            gang_scheduling=args.gang_scheduling,
+            cluster_domain=args.cluster_domain,
+            worker_create_concurrency=args.worker_create_concurrency,
+        ),
     )

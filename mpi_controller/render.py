@@ -21,18 +21,18 @@ from typing import Any, TextIO
 
 import yaml
 
-from mpi_controller.api import constants as c
-from mpi_controller.api import parse_mpi_job, set_defaults, validate
-from mpi_controller.api.jsonvalue import as_dict
-from mpi_controller.reconcile import (
-    desired_config_map,
-    launcher_template_events,
-    new_job_service,
-    new_launcher_job,
-    new_pod_group,
-    new_ssh_auth_secret,
-    new_worker,
-)
+from mpi_controller.kube.jsonvalue import as_dict
+from mpi_controller.mpi import constants as c
+from mpi_controller.mpi.children import in_creation_order
+from mpi_controller.mpi.configmap import desired_config_map
+from mpi_controller.mpi.gang import new_pod_group
+from mpi_controller.mpi.launcher import launcher_template_events, new_launcher_job
+from mpi_controller.mpi.secret import new_ssh_auth_secret
+from mpi_controller.mpi.service import new_job_service
+from mpi_controller.mpi.v2beta1.defaults import set_defaults
+from mpi_controller.mpi.v2beta1.types import parse_mpi_job
+from mpi_controller.mpi.v2beta1.validation import validate
+from mpi_controller.mpi.worker import new_worker
 
 __all__ = ["PLACEHOLDER_UID", "RenderError", "add_render_parser", "render_command", "render_job"]
 
@@ -198,7 +198,7 @@ def render_job(job: dict[str, Any], options: _Options) -> list[dict[str, Any]]:
     """The objects for one defaulted, valid MPIJob, in creation order."""
     view = parse_mpi_job(job)
     gang = options.gang_scheduling
-    objects = [
+    objects: list[dict[str, Any]] = [
         new_job_service(job),
         desired_config_map(
             job, _running_workers(job, options), cluster_domain=options.cluster_domain
@@ -216,7 +216,7 @@ def render_job(job: dict[str, Any], options: _Options) -> list[dict[str, Any]]:
                 new_worker(job, i, gang_scheduling=gang) for i in range(view.worker_replicas)
             ]
     objects.append(new_launcher_job(job, gang_scheduling=gang))
-    return objects
+    return in_creation_order(objects)
 
 
 class _Dumper(yaml.SafeDumper):

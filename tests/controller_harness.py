@@ -1,5 +1,6 @@
-"""Runs an MPIJobController in-process (in a thread with its own event loop) against a real
-API server, watching one namespace, for integration tests."""
+"""Runs the controllers in-process (in a thread with its own event loop) against a real API
+server, watching one namespace, for integration tests. Wired by
+:func:`mpi_controller.app.build_controllers`, as ``mpi-controller run`` wires them."""
 
 from __future__ import annotations
 
@@ -10,25 +11,25 @@ from concurrent.futures import Future
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from mpi_controller.api import constants as c
-from mpi_controller.controller import ControllerConfig, MPIJobController
+from mpi_controller.app import build_controllers
+from mpi_controller.engine.controller import JobController
+from mpi_controller.mpi.kind import MPIJobOptions
+from mpi_controller.options import ServerOptions
 from mpi_controller.runtime.client import RestClient
-from mpi_controller.runtime.events import EventRecorder
-from mpi_controller.runtime.informer import InformerFactory
 from mpi_controller.runtime.manager import Manager
 from tests.support import wait_for
 
 T = TypeVar("T")
-Customize = Callable[[MPIJobController], None]
+Customize = Callable[[JobController], None]
 
 
 class InProcessController:
-    def __init__(self, kubeconfig: str, config: ControllerConfig,
+    def __init__(self, kubeconfig: str, options: ServerOptions,
                  customize: Customize | None = None) -> None:
         self.kubeconfig = kubeconfig
-        self.config = config
+        self.options = options
         self.customize = customize
-        self.mpijob_controller: MPIJobController | None = None
+        self.mpijob_controller: JobController | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self.stop_event: asyncio.Event | None = None
         self.manager: Manager | None = None
@@ -45,13 +46,12 @@ class InProcessController:
         self.loop = asyncio.get_running_loop()
         self.stop_event = asyncio.Event()
         client = await RestClient.from_kubeconfig(self.kubeconfig, qps=200, burst=400)
-        recorder = EventRecorder(client, c.CONTROLLER_AGENT_NAME)
-        controller = MPIJobController(client, InformerFactory(client), recorder, self.config)
+        built = build_controllers(client, self.options)
+        controller, = built.controllers
         if self.customize is not None:
             self.customize(controller)
         self.mpijob_controller = controller
-
-        self.manager = Manager(informers=controller.informers(), runnables=[recorder],
+        self.manager = Manager(informers=built.informers(), runnables=built.recorders,
                                controllers=[controller.controller], close=client.close,
                                port=None, graceful_shutdown_timeout=5)
         await self.manager.run(self.stop_event)
@@ -96,8 +96,8 @@ class InProcessController:
 @contextmanager
 def running_controller(kubeconfig: str, namespace: str, *, customize: Customize | None = None,
                        **config: Any) -> Iterator[InProcessController]:
-    ctl = InProcessController(kubeconfig, ControllerConfig(namespace=namespace, **config),
-                              customize)
+    options = ServerOptions(namespace=namespace, mpi=MPIJobOptions(**config))
+    ctl = InProcessController(kubeconfig, options, customize)
     ctl.start()
     try:
         yield ctl

@@ -11,7 +11,8 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from mpi_controller.api import set_defaults, validate
+from mpi_controller.mpi.v2beta1.defaults import set_defaults
+from mpi_controller.mpi.v2beta1.validation import validate
 from tests.mpijobs import small_job
 
 INT32_MIN = -(2**31)

@@ -5,8 +5,11 @@ Parts, one module each: :mod:`.clock` (injected time), :mod:`.ratelimit` and
 QPS limits and classified errors), :mod:`.cache`, :mod:`.reflector` and :mod:`.informer`
 (list + watch into indexed caches), :mod:`.leaderelection` (Lease), :mod:`.events`
 (EventRecorder), :mod:`.expectations`, :mod:`.controller` (workers over a queue),
-:mod:`.manager` (informers, leader gate, health and metrics, ordered shutdown) and
-:mod:`.metrics`. The most used names are re-exported here.
+:mod:`.manager` (every-replica runnables, leader-only informers and controllers, health and
+metrics, ordered shutdown), :mod:`.https` (TLS server for webhooks) and :mod:`.metrics`.
+
+The public API, for other controllers too, is ``__all__`` (re-exported here); the modules'
+other names are internal.
 """
 
 from mpi_controller.runtime.cache import DeletedFinalStateUnknown, Indexer, Lister
@@ -15,9 +18,16 @@ from mpi_controller.runtime.clock import Clock, LoopClock, ManualClock
 from mpi_controller.runtime.controller import Controller, Result
 from mpi_controller.runtime.events import EventRecorder
 from mpi_controller.runtime.expectations import ControllerExpectations
+from mpi_controller.runtime.https import HttpsServer
 from mpi_controller.runtime.informer import InformerFactory, SharedIndexInformer
 from mpi_controller.runtime.leaderelection import LeaderElector, LeaseLock
-from mpi_controller.runtime.manager import LeadershipLost, Manager, install_signal_handlers
+from mpi_controller.runtime.manager import (
+    HttpEndpoint,
+    LeadershipLost,
+    Manager,
+    Runnable,
+    install_signal_handlers,
+)
 from mpi_controller.runtime.ratelimit import default_controller_rate_limiter
 from mpi_controller.runtime.workqueue import DelayingQueue, Queue, RateLimitingQueue
 
@@ -29,6 +39,8 @@ __all__ = [
     "DelayingQueue",
     "DeletedFinalStateUnknown",
     "EventRecorder",
+    "HttpEndpoint",
+    "HttpsServer",
     "Indexer",
     "InformerFactory",
     "KubeClient",
@@ -44,6 +56,7 @@ __all__ = [
     "Resource",
     "RestClient",
     "Result",
+    "Runnable",
     "SharedIndexInformer",
     "default_controller_rate_limiter",
     "install_signal_handlers",

@@ -1,4 +1,4 @@
-"""The informer cache: keys, an indexed store of plain dicts, label selectors and listers.
+"""The informer cache: keys, an indexed store of plain dicts, and listers.
 
 Contract:
 
@@ -12,18 +12,17 @@ Contract:
   dicts themselves (no copies, for speed). Never mutate one: ``copy.deepcopy`` it first.
 * Listers read like the API: ``lister.namespaced(ns).get(name)`` raises the same not-found
   :class:`~mpi_controller.runtime.client.ApiError` (404) the server would.
-* Selectors: a dict (``matchLabels`` equality), a set-based string (``a=b,c!=d,e in (x,y),
-  f notin (z),!g,h``), a ``metav1.LabelSelector`` via :func:`selector_from_label_selector`,
-  or ``None`` for everything.
+* Listers filter by any selector form :mod:`mpi_controller.kube.selectors` accepts.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from mpi_controller.kube.owners import controller_of
+from mpi_controller.kube.selectors import SelectorLike, parse_selector
 from mpi_controller.runtime.client import ApiError, Resource
 
 __all__ = [
@@ -34,16 +33,10 @@ __all__ = [
     "Indexer",
     "Lister",
     "NamespaceLister",
-    "Requirement",
-    "Selector",
-    "SelectorLike",
-    "controller_of",
     "controller_uid_index",
     "deletion_handling_key",
     "meta_namespace_key",
     "namespace_index",
-    "parse_selector",
-    "selector_from_label_selector",
     "split_key",
 ]
 
@@ -98,15 +91,6 @@ def namespace_index(obj: Obj) -> list[str]:
     """Index by ``metadata.namespace`` (cluster-scoped objects are not indexed)."""
     namespace = obj["metadata"].get("namespace")
     return [namespace] if namespace else []
-
-
-def controller_of(obj: Mapping[str, Any]) -> Obj | None:
-    """The owner reference with ``controller: true``, if any."""
-    for ref in obj.get("metadata", {}).get("ownerReferences") or ():
-        if ref.get("controller"):
-            result: Obj = ref
-            return result
-    return None
 
 
 def controller_uid_index(obj: Obj) -> list[str]:
@@ -245,106 +229,6 @@ class Indexer:
                         del index[value]
             for value in new_values:
                 index.setdefault(value, set()).add(key)
-
-
-# -- label selectors ----------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Requirement:
-    """One clause: ``op`` is one of ``= != in notin exists !``."""
-
-    key: str
-    op: str
-    values: frozenset[str] = frozenset()
-
-    def matches(self, labels: Mapping[str, str]) -> bool:
-        present = self.key in labels
-        if self.op == "exists":
-            return present
-        if self.op == "!":
-            return not present
-        if self.op in ("=", "in"):
-            return present and labels[self.key] in self.values
-        return not present or labels[self.key] not in self.values  # != and notin
-
-
-@dataclass(frozen=True, slots=True)
-class Selector:
-    """A conjunction of :class:`Requirement`; the empty selector matches everything."""
-
-    requirements: tuple[Requirement, ...] = ()
-
-    def matches(self, labels: Mapping[str, str] | None) -> bool:
-        labels = labels or {}
-        return all(r.matches(labels) for r in self.requirements)
-
-    def matches_object(self, obj: Mapping[str, Any]) -> bool:
-        return self.matches(obj.get("metadata", {}).get("labels"))
-
-    def empty(self) -> bool:
-        return not self.requirements
-
-    def __str__(self) -> str:
-        return ",".join(_format_requirement(r) for r in self.requirements)
-
-
-SelectorLike = Selector | Mapping[str, str] | str | None
-
-_SPLIT_RE = re.compile(r",(?![^()]*\))")
-_SET_RE = re.compile(r"^(?P<key>[^\s!=()]+)\s+(?P<op>in|notin)\s*\((?P<values>[^()]*)\)$")
-_EQ_RE = re.compile(r"^(?P<key>[^\s!=()]+)\s*(?P<op>==|!=|=)\s*(?P<value>[^\s!=(),]*)$")
-_KEY_RE = re.compile(r"^(?P<neg>!?)\s*(?P<key>[^\s!=(),]+)$")
-
-
-def parse_selector(selector: SelectorLike) -> Selector:
-    """Build a :class:`Selector` from any accepted form (see the module docstring)."""
-    if selector is None:
-        return Selector()
-    if isinstance(selector, Selector):
-        return selector
-    if isinstance(selector, str):
-        return _parse_string(selector)
-    return Selector(tuple(Requirement(k, "=", frozenset([v])) for k, v in selector.items()))
-
-
-def _parse_string(text: str) -> Selector:
-    reqs = [_parse_clause(part.strip()) for part in _SPLIT_RE.split(text) if part.strip()]
-    return Selector(tuple(reqs))
-
-
-def _parse_clause(clause: str) -> Requirement:
-    if m := _SET_RE.match(clause):
-        values = frozenset(v.strip() for v in m["values"].split(",") if v.strip())
-        return Requirement(m["key"], m["op"], values)
-    if m := _EQ_RE.match(clause):
-        op = "!=" if m["op"] == "!=" else "="
-        return Requirement(m["key"], op, frozenset([m["value"]]))
-    if m := _KEY_RE.match(clause):
-        return Requirement(m["key"], "!" if m["neg"] else "exists")
-    raise ValueError(f"invalid label selector clause: {clause!r}")
-
-
-def _format_requirement(r: Requirement) -> str:
-    if r.op == "exists":
-        return r.key
-    if r.op == "!":
-        return f"!{r.key}"
-    if r.op in ("=", "!="):
-        return f"{r.key}{r.op}{next(iter(r.values))}"
-    return f"{r.key} {r.op} ({','.join(sorted(r.values))})"
-
-
-def selector_from_label_selector(spec: Mapping[str, Any] | None) -> Selector:
-    """Convert a ``metav1.LabelSelector`` (``matchLabels`` + ``matchExpressions``)."""
-    if not spec:
-        return Selector()
-    reqs = [Requirement(k, "=", frozenset([v])) for k, v in (spec.get("matchLabels") or {}).items()]
-    ops = {"In": "in", "NotIn": "notin", "Exists": "exists", "DoesNotExist": "!"}
-    for expr in spec.get("matchExpressions") or ():
-        reqs.append(Requirement(expr["key"], ops[expr["operator"]],
-                                frozenset(expr.get("values") or ())))
-    return Selector(tuple(reqs))
 
 
 # -- listers ------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ Contract:
   resourceVersion), ``source.component`` (and ``host``), ``reportingComponent``,
   ``firstTimestamp``/``lastTimestamp`` and ``count``. It lives in the object's namespace
   (``default`` for cluster-scoped objects). Messages longer than 1024 bytes are cut at a
-  UTF-8 character boundary. ``type`` must be ``Normal`` or ``Warning``.
+  UTF-8 character boundary and end in ``...``. ``type`` must be ``Normal`` or ``Warning``.
 * **Aggregation**: an event identical to one already written (same object, type, reason and
   message; remembered for the last ``cache_size`` distinct events) is recorded by a JSON
   merge patch of the existing Event's ``count`` and ``lastTimestamp`` instead of a new Event.
@@ -27,40 +27,25 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import structlog
 
+from mpi_controller.kube.text import truncate_message
+from mpi_controller.kube.timefmt import format_time, utcnow
 from mpi_controller.runtime.client import EVENTS, ApiError, KubeClient
 from mpi_controller.runtime.clock import Clock, LoopClock
 
-__all__ = ["MAX_MESSAGE_BYTES", "NORMAL", "WARNING", "EventRecorder", "truncate_message"]
+__all__ = ["NORMAL", "WARNING", "EventRecorder"]
 
 log = structlog.get_logger(__name__)
 
 NORMAL = "Normal"
 WARNING = "Warning"
-MAX_MESSAGE_BYTES = 1024
 
 Obj = dict[str, Any]
 _Key = tuple[str, ...]
-
-
-def truncate_message(message: str, limit: int = MAX_MESSAGE_BYTES) -> str:
-    """``message`` cut to at most ``limit`` UTF-8 bytes without splitting a character."""
-    data = message.encode("utf-8")
-    if len(data) <= limit:
-        return message
-    return data[:limit].decode("utf-8", "ignore")
-
-
-def _timestamp(when: datetime) -> str:
-    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 @dataclass(slots=True)
@@ -91,7 +76,7 @@ class EventRecorder:
         queue_size: int = 1000,
         cache_size: int = 4096,
         max_attempts: int = 3,
-        wall: Callable[[], datetime] = _utcnow,
+        wall: Callable[[], datetime] = utcnow,
     ) -> None:
         self.client = client
         self.component = component
@@ -116,7 +101,7 @@ class EventRecorder:
         involved = _involved_object(obj)
         namespace = involved.get("namespace") or "default"
         key = (*(str(involved.get(k, "")) for k in _INVOLVED_KEYS), type, reason, message)
-        stamp = _timestamp(self._wall())
+        stamp = format_time(self._wall())
         body = self._body(involved, namespace, type, reason, message, stamp)
         try:
             self._queue.put_nowait(_Pending(key, namespace, body, stamp))

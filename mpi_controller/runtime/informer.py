@@ -134,9 +134,6 @@ class SharedIndexInformer:
                 self._call(on_add, obj)
         return handler
 
-    def remove_event_handler(self, handler: EventHandler) -> None:
-        self._handlers.remove(handler)
-
     async def run(self) -> None:
         """Run the reflector (and the resync timer) until cancelled."""
         async with asyncio.TaskGroup() as tasks:

@@ -33,11 +33,12 @@ import dataclasses
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Protocol
 
 import structlog
 
+from mpi_controller.kube.timefmt import format_micro_time, utcnow
 from mpi_controller.runtime.client import LEASES, ApiError, KubeClient
 from mpi_controller.runtime.clock import Clock, LoopClock
 from mpi_controller.runtime.deadline import Deadline, DeadlineExceeded
@@ -48,22 +49,12 @@ __all__ = [
     "LeaderElector",
     "LeaseLock",
     "Lock",
-    "micro_time",
 ]
 
 log = structlog.get_logger(__name__)
 
 JITTER_FACTOR = 1.2
 Wall = Callable[[], datetime]
-
-
-def micro_time(when: datetime) -> str:
-    """``metav1.MicroTime`` text: RFC 3339 with microseconds, UTC."""
-    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def _utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,7 +154,7 @@ class LeaderElector:
         release_on_cancel: bool = True,
         clock: Clock | None = None,
         rng: random.Random | None = None,
-        wall: Wall = _utcnow,
+        wall: Wall = utcnow,
         health_tolerance: float = 2.0,
         on_new_leader: Callable[[str], object] | None = None,
     ) -> None:
@@ -258,7 +249,7 @@ class LeaderElector:
         return False
 
     async def _try_acquire_or_renew(self) -> bool:
-        now_text = micro_time(self._wall())
+        now_text = format_micro_time(self._wall())
         desired = LeaderElectionRecord(
             holder_identity=self.lock.identity,
             lease_duration_seconds=int(self.lease_duration),
@@ -299,7 +290,7 @@ class LeaderElector:
     async def _release(self) -> None:
         if not self._holds_lease():
             return
-        now_text = micro_time(self._wall())
+        now_text = format_micro_time(self._wall())
         record = LeaderElectionRecord(
             lease_duration_seconds=1, acquire_time=now_text, renew_time=now_text,
             lease_transitions=self._observed.lease_transitions,

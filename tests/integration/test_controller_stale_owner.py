@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from kubernetes import watch
 
-from mpi_controller.controller import MPIJobController
+from mpi_controller.engine.controller import JobController
 from mpi_controller.runtime.reflector import ListerWatcher
 from tests.controller_harness import InProcessController, running_controller
 from tests.mpijobs import MPIJobs, small_job
@@ -97,9 +97,9 @@ def held() -> list[HeldDeletes]:
 @pytest.fixture
 def controller(cluster: Cluster, namespace: str, mpijob_crd: str, held: list[HeldDeletes],
                ) -> Iterator[InProcessController]:
-    def lag_mpijob_deletes(ctl: MPIJobController) -> None:
-        wrapper = HeldDeletes(ctl.mpijobs.reflector.lister_watcher)
-        ctl.mpijobs.reflector.lister_watcher = wrapper
+    def lag_mpijob_deletes(ctl: JobController) -> None:
+        wrapper = HeldDeletes(ctl.jobs.reflector.lister_watcher)
+        ctl.jobs.reflector.lister_watcher = wrapper
         held.append(wrapper)
 
     with running_controller(cluster.kubeconfig, namespace,
@@ -126,12 +126,12 @@ def test_children_deleted_by_the_collector_are_not_recreated(
         wait_for(controller.idle, timeout=30, what="the controller to sync the deletions")
         assert controller.call(
             lambda: controller.mpijob_controller is not None
-            and controller.mpijob_controller.mpijobs.indexer.get_by_key(f"{ns}/gone")
+            and controller.mpijob_controller.jobs.indexer.get_by_key(f"{ns}/gone")
             is not None)
         controller.call(held[0].gate.set)
         wait_for(lambda: controller.call(
             lambda: controller.mpijob_controller is not None
-            and controller.mpijob_controller.mpijobs.indexer.get_by_key(f"{ns}/gone") is None),
+            and controller.mpijob_controller.jobs.indexer.get_by_key(f"{ns}/gone") is None),
             timeout=30, what="the cache to see the MPIJob's deletion")
         wait_for(controller.idle, timeout=30, what="the controller to settle")
     finally:
@@ -148,7 +148,7 @@ def test_a_sync_in_flight_when_the_job_is_deleted_creates_no_workers(
     gate = threading.Event()
     held = threading.Event()
 
-    def hold_secret_creates(ctl: MPIJobController) -> None:
+    def hold_secret_creates(ctl: JobController) -> None:
         create = ctl._client.create
 
         async def held_create(resource: Any, body: Any, **kw: Any) -> Any:
@@ -169,7 +169,7 @@ def test_a_sync_in_flight_when_the_job_is_deleted_creates_no_workers(
             jobs.delete("midway")
             wait_for(lambda: ctl.call(
                 lambda: ctl.mpijob_controller is not None
-                and ctl.mpijob_controller.mpijobs.indexer.get_by_key(f"{ns}/midway") is None),
+                and ctl.mpijob_controller.jobs.indexer.get_by_key(f"{ns}/midway") is None),
                 timeout=30, what="the cache to see the MPIJob's deletion")
             gate.set()
             wait_for(ctl.idle, timeout=30, what="the sync to finish")

@@ -1,4 +1,6 @@
-"""The runtime knows nothing of MPI; api/ and reconcile/ do no I/O."""
+"""The layers: ``kube/`` is pure and generic; ``runtime/`` knows no job kind; ``engine/``
+knows no job kind; a kind's API and builders do no I/O (only its ``kind`` and ``metrics``
+modules meet the engine and Prometheus)."""
 
 from __future__ import annotations
 
@@ -6,6 +8,10 @@ import ast
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[2] / "mpi_controller"
+IO_MODULES = ("mpi_controller.runtime", "mpi_controller.engine", "kubernetes_asyncio", "aiohttp",
+              "kubernetes", "asyncio", "socket", "subprocess", "prometheus_client")
+KIND_PACKAGES = ("mpi",)
+KIND_IO_MODULES = {"kind.py", "metrics.py"}
 
 
 def _imports(directory: Path) -> dict[str, set[str]]:
@@ -21,24 +27,41 @@ def _imports(directory: Path) -> dict[str, set[str]]:
     return found
 
 
-def test_runtime_imports_nothing_mpi_specific() -> None:
-    allowed = "mpi_controller.runtime"
+def _ours(names: set[str]) -> set[str]:
+    return {n for n in names if n.startswith("mpi_controller")}
+
+
+def test_kube_helpers_are_pure_and_import_only_each_other() -> None:
+    for module, names in _imports(PKG / "kube").items():
+        assert all(n.startswith("mpi_controller.kube") for n in _ours(names)), (module, names)
+        assert not {n for n in names if n.startswith(IO_MODULES)}, (module, names)
+
+
+def test_runtime_imports_only_runtime_and_kube() -> None:
+    allowed = ("mpi_controller.runtime", "mpi_controller.kube")
     for module, names in _imports(PKG / "runtime").items():
-        ours = {n for n in names if n.startswith("mpi_controller")}
-        assert all(n.startswith(allowed) for n in ours), (module, ours)
+        assert all(n.startswith(allowed) for n in _ours(names)), (module, _ours(names))
 
 
-def test_api_and_reconcile_do_no_io() -> None:
-    io_modules = ("mpi_controller.runtime", "kubernetes_asyncio", "aiohttp", "kubernetes",
-                  "asyncio", "socket", "subprocess")
-    for directory in ("api", "reconcile"):
-        for module, names in _imports(PKG / directory).items():
-            bad = {n for n in names if n.startswith(io_modules)}
+def test_engine_knows_no_job_kind() -> None:
+    allowed = ("mpi_controller.runtime", "mpi_controller.kube", "mpi_controller.engine")
+    for module, names in _imports(PKG / "engine").items():
+        assert all(n.startswith(allowed) for n in _ours(names)), (module, _ours(names))
+
+
+def test_a_kinds_api_and_builders_do_no_io() -> None:
+    for kind in KIND_PACKAGES:
+        for module, names in _imports(PKG / kind).items():
+            if Path(module).name in KIND_IO_MODULES and Path(module).parent == Path(kind):
+                continue
+            bad = {n for n in names if n.startswith(IO_MODULES)}
             assert not bad, (module, bad)
 
 
-def test_runtime_public_api_is_importable() -> None:
+def test_public_apis_are_importable() -> None:
+    import mpi_controller.mpi as mpi
     import mpi_controller.runtime as runtime
 
-    for name in runtime.__all__:
-        assert getattr(runtime, name) is not None
+    for package in (runtime, mpi):
+        for name in package.__all__:
+            assert getattr(package, name) is not None, (package.__name__, name)

@@ -25,8 +25,10 @@ def test_defaults_match_the_go_operator(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
     opts = _parse()
     assert opts == ServerOptions(log_format="console")
-    assert (opts.threadiness, opts.kube_api_qps, opts.kube_api_burst) == (2, 5.0, 10)
-    assert (opts.controller_queue_rate_limit, opts.controller_queue_burst) == (10.0, 100)
+    assert (opts.engine.threadiness, opts.kube_api_qps, opts.kube_api_burst) == (2, 5.0, 10)
+    assert (opts.engine.queue_qps, opts.engine.queue_burst) == (10.0, 100)
+    assert opts.engine.pod_update_batch == 1.0
+    assert opts.mpi.worker_create_concurrency == 16
     assert (opts.lock_namespace, opts.monitoring_port, opts.health_port) == ("mpi-operator", 0,
                                                                              8080)
 
@@ -34,9 +36,11 @@ def test_defaults_match_the_go_operator(monkeypatch: pytest.MonkeyPatch) -> None
 def test_go_style_single_dash_flags_and_aliases(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("KUBECONFIG", raising=False)
     opts = _parse("-kubeConfig", "/a", "-threadiness", "4", "--kube-api-qps", "100",
-                  "-gang-scheduling", "volcano", "--cluster-domain", "cluster.local")
-    assert (opts.kubeconfig, opts.threadiness, opts.kube_api_qps) == ("/a", 4, 100.0)
-    assert (opts.gang_scheduling, opts.cluster_domain) == ("volcano", "cluster.local")
+                  "-gang-scheduling", "volcano", "--cluster-domain", "cluster.local",
+                  "--pod-update-batch", "0.25", "--worker-create-concurrency", "3")
+    assert (opts.kubeconfig, opts.engine.threadiness, opts.kube_api_qps) == ("/a", 4, 100.0)
+    assert (opts.mpi.gang_scheduling, opts.mpi.cluster_domain) == ("volcano", "cluster.local")
+    assert (opts.engine.pod_update_batch, opts.mpi.worker_create_concurrency) == (0.25, 3)
     assert _parse("--kubeconfig", "/b").kubeconfig == "/b"
 
 
@@ -54,6 +58,7 @@ def test_environment_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
     (["--threadiness", "0"], "--threadiness must be greater than 0, got 0"),
     (["--health-port", "70000"], "--health-port must be between 0 and 65535, got 70000"),
     (["--controller-queue-burst", "-1"], "--controller-queue-burst must be greater than 0"),
+    (["--pod-update-batch", "-1"], "--pod-update-batch must not be negative, got -1"),
 ])
 def test_bad_flag_values_exit_2_naming_the_flag(
         argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:

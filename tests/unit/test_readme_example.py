@@ -1,4 +1,4 @@
-"""The README's "Using the reconcile package" example runs as written."""
+"""The README's "Using the builders" example runs as written."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_readme_reconcile_example_runs() -> None:
     readme = (REPO / "README.md").read_text()
-    section = readme[readme.index("## Using the reconcile package"):]
+    section = readme[readme.index("## Using the builders from another controller"):]
     code = re.search(r"```python\n(.*?)```", section, re.S)
     assert code is not None
     mpijob: dict[str, Any] = yaml.safe_load((REPO / "examples" / "pi.yaml").read_text())

@@ -10,19 +10,18 @@ from typing import Any
 
 import pytest
 
+from mpi_controller.kube.owners import controller_of
+from mpi_controller.kube.selectors import parse_selector, selector_from_label_selector
 from mpi_controller.runtime.cache import (
     CONTROLLER_UID_INDEX,
     NAMESPACE_INDEX,
     DeletedFinalStateUnknown,
     Indexer,
     Lister,
-    controller_of,
     controller_uid_index,
     deletion_handling_key,
     meta_namespace_key,
     namespace_index,
-    parse_selector,
-    selector_from_label_selector,
     split_key,
 )
 from mpi_controller.runtime.client import PODS, PRIORITY_CLASSES, ApiError

@@ -1,0 +1,73 @@
+"""A CustomResourceDefinition document from a kind's description: names, versions (each with
+its schema, subresources and printer columns; one of them the storage version) and an
+optional ``conversion`` stanza."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+Schema = Callable[[dict[str, Any]], dict[str, Any]]
+"""Builds a version's ``openAPIV3Schema`` from the PodTemplateSpec schema."""
+
+
+@dataclass(frozen=True)
+class Version:
+    name: str
+    schema: Schema
+    printer_columns: list[dict[str, Any]]
+    storage: bool = False
+    served: bool = True
+    subresources: dict[str, Any] = field(default_factory=lambda: {"status": {}})
+
+
+@dataclass(frozen=True)
+class CRD:
+    group: str
+    kind: str
+    plural: str
+    versions: tuple[Version, ...]
+    conversion: dict[str, Any] | None = None
+
+    @property
+    def name(self) -> str:
+        return f"{self.plural}.{self.group}"
+
+    @property
+    def file_name(self) -> str:
+        return f"{self.group}_{self.plural}.yaml"
+
+    def document(self, template: dict[str, Any]) -> dict[str, Any]:
+        """The CRD, its versions' schemas built from ``template`` (PodTemplateSpec)."""
+        if sum(v.storage for v in self.versions) != 1:
+            raise ValueError(f"{self.name}: exactly one storage version is needed")
+        spec: dict[str, Any] = {
+            "group": self.group,
+            "names": {
+                "kind": self.kind,
+                "listKind": f"{self.kind}List",
+                "plural": self.plural,
+                "singular": self.kind.lower(),
+            },
+            "scope": "Namespaced",
+            "versions": [
+                {
+                    "name": v.name,
+                    "served": v.served,
+                    "storage": v.storage,
+                    "subresources": v.subresources,
+                    "additionalPrinterColumns": v.printer_columns,
+                    "schema": {"openAPIV3Schema": v.schema(template)},
+                }
+                for v in self.versions
+            ],
+        }
+        if self.conversion is not None:
+            spec["conversion"] = self.conversion
+        return {
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": self.name},
+            "spec": spec,
+        }

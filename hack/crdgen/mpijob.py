@@ -1,0 +1,196 @@
+"""The MPIJob CRD (``mpijobs.kubeflow.org``): the ``kubeflow.org/v2beta1`` schema, written
+after upstream mpi-operator v0.8.2's CRD (defaults, enums, required fields)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from crdgen.crd import CRD, Version
+from crdgen.openapi import date_time, integer, quantity, string
+
+
+def _run_policy() -> dict[str, Any]:
+    quantity_schema = quantity()
+    scheduling = {
+        "type": "object",
+        "description": "Gang-scheduling parameters (--gang-scheduling).",
+        "properties": {
+            "minAvailable": integer("int32", "PodGroup minMember; default: Worker replicas + 1."),
+            "queue": string("Volcano queue; default: annotation scheduling.volcano.sh/queue-name."),
+            "minResources": {
+                "type": "object",
+                "description": "PodGroup minResources; default: computed from the replicas.",
+                "additionalProperties": quantity_schema,
+            },
+            "priorityClass": string("Volcano PodGroup priorityClassName."),
+            "scheduleTimeoutSeconds": integer("int32", "scheduler-plugins scheduleTimeoutSeconds."),
+        },
+    }
+    return {
+        "type": "object",
+        "description": "Policies applied to the job's execution.",
+        "properties": {
+            "cleanPodPolicy": string(
+                "Which worker pods to delete when the job finishes: All, Running or None "
+                "(the controller defaults it to None)."
+            ),
+            "ttlSecondsAfterFinished": integer("int32", "Copied to the launcher Job."),
+            "activeDeadlineSeconds": integer("int64", "Copied to the launcher Job."),
+            "backoffLimit": integer("int32", "Copied to the launcher Job."),
+            "schedulingPolicy": scheduling,
+            "suspend": {
+                "type": "boolean",
+                "default": False,
+                "description": "Suspend the job: delete workers, suspend the launcher.",
+            },
+            "managedBy": string(
+                "The controller that reconciles this job: kubeflow.org/mpi-operator (unset) "
+                "or kueue.x-k8s.io/multikueue."
+            ),
+        },
+    }
+
+
+def _status() -> dict[str, Any]:
+    condition = {
+        "type": "object",
+        "required": ["status", "type"],
+        "properties": {
+            "type": string("Created, Running, Restarting, Succeeded, Suspended or Failed."),
+            "status": string("True, False or Unknown.", enum=["True", "False", "Unknown"]),
+            "reason": string("One-word reason of the last transition."),
+            "message": string("Human-readable details."),
+            "lastUpdateTime": date_time("When the condition was last updated."),
+            "lastTransitionTime": date_time("When the status last changed."),
+        },
+    }
+    selector = {
+        "type": "object",
+        "x-kubernetes-map-type": "atomic",
+        "description": "Deprecated; never set.",
+        "properties": {
+            "matchExpressions": {
+                "type": "array",
+                "x-kubernetes-list-type": "atomic",
+                "items": {
+                    "type": "object",
+                    "required": ["key", "operator"],
+                    "properties": {
+                        "key": {"type": "string"},
+                        "operator": {"type": "string"},
+                        "values": {
+                            "type": "array",
+                            "items": {"type": "string"},
+                            "x-kubernetes-list-type": "atomic",
+                        },
+                    },
+                },
+            },
+            "matchLabels": {"type": "object", "additionalProperties": {"type": "string"}},
+        },
+    }
+    replica_status = {
+        "type": "object",
+        "properties": {
+            "active": integer("int32", "Running pods."),
+            "succeeded": integer("int32", "Succeeded pods."),
+            "failed": integer("int32", "Failed pods."),
+            "labelSelector": selector,
+            "selector": string("Never set."),
+        },
+    }
+    return {
+        "type": "object",
+        "description": "Observed state of the MPIJob.",
+        "properties": {
+            "conditions": {
+                "type": "array",
+                "items": condition,
+                "x-kubernetes-list-map-keys": ["type"],
+                "x-kubernetes-list-type": "map",
+            },
+            "replicaStatuses": {
+                "type": "object",
+                "description": "Per replica type (Launcher, Worker).",
+                "additionalProperties": replica_status,
+            },
+            "startTime": date_time("When the job started (or was last resumed)."),
+            "completionTime": date_time("When the job finished."),
+            "lastReconcileTime": date_time("Never set."),
+        },
+    }
+
+
+def mpijob_schema(template: dict[str, Any]) -> dict[str, Any]:
+    replica_spec = {
+        "type": "object",
+        "properties": {
+            "replicas": integer("int32", "Number of pods (Launcher: 1)."),
+            "restartPolicy": string("Pod restart policy: Never or OnFailure (ExitCode → Never)."),
+            "template": template,
+        },
+    }
+    spec = {
+        "type": "object",
+        "required": ["mpiReplicaSpecs"],
+        "description": "Desired state of the MPIJob.",
+        "properties": {
+            "slotsPerWorker": integer("int32", "Slots per host in the hostfile.", default=1),
+            "runLauncherAsWorker": {
+                "type": "boolean",
+                "default": False,
+                "description": "Also list the launcher as a host.",
+            },
+            "runPolicy": _run_policy(),
+            "mpiReplicaSpecs": {
+                "type": "object",
+                "description": "Launcher and Worker replica specs.",
+                "additionalProperties": replica_spec,
+            },
+            "sshAuthMountPath": string("Where the SSH Secret is mounted.", default="/root/.ssh"),
+            "launcherCreationPolicy": string(
+                "AtStartup or WaitForWorkersReady (as upstream, not enforced as an enum).",
+                default="AtStartup",
+            ),
+            "mpiImplementation": string(
+                "OpenMPI, Intel or MPICH.", default="OpenMPI", enum=["OpenMPI", "Intel", "MPICH"]
+            ),
+        },
+    }
+    return {
+        "type": "object",
+        "description": "MPIJob runs an MPI program: one launcher Job and N worker pods.",
+        "properties": {
+            "apiVersion": {"type": "string"},
+            "kind": {"type": "string"},
+            "metadata": {"type": "object"},
+            "spec": spec,
+            "status": _status(),
+        },
+    }
+
+
+PRINTER_COLUMNS = [
+    {
+        "name": "State",
+        "type": "string",
+        "jsonPath": ".status.conditions[-1:].type",
+        "description": (
+            "Type of the most recently changed condition. Approximates the latest True "
+            "condition: JSONPath filters cannot pick the last match, and the server prints the "
+            "first one. Conditions are ordered by last change, so this is exact while running, "
+            "succeeded or failed, but shows Running (False) right after a suspension or a finish "
+            "that was observed before Running."
+        ),
+    },
+    {"name": "Workers", "type": "integer", "jsonPath": ".spec.mpiReplicaSpecs.Worker.replicas"},
+    {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+]
+
+
+MPIJOB = CRD(
+    group="kubeflow.org",
+    kind="MPIJob",
+    plural="mpijobs",
+    versions=(Version("v2beta1", mpijob_schema, PRINTER_COLUMNS, storage=True),),
+)

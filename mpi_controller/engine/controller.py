@@ -1,0 +1,252 @@
+"""The job engine's controller: informers → work queue → ``sync(key)`` for one job kind.
+
+:class:`JobController` runs one :class:`~mpi_controller.engine.kind.JobKind`. It owns:
+
+* **event handlers.** A job's add/update enqueues it; its delete forgets it (expectations,
+  status-write guard, vanished children, and the kind's own memory). A child's
+  add/update/delete enqueues its controlling job: the controller reference must name the
+  kind's resource (group and kind) and a job in the cache; a child controlled by an
+  *intermediate* (a launcher batch Job controls its pods) belongs to that intermediate's job.
+  Updates with an unchanged resourceVersion are ignored. Pod updates (phase and readiness
+  changes) enqueue after ``pod_update_batch`` seconds (default 1 s, like the Kubernetes Job
+  controller's batch period), so the pods of a job that start together cost one sync; adds
+  and deletes enqueue at once (expectations wait for them).
+* **the sync.** ``sync(key)``: the job gone from the cache → nothing; our last status write
+  not yet delivered → wait for it (:class:`~mpi_controller.engine.sync.StatusWriteGuard`);
+  default a copy (``kind.prepare``); ``kind.managed_elsewhere`` or a deletionTimestamp →
+  nothing; invalid → the kind's Warning event, no requeue; expectations unsatisfied → wait;
+  else ``kind.sync`` with a fresh :class:`~mpi_controller.engine.sync.JobSync`.
+  :class:`~mpi_controller.engine.writer.OwnerGone` (the job was deleted meanwhile) and a 409
+  Conflict (a newer version is on its way) end the sync quietly; other errors are retried by
+  the runtime :class:`~mpi_controller.runtime.controller.Controller` with backoff.
+
+Nothing here knows a job kind's semantics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import structlog
+
+from mpi_controller.engine.kind import JobKind
+from mpi_controller.engine.sync import JobSync, StatusWriteGuard
+from mpi_controller.engine.writer import OwnerGone, Vanished
+from mpi_controller.kube.events import Event
+from mpi_controller.kube.owners import controller_of
+from mpi_controller.kube.timefmt import utcnow
+from mpi_controller.runtime.cache import (
+    DeletedFinalStateUnknown,
+    deletion_handling_key,
+    meta_namespace_key,
+)
+from mpi_controller.runtime.client import ApiError, KubeClient, Resource
+from mpi_controller.runtime.clock import Clock, LoopClock
+from mpi_controller.runtime.controller import Controller, Result
+from mpi_controller.runtime.events import EventRecorder
+from mpi_controller.runtime.expectations import ControllerExpectations
+from mpi_controller.runtime.informer import SharedIndexInformer
+from mpi_controller.runtime.ratelimit import default_controller_rate_limiter
+from mpi_controller.runtime.workqueue import RateLimitingQueue
+
+__all__ = ["EngineConfig", "JobController"]
+
+_log = structlog.get_logger(__name__)
+Obj = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """How the engine runs a kind's controller (from ``mpi-controller run``'s flags)."""
+
+    threadiness: int = 2
+    queue_qps: float = 10.0
+    queue_burst: int = 100
+    pod_update_batch: float = 1.0
+
+
+def _group(api_version: str) -> str:
+    return api_version.rpartition("/")[0]
+
+
+class JobController:
+    """Reconciles the jobs of one kind; ``controller`` is the runtime Controller to hand to a
+    Manager, :meth:`informers` the informers it needs started."""
+
+    def __init__(
+        self,
+        kind: JobKind,
+        client: KubeClient,
+        recorder: EventRecorder,
+        *,
+        pods: SharedIndexInformer,
+        config: EngineConfig,
+        clock: Clock | None = None,
+        wall: Callable[[], datetime] = utcnow,
+    ) -> None:
+        self.kind = kind
+        self._client = client
+        self._recorder = recorder
+        self._config = config
+        self._wall = wall
+        self._clock: Clock = clock or LoopClock()
+        self.expectations = ControllerExpectations(clock=clock)
+        self._guard = StatusWriteGuard(self._clock)
+        self._vanished = Vanished()
+        self._informers = kind.informers()
+        self.jobs = self._informers.jobs
+        self.pods = pods
+        resource = kind.resource
+        self.name = resource.kind
+        queue: RateLimitingQueue[str] = RateLimitingQueue(
+            default_controller_rate_limiter(config.queue_qps, config.queue_burst, clock=clock),
+            name=self.name, clock=clock)
+        self.controller = Controller(self.name, self.sync, queue=queue,
+                                     workers=config.threadiness, clock=clock)
+        self._intermediates = {(_group(i.resource.api_version), i.resource.kind): i
+                               for i in self._informers.intermediates if i.resource}
+        self._register_handlers()
+
+    def informers(self) -> list[SharedIndexInformer]:
+        """Every informer this controller reads (the shared pod informer included)."""
+        out = self._informers.all()
+        if all(i is not self.pods for i in out):
+            out.insert(1, self.pods)
+        return out
+
+    # -- event handlers ------------------------------------------------------------------
+
+    def _register_handlers(self) -> None:
+        self.jobs.add_event_handler(
+            on_add=self._enqueue_job, on_update=lambda _old, new: self._enqueue_job(new),
+            on_delete=self._forget_job)
+        children = [self.pods, *(c for c in self._informers.children if c is not self.pods)]
+        for informer in children:
+            informer.add_event_handler(
+                on_add=self._child_added,
+                on_update=self._pod_updated if informer is self.pods else self._child_updated,
+                on_delete=self._deletion_handler(
+                    informer.resource.kind if informer.resource else ""))
+
+    def _enqueue_job(self, obj: Obj) -> None:
+        self.controller.enqueue(meta_namespace_key(obj))
+
+    def _forget_job(self, obj: Obj | DeletedFinalStateUnknown) -> None:
+        key = deletion_handling_key(obj)
+        self.expectations.delete_expectations(key)
+        self._guard.forget(key)
+        self._vanished.forget(key)
+        self.kind.forget(key)
+
+    def _owner_key(self, obj: Mapping[str, Any]) -> tuple[str | None, bool]:
+        """The controlling job's key, and whether the job controls ``obj`` directly."""
+        ref = controller_of(obj)
+        if ref is None:
+            return None, False
+        namespace = (obj.get("metadata") or {}).get("namespace", "")
+        direct = True
+        through = self._intermediates.get((_group(str(ref.get("apiVersion", ""))),
+                                           str(ref.get("kind", ""))))
+        if through is not None:
+            middle = through.indexer.get_by_key(f"{namespace}/{ref.get('name')}")
+            ref = controller_of(middle) if middle else None
+            direct = False
+            if ref is None:
+                return None, False
+        if not self._is_ours(ref):
+            return None, False
+        key = f"{namespace}/{ref.get('name')}"
+        if self.jobs.indexer.get_by_key(key) is None:
+            return None, False
+        return key, direct
+
+    def _is_ours(self, ref: Mapping[str, Any]) -> bool:
+        resource: Resource = self.kind.resource
+        return (_group(str(ref.get("apiVersion", ""))) == resource.group
+                and ref.get("kind") == resource.kind)
+
+    def _child_added(self, obj: Obj) -> None:
+        key, direct = self._owner_key(obj)
+        if key is not None:
+            if direct:
+                self.expectations.creation_observed(key)
+            self.controller.enqueue(key)
+
+    def _child_updated(self, old: Obj, new: Obj, *, batch: float = 0.0) -> None:
+        old_rv = (old.get("metadata") or {}).get("resourceVersion")
+        if old_rv == (new.get("metadata") or {}).get("resourceVersion"):
+            return
+        key, _ = self._owner_key(new)
+        if key is None:
+            return
+        if batch > 0:
+            self.controller.enqueue_after(key, batch)
+        else:
+            self.controller.enqueue(key)
+
+    def _pod_updated(self, old: Obj, new: Obj) -> None:
+        self._child_updated(old, new, batch=self._config.pod_update_batch)
+
+    def _deletion_handler(self, kind: str) -> Callable[[Obj | DeletedFinalStateUnknown], None]:
+        def on_delete(obj: Obj | DeletedFinalStateUnknown) -> None:
+            target = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
+            key, direct = self._owner_key(target)
+            if key is None:
+                return
+            if direct:
+                self.expectations.deletion_observed(key)
+                self._vanished.deleted(key, kind, (target.get("metadata") or {}).get("name", ""))
+            self.controller.enqueue(key)
+        return on_delete
+
+    # -- sync ----------------------------------------------------------------------------
+
+    async def sync(self, key: str) -> Result | None:
+        cached = self.jobs.indexer.get_by_key(key)
+        if cached is None:
+            return None
+        if self._guard.pending(key, cached):
+            # Our last status write replaced this version; its result is on its way through
+            # the informer (which enqueues the key). Syncing now would write on a stale
+            # resourceVersion and only earn a conflict.
+            _log.debug("waiting for the cache to see the last status write", key=key)
+            return None
+        job = self.kind.prepare(cached)
+        if self.kind.managed_elsewhere(job):
+            return None
+        if (job.get("metadata") or {}).get("deletionTimestamp"):
+            return None
+        invalid = self.kind.validate(job)
+        if invalid is not None:
+            self._emit(job, invalid)
+            return None
+        if not self.expectations.satisfied_expectations(key):
+            _log.debug("waiting for the cache to see earlier writes", key=key)
+            return None
+        self.expectations.set_expectations(key, add=0, delete=0)
+        try:
+            await self.kind.sync(self.new_sync(job, key))
+        except OwnerGone as gone:
+            # Children were deleted (by the garbage collector) before the cache saw the job's
+            # own deletion; the job informer's delete event follows.
+            _log.info("job deleted; not recreating its children", key=key, reason=str(gone))
+        except ApiError as err:
+            if not err.is_conflict():
+                raise
+            # The object changed since the cache read: its newer version is on its way through
+            # the informer and will enqueue the key again; no backoff needed.
+            _log.debug("conflict; waiting for the newer version", key=key, error=str(err))
+        return None
+
+    def new_sync(self, job: Obj, key: str) -> JobSync:
+        """The context of one sync of ``job`` (defaulted and valid)."""
+        return JobSync(job, key=key, resource=self.kind.resource, client=self._client,
+                       jobs=self.jobs, pods=self.pods, expectations=self.expectations,
+                       vanished=self._vanished, guard=self._guard, emit=self._emit,
+                       wall=self._wall)
+
+    def _emit(self, job: Mapping[str, Any], event: Event) -> None:
+        self._recorder.event(job, event.type, event.reason, event.message)

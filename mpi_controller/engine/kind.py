@@ -1,0 +1,75 @@
+"""What a job kind gives the engine (the training operators' "controller interface").
+
+A kind (MPIJob, later TFJob and PyTorchJob) is a small plug-in: its resource, the informers
+of the child objects it owns, how to default, skip and validate a job, and one ``sync`` that
+turns a defaulted, valid job into child writes and a status through a
+:class:`~mpi_controller.engine.sync.JobSync`.
+The engine (:class:`~mpi_controller.engine.controller.JobController`) owns everything around
+it: the job informer and work queue, the event handlers that map children to their job,
+expectations, the deleted-owner guard, the status-write guard, conflicts and requeues.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from mpi_controller.engine.sync import JobSync
+from mpi_controller.kube.events import Event
+from mpi_controller.runtime.client import Resource
+from mpi_controller.runtime.informer import SharedIndexInformer
+
+__all__ = ["JobKind", "KindInformers"]
+
+Obj = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class KindInformers:
+    """The informers a kind reads, by role.
+
+    * ``jobs``: the kind's own objects;
+    * ``children``: objects the job controls (their add/update/delete enqueue the job; deletes
+      are counted by the expectations); the shared pod informer is one of them;
+    * ``intermediates``: children that own other children (a launcher batch Job owns its
+      pods): a pod controlled by one of them belongs to that object's controlling job;
+    * ``others``: read only (PriorityClasses), no handlers.
+    """
+
+    jobs: SharedIndexInformer
+    children: Sequence[SharedIndexInformer]
+    intermediates: Sequence[SharedIndexInformer] = ()
+    others: Sequence[SharedIndexInformer] = field(default_factory=tuple)
+
+    def all(self) -> list[SharedIndexInformer]:
+        """Every informer, each once, jobs first."""
+        out: list[SharedIndexInformer] = []
+        for informer in (self.jobs, *self.children, *self.intermediates, *self.others):
+            if all(informer is not seen for seen in out):
+                out.append(informer)
+        return out
+
+
+class JobKind(Protocol):
+    """A job kind on the engine (see the module doc)."""
+
+    resource: Resource
+    """The job resource the controller reads and writes (its stored version)."""
+
+    def informers(self) -> KindInformers: ...
+
+    def prepare(self, cached: Mapping[str, Any]) -> Obj:
+        """A defaulted deep copy of the cached job (the cached object is never changed)."""
+
+    def managed_elsewhere(self, job: Mapping[str, Any]) -> bool:
+        """Another controller reconciles this job (``runPolicy.managedBy``): leave it alone."""
+
+    def validate(self, job: Mapping[str, Any]) -> Event | None:
+        """The Warning event for an invalid job, or ``None`` when it is valid."""
+
+    async def sync(self, ctx: JobSync) -> None:
+        """Reconcile one job; errors are retried with backoff by the engine."""
+
+    def forget(self, key: str) -> None:
+        """The job ``key`` is gone: drop what the kind remembers of it (metric series...)."""

@@ -1,0 +1,213 @@
+"""The one pod cache every job kind reads: the fields they use, decoded and stored compactly.
+
+Job kinds read of a pod only its name, namespace, uid, resourceVersion, labels, owner
+references, creation and deletion timestamps, phase, reason, message, its conditions (type,
+status, reason, message), and the name, restart count and current state of each container
+and init container (the ExitCode restart policy reads a container's exit code; backoff limits
+count restarts; failure reasons name the container, its exit code and reason). Contract:
+
+* :data:`POD_CODEC` decodes pod LIST pages and WATCH events to :class:`SlimPod`: nothing else
+  of a pod (its spec, annotations, managedFields, timestamps of conditions and container
+  states...) is ever built.
+* :func:`slim_pod` (the pod informer's transform) returns ``{"metadata": {...}, "status":
+  {...}}`` with exactly those fields (a container state keeps ``running: {}``, ``waiting:
+  {reason, message}`` or ``terminated: {exitCode, reason, message}``), strings that repeat
+  across pods interned, and equal owner-reference lists and statuses shared between pods (a
+  job's workers have the same owner and, once running, the same status). The result is
+  read-only, like every cached object. It accepts any pod dict, also a full one.
+* :func:`pod_informer` makes the one pod informer every kind's controller shares: pods whose
+  ``training.kubeflow.org/operator-name`` is one of the kinds' operator names
+  (:func:`pod_selector`), slimmed as above, indexed by controller uid.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from typing import Any, TypedDict, TypeVar
+
+from mpi_controller.runtime.cache import CONTROLLER_UID_INDEX, controller_uid_index
+from mpi_controller.runtime.client import PODS
+from mpi_controller.runtime.codec import Codec
+from mpi_controller.runtime.compact import Flyweights, intern_mapping, intern_str
+from mpi_controller.runtime.informer import InformerFactory, SharedIndexInformer
+
+__all__ = [
+    "OPERATOR_NAME_LABEL",
+    "POD_CODEC",
+    "SlimPod",
+    "pod_informer",
+    "pod_selector",
+    "slim_pod",
+]
+
+OPERATOR_NAME_LABEL = "training.kubeflow.org/operator-name"
+
+Obj = dict[str, Any]
+T = TypeVar("T")
+
+
+class _OwnerReference(TypedDict, total=False):
+    apiVersion: str
+    kind: str
+    name: str
+    uid: str
+    controller: bool
+    blockOwnerDeletion: bool
+
+
+class _PodMeta(TypedDict, total=False):
+    name: str
+    namespace: str
+    uid: str
+    resourceVersion: str
+    labels: dict[str, str]
+    ownerReferences: list[_OwnerReference]
+    creationTimestamp: str
+    deletionTimestamp: str
+
+
+class _PodCondition(TypedDict, total=False):
+    type: str
+    status: str
+    reason: str
+    message: str
+
+
+class _Waiting(TypedDict, total=False):
+    reason: str
+    message: str
+
+
+class _Terminated(TypedDict, total=False):
+    exitCode: int
+    reason: str
+    message: str
+
+
+class _Running(TypedDict, total=False):
+    pass
+
+
+class _State(TypedDict, total=False):
+    waiting: _Waiting
+    running: _Running
+    terminated: _Terminated
+
+
+class _ContainerStatus(TypedDict, total=False):
+    name: str
+    restartCount: int
+    state: _State
+
+
+class _PodStatus(TypedDict, total=False):
+    phase: str
+    reason: str
+    message: str
+    conditions: list[_PodCondition]
+    containerStatuses: list[_ContainerStatus]
+    initContainerStatuses: list[_ContainerStatus]
+
+
+class SlimPod(TypedDict, total=False):
+    """The fields of a pod that the shared pod cache keeps."""
+
+    apiVersion: str
+    kind: str
+    metadata: _PodMeta
+    status: _PodStatus
+
+
+POD_CODEC = Codec(SlimPod)
+_UNIQUE = ("name", "uid", "resourceVersion")
+_REPEATED = ("namespace", "creationTimestamp", "deletionTimestamp")
+_STATUS_TEXT = ("phase", "reason", "message")
+_CONDITION_FIELDS = ("type", "status", "reason", "message")
+_CONTAINER_LISTS = ("containerStatuses", "initContainerStatuses")
+_shared = Flyweights()
+
+
+def pod_selector(operator_names: Iterable[str]) -> str:
+    """``training.kubeflow.org/operator-name in (<names>)`` (sorted, deduplicated)."""
+    names = sorted(set(operator_names))
+    if len(names) == 1:
+        return f"{OPERATOR_NAME_LABEL}={names[0]}"
+    return f"{OPERATOR_NAME_LABEL} in ({','.join(names)})"
+
+
+def pod_informer(factory: InformerFactory, namespace: str | None,
+                 operator_names: Iterable[str]) -> SharedIndexInformer:
+    """The shared pod informer (see the module doc)."""
+    return factory.informer_for(
+        PODS, namespace, label_selector=pod_selector(operator_names), transform=slim_pod,
+        codec=POD_CODEC, indexers={CONTROLLER_UID_INDEX: controller_uid_index})
+
+
+def slim_pod(pod: Mapping[str, Any]) -> Obj:
+    """The cached form of ``pod`` (see the module doc)."""
+    meta = pod.get("metadata") or {}
+    slim: Obj = {k: meta[k] for k in _UNIQUE if k in meta}
+    for k in _REPEATED:
+        if k in meta:
+            slim[k] = intern_str(meta[k])
+    labels = meta.get("labels")
+    if isinstance(labels, Mapping):
+        slim["labels"] = intern_mapping(labels)
+    refs = meta.get("ownerReferences")
+    if isinstance(refs, list):
+        slim["ownerReferences"] = _share(("refs", _freeze(refs)), lambda: [
+            intern_mapping(r) if isinstance(r, Mapping) else r for r in refs])
+    return {"metadata": slim, "status": _slim_status(pod.get("status") or {})}
+
+
+def _slim_status(status: Mapping[str, Any]) -> Obj:
+    out: Obj = {k: intern_str(status[k]) for k in _STATUS_TEXT if k in status}
+    conditions = [_pick(c, _CONDITION_FIELDS) for c in status.get("conditions") or ()
+                  if isinstance(c, Mapping)]
+    if conditions:
+        out["conditions"] = conditions
+    for key in _CONTAINER_LISTS:
+        containers = [_container(c) for c in status.get(key) or () if isinstance(c, Mapping)]
+        if containers:
+            out[key] = containers
+    shared: Obj = _share(("status", _freeze_value(out)), lambda: out)
+    return shared
+
+
+def _pick(obj: Mapping[str, Any], keys: tuple[str, ...]) -> Obj:
+    return {k: intern_str(obj[k]) for k in keys if k in obj}
+
+
+def _container(status: Mapping[str, Any]) -> Obj:
+    out = _pick(status, ("name", "restartCount"))
+    state = status.get("state")
+    if isinstance(state, Mapping):
+        slim_state: Obj = {}
+        if isinstance(state.get("running"), Mapping):
+            slim_state["running"] = {}
+        if isinstance(state.get("waiting"), Mapping):
+            slim_state["waiting"] = _pick(state["waiting"], ("reason", "message"))
+        if isinstance(state.get("terminated"), Mapping):
+            slim_state["terminated"] = _pick(state["terminated"],
+                                             ("exitCode", "reason", "message"))
+        out["state"] = slim_state
+    return out
+
+
+def _share(key: Hashable, make: Callable[[], T]) -> T:
+    try:
+        return _shared.share(key, make)
+    except TypeError:  # an unhashable value in a malformed object: keep it unshared
+        return make()
+
+
+def _freeze(refs: list[Any]) -> Hashable:
+    return tuple(tuple(sorted(r.items())) if isinstance(r, Mapping) else r for r in refs)
+
+
+def _freeze_value(value: Any) -> Hashable:
+    if isinstance(value, Mapping):
+        return tuple(sorted((k, _freeze_value(v)) for k, v in value.items()))
+    if isinstance(value, list):
+        return tuple(_freeze_value(v) for v in value)
+    return value  # type: ignore[no-any-return]

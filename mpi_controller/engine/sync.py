@@ -1,0 +1,145 @@
+"""One sync of one job: what a kind's ``sync`` sees and does.
+
+:class:`JobSync` is built by the engine for every sync. It carries the defaulted job (a
+private copy the kind may change), reads the caches, writes children through its
+:class:`~mpi_controller.engine.writer.ChildWriter` (expectations and ownership checks
+included), records events on the job and writes the job's status.
+
+The status write is guarded (:class:`StatusWriteGuard`): it is skipped when nothing changed,
+sent with the cached ``resourceVersion`` (a conflict means a newer version is on its way),
+and afterwards the engine waits until the informer delivers that write before syncing the
+job again, for at most ``STATUS_WRITE_WAIT`` seconds (so a lost event cannot stall the job).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import Any
+
+from mpi_controller.engine.writer import ChildWriter, Vanished
+from mpi_controller.kube.events import Event
+from mpi_controller.kube.jsonvalue import json_copy
+from mpi_controller.runtime.cache import CONTROLLER_UID_INDEX
+from mpi_controller.runtime.client import KubeClient, Resource
+from mpi_controller.runtime.clock import Clock
+from mpi_controller.runtime.expectations import ControllerExpectations
+from mpi_controller.runtime.informer import SharedIndexInformer
+
+__all__ = ["STATUS_WRITE_WAIT", "JobSync", "StatusWriteGuard"]
+
+Obj = dict[str, Any]
+STATUS_WRITE_WAIT = 10.0
+"""Seconds a sync waits for the informer to deliver the controller's own last status write."""
+
+
+class StatusWriteGuard:
+    """Remembers, per job key, the version our last status write replaced."""
+
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
+        self._superseded: dict[str, tuple[str, float]] = {}
+
+    def written(self, key: str, replaced_version: str) -> None:
+        self._superseded[key] = (replaced_version, self._clock.now())
+
+    def pending(self, key: str, cached: Mapping[str, Any]) -> bool:
+        """Whether the cache still holds the version the last status write replaced (for at
+        most :data:`STATUS_WRITE_WAIT` seconds)."""
+        entry = self._superseded.get(key)
+        if entry is None:
+            return False
+        version, at = entry
+        current = (cached.get("metadata") or {}).get("resourceVersion")
+        if current != version or self._clock.now() - at > STATUS_WRITE_WAIT:
+            del self._superseded[key]
+            return False
+        return True
+
+    def forget(self, key: str) -> None:
+        self._superseded.pop(key, None)
+
+
+class JobSync:
+    """The context of one sync of the job ``key`` (see the module doc)."""
+
+    def __init__(
+        self,
+        job: Obj,
+        *,
+        key: str,
+        resource: Resource,
+        client: KubeClient,
+        jobs: SharedIndexInformer,
+        pods: SharedIndexInformer,
+        expectations: ControllerExpectations,
+        vanished: Vanished,
+        guard: StatusWriteGuard,
+        emit: Callable[[Mapping[str, Any], Event], None],
+        wall: Callable[[], datetime],
+    ) -> None:
+        self.job = job
+        self.key = key
+        cached = jobs.indexer.get_by_key(key) or {}
+        self.original_status: Mapping[str, Any] = cached.get("status") or {}
+        """The job's status as cached when the sync began (what :meth:`write_status` compares
+        with)."""
+        meta = job["metadata"]
+        self.namespace: str = meta.get("namespace", "")
+        self.name: str = meta.get("name", "")
+        self.resource = resource
+        self._client = client
+        self._jobs = jobs
+        self._pods = pods
+        self._guard = guard
+        self._emit = emit
+        self._wall = wall
+        self.writer = ChildWriter(client, expectations, job=job, key=key, emit=self.emit,
+                                  owner=resource, owner_cached=self.job_still_cached,
+                                  vanished=vanished)
+
+    # -- reading ------------------------------------------------------------------------
+
+    def now(self) -> datetime:
+        """The wall-clock time (for timestamps written to the API)."""
+        return self._wall()
+
+    def job_still_cached(self) -> bool:
+        """The job this sync works on is still in the cache (same uid)."""
+        cached = self._jobs.indexer.get_by_key(self.key)
+        uid = self.job["metadata"].get("uid")
+        return cached is not None and (cached.get("metadata") or {}).get("uid") == uid
+
+    def cached(self, informer: SharedIndexInformer | None, name: str) -> Obj | None:
+        """The cached object ``name`` in the job's namespace (``None`` without an informer)."""
+        if informer is None:
+            return None
+        return informer.indexer.get_by_key(f"{self.namespace}/{name}")
+
+    def pods_controlled_by(self, *owners: Mapping[str, Any] | None) -> list[Obj]:
+        """The cached pods whose controller is one of ``owners`` (by uid)."""
+        pods: list[Obj] = []
+        for owner in owners:
+            if owner is not None:
+                uid = (owner.get("metadata") or {}).get("uid", "")
+                pods += self._pods.indexer.by_index(CONTROLLER_UID_INDEX, uid)
+        return pods
+
+    # -- writing ------------------------------------------------------------------------
+
+    def emit(self, event: Event) -> None:
+        """Record ``event`` on the job."""
+        self._emit(self.job, event)
+
+    async def write_status(self, status: Mapping[str, Any],
+                           original: Mapping[str, Any]) -> None:
+        """Write ``status`` unless it equals ``original`` (see the module doc)."""
+        if status == original:
+            return
+        body = json_copy(self.job)
+        body["status"] = dict(status)
+        body["metadata"].pop("managedFields", None)
+        await self.writer.update_status(self.resource, body)
+        replaced = body["metadata"].get("resourceVersion")
+        if replaced:
+            self._guard.written(self.key, replaced)

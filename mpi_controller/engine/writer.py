@@ -1,0 +1,243 @@
+"""Writes of a job's child objects: get-or-create, update and delete, with ownership checks.
+
+:class:`ChildWriter` is the I/O half of the sync for one object kind at a time. Contract:
+
+* ``ensure(resource, existing, desired)`` returns the object to use: ``existing`` when it is
+  controlled by the job (updated first when ``needs_update`` says so), else the created
+  ``desired``. An object that exists but is not controlled by the job — in the cache, or found
+  after a create answered AlreadyExists (the informers are label-narrowed, so a foreign object
+  can be missing from the cache) — produces the Warning ``ErrResourceExists`` event (``Resource
+  "<name>" of Kind "<kind>" already exists and is not managed by <job kind>``) and raises
+  :class:`ResourceNotControlled`, naming the real kind.
+* Every create is announced to :class:`~mpi_controller.runtime.expectations.ControllerExpectations`
+  before it is sent and lowered again if it fails, so a sync that runs before the informer has
+  seen the object does not create it twice. Deletes are handled the same way.
+* Before every create, ``owner_cached()`` must still hold (the owner, with its uid, is in the
+  cache): a sync that awaited the API while the owner's deletion arrived stops with
+  :class:`OwnerGone` instead of creating children for it.
+* A child that was seen deleted while its owner was still cached (see :class:`Vanished`) is
+  created again only after a GET of the owner from the API server confirms that it still
+  exists with the same uid and is not being deleted. Otherwise :class:`OwnerGone` is raised:
+  the cache had not yet seen the owner's deletion (the garbage collector's deletes of its
+  children can arrive first), and creating the child again would only feed the collector.
+* Errors are returned to the caller (the controller requeues with backoff); nothing here
+  retries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+from mpi_controller.kube.events import WARNING, Event
+from mpi_controller.kube.owners import is_controlled_by, resource_exists_message
+from mpi_controller.runtime.client import ApiError, KubeClient, Resource
+from mpi_controller.runtime.controller import ExpectedError
+from mpi_controller.runtime.expectations import ControllerExpectations
+
+__all__ = ["ChildWriter", "OwnerGone", "ResourceNotControlled", "Vanished", "gather_raising"]
+
+Obj = dict[str, Any]
+EventSink = Callable[[Event], None]
+
+
+ERR_RESOURCE_EXISTS = "ErrResourceExists"
+
+
+class ResourceNotControlled(ExpectedError):
+    """An object with the child's name exists and is not controlled by the job."""
+
+
+class OwnerGone(Exception):
+    """The owner read from the API server is gone, replaced or being deleted: the cache is
+    behind, and its deletion event will follow."""
+
+
+class Vanished:
+    """Children (kind, name) seen deleted while their owner (``key``) was cached.
+
+    Filled by the informers' delete handlers; an entry is dropped once the child is created
+    again, or when the owner itself is forgotten."""
+
+    def __init__(self) -> None:
+        self._by_key: dict[str, set[tuple[str, str]]] = {}
+
+    def deleted(self, key: str, kind: str, name: str) -> None:
+        self._by_key.setdefault(key, set()).add((kind, name))
+
+    def __contains__(self, entry: tuple[str, str, str]) -> bool:
+        key, kind, name = entry
+        return (kind, name) in self._by_key.get(key, ())
+
+    def recreated(self, key: str, kind: str, name: str) -> None:
+        names = self._by_key.get(key)
+        if names is not None:
+            names.discard((kind, name))
+            if not names:
+                del self._by_key[key]
+
+    def forget(self, key: str) -> None:
+        self._by_key.pop(key, None)
+
+
+class ChildWriter:
+    """Child-object writes for one sync of one job (``key`` is ``ns/name``; ``owner`` is the
+    job's resource)."""
+
+    def __init__(
+        self,
+        client: KubeClient,
+        expectations: ControllerExpectations,
+        *,
+        job: Mapping[str, Any],
+        key: str,
+        emit: EventSink,
+        owner: Resource,
+        owner_cached: Callable[[], bool],
+        vanished: Vanished,
+    ) -> None:
+        self._client = client
+        self._expectations = expectations
+        self._job = job
+        self._key = key
+        self._emit = emit
+        self._owner = owner
+        self._owner_cached = owner_cached
+        self._vanished = vanished
+        self._owner_lock = asyncio.Lock()
+        self._owner_confirmed = False
+        self.namespace: str = job["metadata"]["namespace"]
+
+    def check_controlled(self, obj: Mapping[str, Any], kind: str) -> None:
+        """Raise :class:`ResourceNotControlled` (and emit the event) if ``obj`` is not ours."""
+        if not is_controlled_by(obj, self._job):
+            message = resource_exists_message(obj, kind=kind, owner_kind=self._owner.kind)
+            event = Event(WARNING, ERR_RESOURCE_EXISTS, message)
+            self._emit(event)
+            raise ResourceNotControlled(event.message)
+
+    async def ensure(
+        self,
+        resource: Resource,
+        existing: Mapping[str, Any] | None,
+        desired: Mapping[str, Any],
+        *,
+        needs_update: Callable[[Mapping[str, Any], Mapping[str, Any]], bool] | None = None,
+        apply_update: Callable[[Mapping[str, Any], Mapping[str, Any]], Obj] | None = None,
+    ) -> Obj:
+        """Get-or-create ``desired``; update an existing controlled object when it drifted."""
+        if existing is None:
+            return await self.create(resource, desired)
+        self.check_controlled(existing, resource.kind)
+        drifted = needs_update is not None and needs_update(existing, desired)
+        if drifted and apply_update is not None:
+            return await self._client.update(
+                resource, apply_update(existing, desired), namespace=self.namespace)
+        return dict(existing)
+
+    async def create(self, resource: Resource, desired: Mapping[str, Any]) -> Obj:
+        """Create ``desired``; on AlreadyExists adopt it if it is ours, else ErrResourceExists."""
+        name = desired["metadata"]["name"]
+        if not self._owner_cached():
+            raise OwnerGone(f"{self._key} left the cache during the sync")
+        recreating = (self._key, resource.kind, name) in self._vanished
+        if recreating:
+            await self.confirm_owner()
+        self._expectations.raise_expectations(self._key, add=1)
+        try:
+            created = await self._client.create(resource, desired, namespace=self.namespace)
+        except ApiError as err:
+            self._expectations.lower_expectations(self._key, add=1)
+            if not err.is_already_exists():
+                raise
+            created = await self._client.get(resource, name, namespace=self.namespace)
+            self.check_controlled(created, resource.kind)
+        if recreating:
+            self._vanished.recreated(self._key, resource.kind, name)
+        return created
+
+    async def confirm_owner(self) -> None:
+        """Raise :class:`OwnerGone` unless the API server still has the owner, with its uid
+        and no deletionTimestamp (one GET per sync once it succeeds; concurrent creates wait
+        for it)."""
+        async with self._owner_lock:
+            if not self._owner_confirmed:
+                await self._read_owner()
+                self._owner_confirmed = True
+
+    async def _read_owner(self) -> None:
+        meta = self._job["metadata"]
+        try:
+            current = await self._client.get(self._owner, meta["name"], namespace=self.namespace)
+        except ApiError as err:
+            if err.is_not_found():
+                raise OwnerGone(f"{self._key} no longer exists") from err
+            raise
+        current_meta = current.get("metadata") or {}
+        if current_meta.get("uid") != meta.get("uid") or current_meta.get("deletionTimestamp"):
+            raise OwnerGone(f"{self._key} was deleted or replaced")
+
+    async def create_many(
+        self, resource: Resource, objects: Sequence[Mapping[str, Any]], *, concurrency: int
+    ) -> tuple[list[Obj], list[BaseException]]:
+        """Create ``objects`` with at most ``concurrency`` requests in flight.
+
+        Returns the created (or adopted) objects in input order, and the errors."""
+        limit = asyncio.Semaphore(max(concurrency, 1))
+
+        async def one(obj: Mapping[str, Any]) -> Obj:
+            async with limit:
+                return await self.create(resource, obj)
+
+        results = await asyncio.gather(*(one(o) for o in objects), return_exceptions=True)
+        created: list[Obj] = []
+        errors: list[BaseException] = []
+        for result in results:
+            if isinstance(result, BaseException):
+                if isinstance(result, asyncio.CancelledError):
+                    raise result
+                errors.append(result)
+            else:
+                created.append(result)
+        return created, errors
+
+    async def delete(self, resource: Resource, name: str) -> None:
+        """Delete ``name``; NotFound counts as done."""
+        self._expectations.raise_expectations(self._key, delete=1)
+        try:
+            await self._client.delete(resource, name, namespace=self.namespace)
+        except ApiError as err:
+            self._expectations.lower_expectations(self._key, delete=1)
+            if not err.is_not_found():
+                raise
+
+    async def delete_many(
+        self, resource: Resource, names: Sequence[str], *, concurrency: int
+    ) -> None:
+        limit = asyncio.Semaphore(max(concurrency, 1))
+
+        async def one(name: str) -> None:
+            async with limit:
+                await self.delete(resource, name)
+
+        await gather_raising(*(one(n) for n in names))
+
+    async def update(self, resource: Resource, obj: Mapping[str, Any]) -> Obj:
+        return await self._client.update(resource, obj, namespace=self.namespace)
+
+    async def update_status(self, resource: Resource, obj: Mapping[str, Any]) -> Obj:
+        return await self._client.update_status(resource, obj, namespace=self.namespace)
+
+
+async def gather_raising(*coros: Awaitable[Any]) -> None:
+    """Run all concurrently, then raise the first error (after every one has finished;
+    cancellation first)."""
+    results = await asyncio.gather(*coros, return_exceptions=True)
+    errors = [r for r in results if isinstance(r, BaseException)]
+    for error in errors:
+        if isinstance(error, asyncio.CancelledError):
+            raise error
+    if errors:
+        raise errors[0]
+

@@ -1,0 +1,54 @@
+"""Owner references (apimachinery ``metav1`` helpers).
+
+An object is *controlled by* an owner when its controller reference (the owner reference with
+``controller: true``) carries the owner's UID. Every child a job kind creates carries exactly
+one such reference to its job, built by :func:`controller_ref`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from mpi_controller.kube.jsonvalue import as_dict, as_list, as_str
+
+__all__ = ["controller_of", "controller_ref", "is_controlled_by", "resource_exists_message"]
+
+
+def controller_ref(owner: Mapping[str, Any], *, api_version: str, kind: str) -> dict[str, Any]:
+    """``metav1.NewControllerRef(owner, gvk)``: blockOwnerDeletion and controller set."""
+    meta = as_dict(owner.get("metadata"))
+    return {
+        "apiVersion": api_version,
+        "kind": kind,
+        "name": as_str(meta.get("name")),
+        "uid": as_str(meta.get("uid")),
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def controller_of(obj: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The owner reference with ``controller: true``, or ``None`` (``metav1.GetControllerOf``)."""
+    for ref in as_list(as_dict(obj.get("metadata")).get("ownerReferences")):
+        if isinstance(ref, dict) and ref.get("controller") is True:
+            return ref
+    return None
+
+
+def is_controlled_by(obj: Mapping[str, Any], owner: Mapping[str, Any]) -> bool:
+    """``metav1.IsControlledBy``: ``obj``'s controller reference has ``owner``'s UID."""
+    ref = controller_of(obj)
+    owner_uid = as_dict(owner.get("metadata")).get("uid")
+    return ref is not None and ref.get("uid") == owner_uid
+
+
+def resource_exists_message(obj: Mapping[str, Any], *, kind: str, owner_kind: str) -> str:
+    """``Resource "<name>" of Kind "<kind>" already exists and is not managed by <owner_kind>``.
+
+    The Kubeflow operators print the object's TypeMeta kind, which informer objects lack
+    (``Kind ""``); here the real kind is named: ``obj["kind"]`` when present, else ``kind``."""
+    name = as_str(as_dict(obj.get("metadata")).get("name"))
+    real_kind = as_str(obj.get("kind")) or kind
+    return (f'Resource "{name}" of Kind "{real_kind}" already exists and is not managed by '
+            f"{owner_kind}")

@@ -1,0 +1,143 @@
+"""The ConfigMap ``<job>-config``: ``hostfile`` and ``discover_hosts.sh``.
+
+hostfile (upstream ``newConfigMap``): one line per host, each ending in ``\\n``; first the
+launcher when ``runLauncherAsWorker``, then ``<job>-worker-0 .. R-1`` (R = Worker replicas).
+OpenMPI lines are ``<fqdn> slots=<n>``; Intel and MPICH lines are ``<fqdn>:<n>``; any other
+implementation gives no lines.
+
+discover_hosts.sh (upstream ``updateDiscoverHostsInConfigMap``): ``#!/bin/sh\\n``, then
+``echo <launcher fqdn>`` when ``runLauncherAsWorker``, then ``echo <pod fqdn>`` for each worker
+pod (matching the worker selector, phase Running) sorted by name as plain strings.
+
+The ConfigMap is updated whenever its ``data`` differs from the desired one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from mpi_controller.kube.jsonvalue import as_dict, as_str, json_copy
+from mpi_controller.kube.pods import pod_phase
+from mpi_controller.mpi import constants as c
+from mpi_controller.mpi import naming as n
+from mpi_controller.mpi.v2beta1.types import MPIJob, parse_mpi_job
+
+__all__ = [
+    "config_map_needs_update",
+    "desired_config_map",
+    "discover_hosts_script",
+    "hostfile",
+    "new_config_map",
+    "running_worker_pods",
+    "update_config_map",
+    "update_discover_hosts_in_config_map",
+]
+
+
+def _host_line(view: MPIJob, host: str, cluster_domain: str) -> str:
+    fqdn = n.host_fqdn(host, view.name, view.namespace, cluster_domain)
+    slots = view.spec.slots_per_worker
+    slots = 1 if slots is None else slots
+    impl = view.spec.mpi_implementation
+    if impl == c.MPI_IMPLEMENTATION_OPENMPI:
+        return f"{fqdn} slots={slots}\n"
+    if impl in (c.MPI_IMPLEMENTATION_INTEL, c.MPI_IMPLEMENTATION_MPICH):
+        return f"{fqdn}:{slots}\n"
+    return ""
+
+
+def hostfile(
+    job: Mapping[str, Any], worker_replicas: int | None = None, *, cluster_domain: str = ""
+) -> str:
+    """The hostfile text; ``worker_replicas`` defaults to the Worker spec's replicas."""
+    view = parse_mpi_job(job)
+    count = view.worker_replicas if worker_replicas is None else worker_replicas
+    hosts = [n.launcher_name(view.name)] if view.run_launcher_as_worker else []
+    hosts += [n.worker_name(view.name, i) for i in range(max(count, 0))]
+    return "".join(_host_line(view, host, cluster_domain) for host in hosts)
+
+
+def running_worker_pods(
+    job: Mapping[str, Any], pods: Iterable[Mapping[str, Any]]
+) -> list[Mapping[str, Any]]:
+    """The pods of ``pods`` that match ``job``'s worker selector and are in phase Running."""
+    return [pod for pod in n.worker_pods(job, pods) if pod_phase(pod) == "Running"]
+
+
+def discover_hosts_script(
+    job: Mapping[str, Any], pods: Iterable[Mapping[str, Any]], *, cluster_domain: str = ""
+) -> str:
+    """The discover_hosts.sh text from ``pods`` (filtered with :func:`running_worker_pods`)."""
+    view = parse_mpi_job(job)
+    lines = ["#!/bin/sh\n"]
+    if view.run_launcher_as_worker:
+        launcher = n.host_fqdn(
+            n.launcher_name(view.name), view.name, view.namespace, cluster_domain
+        )
+        lines.append(f"echo {launcher}\n")
+    running = running_worker_pods(job, pods)
+    for pod in sorted(running, key=_pod_name):
+        meta = as_dict(pod.get("metadata"))
+        fqdn = n.host_fqdn(_pod_name(pod), view.name, as_str(meta.get("namespace")), cluster_domain)
+        lines.append(f"echo {fqdn}\n")
+    return "".join(lines)
+
+
+def _pod_name(pod: Mapping[str, Any]) -> str:
+    return as_str(as_dict(pod.get("metadata")).get("name"))
+
+
+def new_config_map(
+    job: Mapping[str, Any], worker_replicas: int | None = None, *, cluster_domain: str = ""
+) -> dict[str, Any]:
+    """The ConfigMap with only ``hostfile`` (upstream ``newConfigMap``)."""
+    view = parse_mpi_job(job)
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": n.config_map_name(view.name),
+            "namespace": view.namespace,
+            "labels": {"app": view.name},
+            "ownerReferences": [n.controller_ref(job)],
+        },
+        "data": {n.HOSTFILE_NAME: hostfile(job, worker_replicas, cluster_domain=cluster_domain)},
+    }
+
+
+def update_discover_hosts_in_config_map(
+    config_map: Mapping[str, Any],
+    job: Mapping[str, Any],
+    pods: Iterable[Mapping[str, Any]],
+    *,
+    cluster_domain: str = "",
+) -> dict[str, Any]:
+    """A copy of ``config_map`` whose ``discover_hosts.sh`` lists ``pods`` that are Running."""
+    out = json_copy(dict(config_map))
+    data = out["data"] = dict(as_dict(out.get("data")))
+    data[n.DISCOVER_HOSTS_SCRIPT_NAME] = discover_hosts_script(
+        job, pods, cluster_domain=cluster_domain
+    )
+    return out
+
+
+def desired_config_map(
+    job: Mapping[str, Any], pods: Iterable[Mapping[str, Any]], *, cluster_domain: str = ""
+) -> dict[str, Any]:
+    """The full desired ConfigMap: hostfile plus discover_hosts.sh from ``pods``."""
+    return update_discover_hosts_in_config_map(
+        new_config_map(job, cluster_domain=cluster_domain), job, pods, cluster_domain=cluster_domain
+    )
+
+
+def config_map_needs_update(existing: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:
+    """True if ``existing``'s ``data`` differs from ``desired``'s (nil and empty are equal)."""
+    return (existing.get("data") or {}) != (desired.get("data") or {})
+
+
+def update_config_map(existing: Mapping[str, Any], desired: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of ``existing`` with ``data`` replaced by ``desired``'s."""
+    out = json_copy(dict(existing))
+    out["data"] = json_copy(desired.get("data"))
+    return out

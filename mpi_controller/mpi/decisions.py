@@ -1,0 +1,231 @@
+"""Small pure decisions of the sync loop (spec sections 3, 3.2, 3.3, 3.5, 3.6).
+
+Predicates over the launcher ``batch/v1`` Job and pods, and the plans the controller acts on:
+whether to create the launcher now, whether to suspend or resume it, which worker pods to
+delete on scale-down and on clean-up. Nothing here performs I/O or mutates its inputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from mpi_controller.kube.jsonvalue import as_dict, as_list
+from mpi_controller.kube.owners import is_controlled_by
+from mpi_controller.kube.pods import count_ready_pods, pod_phase
+from mpi_controller.kube.selectors import label_selector_matches
+from mpi_controller.mpi import constants as c
+from mpi_controller.mpi import naming as n
+from mpi_controller.mpi.conditions import is_finished
+from mpi_controller.mpi.events import resource_exists_message
+from mpi_controller.mpi.v2beta1.types import parse_mpi_job
+
+__all__ = [
+    "CleanUpPlan",
+    "ScaleDownPlan",
+    "get_job_condition",
+    "is_clean_up_pods",
+    "is_job_failed",
+    "is_job_finished",
+    "is_job_succeeded",
+    "is_job_suspended",
+    "is_suspended",
+    "launcher_suspension_action",
+    "managed_by_external_controller",
+    "needs_finished_cleanup",
+    "plan_worker_cleanup",
+    "plan_worker_scale_down",
+    "select_job_pods",
+    "should_create_launcher",
+]
+
+
+# --- jobs and pods ---------------------------------------------------------------------------
+
+
+def get_job_condition(job: Mapping[str, Any], condition_type: str) -> dict[str, Any] | None:
+    """The first ``status.conditions`` entry of ``condition_type`` of a batch Job."""
+    for cond in as_list(as_dict(job.get("status")).get("conditions")):
+        if isinstance(cond, dict) and cond.get("type") == condition_type:
+            return cond
+    return None
+
+
+def _job_condition_true(job: Mapping[str, Any], condition_type: str) -> bool:
+    cond = get_job_condition(job, condition_type)
+    return cond is not None and cond.get("status") == "True"
+
+
+def is_job_succeeded(job: Mapping[str, Any]) -> bool:
+    """The Job has ``Complete=True``."""
+    return _job_condition_true(job, "Complete")
+
+
+def is_job_failed(job: Mapping[str, Any]) -> bool:
+    """The Job has ``Failed=True``."""
+    return _job_condition_true(job, "Failed")
+
+
+def is_job_finished(job: Mapping[str, Any] | None) -> bool:
+    """The launcher exists and is Complete or Failed (sync step 11, ``done``)."""
+    return job is not None and (is_job_succeeded(job) or is_job_failed(job))
+
+
+def is_job_suspended(job: Mapping[str, Any]) -> bool:
+    """``spec.suspend`` of a batch Job is true."""
+    return as_dict(job.get("spec")).get("suspend") is True
+
+
+def select_job_pods(
+    job: Mapping[str, Any], pods: Iterable[Mapping[str, Any]]
+) -> list[Mapping[str, Any]]:
+    """Pods matching the Job's ``spec.selector`` and controlled by the Job (``jobPods``)."""
+    selector = as_dict(job.get("spec")).get("selector")
+    return [
+        pod
+        for pod in pods
+        if label_selector_matches(selector, as_dict(as_dict(pod.get("metadata")).get("labels")))
+        and is_controlled_by(pod, job)
+    ]
+
+
+# --- the MPIJob ------------------------------------------------------------------------------
+
+
+def is_suspended(job: Mapping[str, Any]) -> bool:
+    """``spec.runPolicy.suspend`` is true."""
+    return parse_mpi_job(job).suspended
+
+
+def managed_by_external_controller(job: Mapping[str, Any]) -> str | None:
+    """``spec.runPolicy.managedBy`` when it names another known controller (MultiKueue: then
+    skip the job silently, before validation, as upstream does), else ``None``.
+
+    Unlike upstream, an unknown value is not skipped: validation then reports it with a
+    ``ValidationError`` event naming ``spec.runPolicy.managedBy`` (upstream ignores such a
+    job without a word)."""
+    raw = as_dict(as_dict(job.get("spec")).get("runPolicy")).get("managedBy")
+    if raw is None or raw == c.KUBEFLOW_JOB_CONTROLLER or raw not in c.MANAGED_BY_VALUES:
+        return None
+    return raw if isinstance(raw, str) else str(raw)
+
+
+def is_clean_up_pods(clean_pod_policy: str | None) -> bool:
+    """cleanPodPolicy is ``All`` or ``Running``."""
+    return clean_pod_policy in (c.CLEAN_POD_POLICY_ALL, c.CLEAN_POD_POLICY_RUNNING)
+
+
+def needs_finished_cleanup(job: Mapping[str, Any]) -> bool | None:
+    """Sync step 8. ``None``: the job is not finished (Succeeded/Failed True with
+    completionTime set), go on. ``True``: clean up workers, write status, stop. ``False``:
+    stop without doing anything."""
+    status = as_dict(job.get("status"))
+    if not (is_finished(status) and status.get("completionTime") is not None):
+        return None
+    return is_clean_up_pods(parse_mpi_job(job).spec.run_policy.clean_pod_policy)
+
+
+def should_create_launcher(job: Mapping[str, Any], workers: Sequence[Mapping[str, Any]]) -> bool:
+    """Launcher creation policy (3.2): ``AtStartup``, or every worker of this sync is Ready
+    (vacuously true with no workers — e.g. while suspended)."""
+    policy = parse_mpi_job(job).spec.launcher_creation_policy
+    return policy == c.LAUNCHER_CREATION_POLICY_AT_STARTUP or count_ready_pods(workers) == len(
+        workers
+    )
+
+
+def launcher_suspension_action(
+    job: Mapping[str, Any], launcher: Mapping[str, Any]
+) -> Literal["resume", "suspend"] | None:
+    """Sync step 13: ``resume`` an unsuspended MPIJob's suspended launcher, ``suspend`` a
+    suspended MPIJob's running launcher, else ``None``."""
+    suspended, launcher_suspended = is_suspended(job), is_job_suspended(launcher)
+    if not suspended and launcher_suspended:
+        return "resume"
+    if suspended and not launcher_suspended:
+        return "suspend"
+    return None
+
+
+# --- plans -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ScaleDownPlan:
+    """Worker pods to delete because their replica index is beyond ``replicas``."""
+
+    delete: list[Mapping[str, Any]] = field(default_factory=list)
+
+
+def _worker_index(job_run_launcher_as_worker: bool, pod: Mapping[str, Any]) -> int | None:
+    raw = as_dict(as_dict(pod.get("metadata")).get("labels")).get(c.REPLICA_INDEX_LABEL)
+    if not isinstance(raw, str):
+        return None
+    try:
+        index = int(raw, 10)
+    except ValueError:
+        return None
+    return index - 1 if job_run_launcher_as_worker else index
+
+
+def plan_worker_scale_down(
+    job: Mapping[str, Any], pods: Iterable[Mapping[str, Any]]
+) -> ScaleDownPlan:
+    """3.3: when more worker pods exist than ``replicas``, those whose worker index is
+    ``>= replicas`` are deleted. ``pods`` may hold any pods; only ``job``'s workers count.
+
+    Differences from upstream (README, "Differences from the Go operator"): a pod without a
+    parsable replica-index label is left alone (upstream aborts the worker sync and reports
+    no workers), and with runLauncherAsWorker the index label (i+1) is mapped back to i
+    (upstream also deletes worker ``replicas-1``).
+    """
+    view = parse_mpi_job(job)
+    worker = view.spec.worker
+    if worker is None:
+        return ScaleDownPlan()
+    replicas = worker.replicas or 0
+    mine = n.worker_pods(job, pods)
+    if len(mine) <= replicas:
+        return ScaleDownPlan()
+    doomed = []
+    for pod in mine:
+        index = _worker_index(view.run_launcher_as_worker, pod)
+        if index is not None and index >= replicas:
+            doomed.append(pod)
+    return ScaleDownPlan(doomed)
+
+
+@dataclass(frozen=True)
+class CleanUpPlan:
+    """Worker pods to delete (names, in index order). ``error`` is the ErrResourceExists
+    message of the first worker not controlled by the MPIJob: delete the pods listed before
+    it, record the event, and fail the sync."""
+
+    delete: list[str] = field(default_factory=list)
+    error: str | None = None
+
+
+def plan_worker_cleanup(
+    job: Mapping[str, Any], pods_by_name: Mapping[str, Mapping[str, Any]]
+) -> CleanUpPlan:
+    """3.5 ``deleteWorkerPods``: for i in 0..replicas-1, the existing ``<job>-worker-i`` is
+    deleted unless cleanPodPolicy is ``Running`` and the pod is neither Running nor Pending.
+    (On the suspend path this deletes every worker for ``All`` *and* ``None``, as upstream.)"""
+    view = parse_mpi_job(job)
+    worker = view.spec.worker
+    if worker is None:
+        return CleanUpPlan()
+    policy = view.spec.run_policy.clean_pod_policy
+    delete: list[str] = []
+    for i in range(max(worker.replicas or 0, 0)):
+        name = n.worker_name(view.name, i)
+        pod = pods_by_name.get(name)
+        if pod is None:
+            continue
+        if not is_controlled_by(pod, job):
+            return CleanUpPlan(delete, resource_exists_message(pod, "Pod"))
+        if policy == c.CLEAN_POD_POLICY_RUNNING and pod_phase(pod) not in ("Running", "Pending"):
+            continue
+        delete.append(name)
+    return CleanUpPlan(delete)

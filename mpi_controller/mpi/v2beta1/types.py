@@ -1,0 +1,196 @@
+"""A typed, read-only view of an MPIJob (``kubeflow.org/v2beta1``), parsed leniently.
+
+Objects stay plain dicts in the Kubernetes JSON shape; this module gives code a typed way to
+read one. :func:`parse_mpi_job` never raises: a field of the wrong JSON type reads as unset
+(``None`` or ``""``), a non-object pod template reads as ``{}``. Validation
+(:mod:`mpi_controller.mpi.v2beta1.validation`) is what reports such problems to users.
+
+Field names follow the JSON names of the upstream Go types (``MPIJobSpec``, ``RunPolicy``,
+``SchedulingPolicy``, ``ReplicaSpec``) in snake_case. ``None`` means "not set" (a nil pointer
+in Go), so defaulting can be observed. Templates are the original dicts (not copies): treat
+them as read-only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from mpi_controller.kube.jsonvalue import as_bool, as_dict, as_int, as_str, as_str_map
+from mpi_controller.mpi import constants as c
+
+__all__ = [
+    "MPIJob",
+    "MPIJobSpec",
+    "ReplicaSpec",
+    "RunPolicy",
+    "SchedulingPolicy",
+    "parse_mpi_job",
+]
+
+
+@dataclass(frozen=True)
+class SchedulingPolicy:
+    """``spec.runPolicy.schedulingPolicy``: gang-scheduling parameters."""
+
+    min_available: int | None = None
+    queue: str = ""
+    min_resources: dict[str, Any] | None = None
+    priority_class: str = ""
+    schedule_timeout_seconds: int | None = None
+
+
+@dataclass(frozen=True)
+class RunPolicy:
+    """``spec.runPolicy``. ``clean_pod_policy`` is defaulted to ``None`` (the string) by Go."""
+
+    clean_pod_policy: str | None = None
+    ttl_seconds_after_finished: int | None = None
+    active_deadline_seconds: int | None = None
+    backoff_limit: int | None = None
+    scheduling_policy: SchedulingPolicy | None = None
+    suspend: bool | None = None
+    managed_by: str | None = None
+
+
+@dataclass(frozen=True)
+class ReplicaSpec:
+    """``spec.mpiReplicaSpecs[Launcher|Worker]``; ``template`` is a PodTemplateSpec dict."""
+
+    replicas: int | None = None
+    restart_policy: str = ""
+    template: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def pod_spec(self) -> dict[str, Any]:
+        """The template's ``spec`` (``{}`` when missing or malformed)."""
+        return as_dict(self.template.get("spec"))
+
+
+@dataclass(frozen=True)
+class MPIJobSpec:
+    """``spec`` of an MPIJob. ``mpi_replica_specs`` is ``None`` when the map itself is absent;
+    a key mapped to ``None`` is a present-but-null replica spec (a nil pointer in Go)."""
+
+    slots_per_worker: int | None = None
+    run_launcher_as_worker: bool | None = None
+    run_policy: RunPolicy = field(default_factory=RunPolicy)
+    mpi_replica_specs: dict[str, ReplicaSpec | None] | None = None
+    ssh_auth_mount_path: str = ""
+    launcher_creation_policy: str = ""
+    mpi_implementation: str = ""
+
+    def replica(self, replica_type: str) -> ReplicaSpec | None:
+        """The replica spec of ``replica_type`` (``Launcher`` or ``Worker``), or ``None``."""
+        if self.mpi_replica_specs is None:
+            return None
+        return self.mpi_replica_specs.get(replica_type)
+
+    @property
+    def launcher(self) -> ReplicaSpec | None:
+        return self.replica(c.REPLICA_TYPE_LAUNCHER)
+
+    @property
+    def worker(self) -> ReplicaSpec | None:
+        return self.replica(c.REPLICA_TYPE_WORKER)
+
+
+@dataclass(frozen=True)
+class MPIJob:
+    """The parts of an MPIJob that the reconcile logic reads."""
+
+    name: str = ""
+    namespace: str = ""
+    uid: str = ""
+    annotations: dict[str, str] = field(default_factory=dict)
+    spec: MPIJobSpec = field(default_factory=MPIJobSpec)
+
+    @property
+    def suspended(self) -> bool:
+        """``spec.runPolicy.suspend`` (nil means false)."""
+        return bool(self.spec.run_policy.suspend)
+
+    @property
+    def run_launcher_as_worker(self) -> bool:
+        """``spec.runLauncherAsWorker`` (nil means false)."""
+        return bool(self.spec.run_launcher_as_worker)
+
+    @property
+    def worker_replicas(self) -> int:
+        """Worker replicas, 0 without a Worker spec or replicas (upstream ``workerReplicas``)."""
+        worker = self.spec.worker
+        if worker is None or worker.replicas is None:
+            return 0
+        return worker.replicas
+
+
+def _parse_scheduling_policy(raw: object) -> SchedulingPolicy | None:
+    if not isinstance(raw, dict):
+        return None
+    min_resources = raw.get("minResources")
+    return SchedulingPolicy(
+        min_available=as_int(raw.get("minAvailable")),
+        queue=as_str(raw.get("queue")),
+        min_resources=dict(min_resources) if isinstance(min_resources, dict) else None,
+        priority_class=as_str(raw.get("priorityClass")),
+        schedule_timeout_seconds=as_int(raw.get("scheduleTimeoutSeconds")),
+    )
+
+
+def _opt_str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _parse_run_policy(raw: object) -> RunPolicy:
+    d = as_dict(raw)
+    return RunPolicy(
+        clean_pod_policy=_opt_str(d.get("cleanPodPolicy")),
+        ttl_seconds_after_finished=as_int(d.get("ttlSecondsAfterFinished")),
+        active_deadline_seconds=as_int(d.get("activeDeadlineSeconds")),
+        backoff_limit=as_int(d.get("backoffLimit")),
+        scheduling_policy=_parse_scheduling_policy(d.get("schedulingPolicy")),
+        suspend=as_bool(d.get("suspend")),
+        managed_by=_opt_str(d.get("managedBy")),
+    )
+
+
+def _parse_replica_spec(raw: object) -> ReplicaSpec | None:
+    if not isinstance(raw, dict):
+        return None
+    return ReplicaSpec(
+        replicas=as_int(raw.get("replicas")),
+        restart_policy=as_str(raw.get("restartPolicy")),
+        template=as_dict(raw.get("template")),
+    )
+
+
+def _parse_replica_specs(raw: object) -> dict[str, ReplicaSpec | None] | None:
+    if not isinstance(raw, dict):
+        return None
+    return {k: _parse_replica_spec(v) for k, v in raw.items() if isinstance(k, str)}
+
+
+def _parse_spec(raw: object) -> MPIJobSpec:
+    d = as_dict(raw)
+    return MPIJobSpec(
+        slots_per_worker=as_int(d.get("slotsPerWorker")),
+        run_launcher_as_worker=as_bool(d.get("runLauncherAsWorker")),
+        run_policy=_parse_run_policy(d.get("runPolicy")),
+        mpi_replica_specs=_parse_replica_specs(d.get("mpiReplicaSpecs")),
+        ssh_auth_mount_path=as_str(d.get("sshAuthMountPath")),
+        launcher_creation_policy=as_str(d.get("launcherCreationPolicy")),
+        mpi_implementation=as_str(d.get("mpiImplementation")),
+    )
+
+
+def parse_mpi_job(job: object) -> MPIJob:
+    """A typed view of ``job`` (any value; malformed parts read as unset). Never raises."""
+    d = as_dict(job)
+    meta = as_dict(d.get("metadata"))
+    return MPIJob(
+        name=as_str(meta.get("name")),
+        namespace=as_str(meta.get("namespace")),
+        uid=as_str(meta.get("uid")),
+        annotations=as_str_map(meta.get("annotations")),
+        spec=_parse_spec(d.get("spec")),
+    )

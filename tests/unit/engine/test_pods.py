@@ -1,0 +1,128 @@
+"""The shared pod cache keeps exactly what the job kinds read, decoded without the rest, with
+repeated strings interned and equal owner references and statuses shared."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from mpi_controller.engine.pods import POD_CODEC, pod_selector, slim_pod
+from mpi_controller.kube.owners import controller_of
+from mpi_controller.kube.pods import is_pod_ready, pod_phase
+
+FULL_POD: dict[str, Any] = {
+    "apiVersion": "v1", "kind": "Pod",
+    "metadata": {
+        "name": "pi-worker-0", "namespace": "ns", "uid": "u-0", "resourceVersion": "7",
+        "labels": {"training.kubeflow.org/job-name": "pi",
+                   "training.kubeflow.org/job-role": "worker",
+                   "training.kubeflow.org/operator-name": "mpi-operator",
+                   "training.kubeflow.org/replica-index": "0"},
+        "ownerReferences": [{"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
+                             "name": "pi", "uid": "job-uid", "controller": True,
+                             "blockOwnerDeletion": True}],
+        "annotations": {"big": "x" * 1000}, "managedFields": [{"manager": "m"}],
+        "creationTimestamp": "2026-12-02T16:18:10Z", "generation": 1,
+    },
+    "spec": {"containers": [{"name": "c", "image": "i", "env": [{"name": "E"}]}]},
+    "status": {"phase": "Running", "podIP": "10.0.0.1", "startTime": "2026-12-02T16:18:11Z",
+               "conditions": [
+                   {"type": "Initialized", "status": "True"},
+                   {"type": "Ready", "status": "True", "lastTransitionTime": "t"},
+                   {"type": "PodScheduled", "status": "True"}],
+               "containerStatuses": [{"name": "c", "ready": True, "restartCount": 2,
+                                      "image": "i", "containerID": "containerd://1",
+                                      "state": {"running": {"startedAt": "t"}},
+                                      "lastState": {"terminated": {"exitCode": 1}}}],
+               "initContainerStatuses": [{"name": "init", "restartCount": 0, "state": {
+                   "terminated": {"exitCode": 0, "reason": "Completed", "startedAt": "t",
+                                  "finishedAt": "t2", "containerID": "x"}}}]},
+}
+SLIM = {
+    "metadata": {"name": "pi-worker-0", "uid": "u-0", "resourceVersion": "7", "namespace": "ns",
+                 "creationTimestamp": "2026-12-02T16:18:10Z",
+                 "labels": FULL_POD["metadata"]["labels"],
+                 "ownerReferences": FULL_POD["metadata"]["ownerReferences"]},
+    "status": {"phase": "Running",
+               "conditions": [{"type": "Initialized", "status": "True"},
+                              {"type": "Ready", "status": "True"},
+                              {"type": "PodScheduled", "status": "True"}],
+               "containerStatuses": [{"name": "c", "restartCount": 2, "state": {"running": {}}}],
+               "initContainerStatuses": [{"name": "init", "restartCount": 0, "state": {
+                   "terminated": {"exitCode": 0, "reason": "Completed"}}}]},
+}
+
+
+def worker(i: int) -> dict[str, Any]:
+    pod = copy.deepcopy(FULL_POD)
+    pod["metadata"]["name"] = f"pi-worker-{i}"
+    pod["metadata"]["uid"] = f"u-{i}"
+    pod["metadata"]["labels"]["training.kubeflow.org/replica-index"] = str(i)
+    return pod
+
+
+def test_slim_pod_keeps_only_what_the_controller_reads() -> None:
+    assert slim_pod(FULL_POD) == SLIM
+
+
+def test_failed_pod_keeps_reason_and_message() -> None:
+    pod = copy.deepcopy(FULL_POD)
+    pod["status"] = {"phase": "Failed", "reason": "Evicted", "message": "low on memory",
+                     "conditions": [{"type": "Ready", "status": "False", "reason": "x",
+                                     "lastTransitionTime": "t"}],
+                     "containerStatuses": [{"name": "c", "restartCount": 0, "state": {
+                         "terminated": {"exitCode": 137, "reason": "OOMKilled",
+                                        "message": "killed", "signal": 9}}}]}
+    pod["metadata"]["deletionTimestamp"] = "2026-12-02T16:20:00Z"
+    slim = slim_pod(pod)
+    assert slim["status"] == {
+        "phase": "Failed", "reason": "Evicted", "message": "low on memory",
+        "conditions": [{"type": "Ready", "status": "False", "reason": "x"}],
+        "containerStatuses": [{"name": "c", "restartCount": 0, "state": {
+            "terminated": {"exitCode": 137, "reason": "OOMKilled", "message": "killed"}}}]}
+    assert slim["metadata"]["deletionTimestamp"] == "2026-12-02T16:20:00Z"
+
+
+def test_the_codec_decodes_watch_events_and_pages_to_the_slim_fields() -> None:
+    line = json.dumps({"type": "MODIFIED", "object": FULL_POD}).encode()
+    event = POD_CODEC.decode_event(line)
+    assert "spec" not in event["object"]
+    assert "annotations" not in event["object"]["metadata"]
+    assert slim_pod(event["object"]) == SLIM
+    page = POD_CODEC.decode_list(json.dumps({"kind": "PodList", "apiVersion": "v1",
+                                             "metadata": {"resourceVersion": "8"},
+                                             "items": [FULL_POD]}).encode())
+    assert [slim_pod(p) for p in page["items"]] == [SLIM]
+
+
+def test_workers_of_a_job_share_owner_references_and_running_status() -> None:
+    a, b = (slim_pod(POD_CODEC.decode_event(json.dumps(
+        {"type": "ADDED", "object": worker(i)}).encode())["object"]) for i in (0, 1))
+    assert a["metadata"]["ownerReferences"] is b["metadata"]["ownerReferences"]
+    assert a["status"] is b["status"]
+    assert a["metadata"]["labels"] is not b["metadata"]["labels"]
+    role = "training.kubeflow.org/job-role"
+    assert a["metadata"]["labels"][role] is b["metadata"]["labels"][role]
+
+
+def test_the_reconcile_functions_read_the_slim_pod_as_the_full_one() -> None:
+    slim = slim_pod(FULL_POD)
+    assert is_pod_ready(slim) is is_pod_ready(FULL_POD) is True
+    assert pod_phase(slim) == pod_phase(FULL_POD) == "Running"
+    assert controller_of(slim) == controller_of(FULL_POD)
+
+
+def test_malformed_pods_do_not_raise() -> None:
+    for odd in ({}, {"metadata": None, "status": None},
+                {"metadata": {"labels": "x", "ownerReferences": [{"uid": ["u"]}, 3]},
+                 "status": {"conditions": [None, {"type": "Ready", "status": ["x"]}],
+                            "message": {"a": 1}}}):
+        slim = slim_pod(odd)
+        assert set(slim) == {"metadata", "status"}
+
+
+def test_the_shared_pod_informer_selects_every_kinds_operator_name() -> None:
+    assert pod_selector(["mpi-operator"]) == "training.kubeflow.org/operator-name=mpi-operator"
+    assert pod_selector(["tfjob-controller", "mpi-operator", "tfjob-controller"]) == (
+        "training.kubeflow.org/operator-name in (mpi-operator,tfjob-controller)")

@@ -1,0 +1,80 @@
+"""HttpsServer: serves its routes over TLS once a certificate is set, and new connections get
+a renewed certificate."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import ssl
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp import web
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+from mpi_controller.runtime.https import HttpsServer
+
+
+def self_signed(serial: int) -> tuple[bytes, bytes]:
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = dt.datetime.now(dt.UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
+            .public_key(key.public_key()).serial_number(serial)
+            .not_valid_before(now - dt.timedelta(minutes=1))
+            .not_valid_after(now + dt.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]),
+                           critical=False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(key, hashes.SHA256()))
+    key_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                serialization.NoEncryption())
+    return cert.public_bytes(serialization.Encoding.PEM), key_pem
+
+
+def routes(app: web.Application) -> None:
+    async def hello(request: web.Request) -> web.Response:
+        return web.json_response({"path": request.path})
+
+    app.router.add_post("/convert", hello)
+
+
+async def post_trusting(port: int, ca_pem: bytes) -> Any:
+    """POST /convert on a new connection that trusts only ``ca_pem``."""
+    ctx = ssl.create_default_context(cadata=ca_pem.decode())
+    async with aiohttp.ClientSession() as http, http.post(
+            f"https://localhost:{port}/convert", ssl=ctx) as resp:
+        return await resp.json()
+
+
+async def test_waits_for_a_certificate_then_serves_and_rotates() -> None:
+    server = HttpsServer("127.0.0.1", 0, routes, name="test")
+    task = asyncio.create_task(server.run())
+    await asyncio.sleep(0.05)
+    assert not server.ready()
+    first = self_signed(1)
+    server.set_certificate(*first)
+    for _ in range(200):
+        if server.ready():
+            break
+        await asyncio.sleep(0.01)
+    assert server.ready()
+    assert server.bound_port is not None
+    port = server.bound_port
+    assert await post_trusting(port, first[0]) == {"path": "/convert"}
+    second = self_signed(2)
+    server.set_certificate(*second)
+    assert await post_trusting(port, second[0]) == {"path": "/convert"}
+    with pytest.raises(aiohttp.ClientConnectorCertificateError):
+        await post_trusting(port, first[0])  # the old certificate is no longer served
+    with pytest.raises(ssl.SSLError):
+        server.set_certificate(second[0], self_signed(3)[1])  # key does not match
+    assert await post_trusting(port, second[0]) == {"path": "/convert"}
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert not server.ready()
