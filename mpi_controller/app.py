@@ -31,6 +31,11 @@ from mpi_controller.runtime.metrics import HTTPServer, serve_http
 __all__ = ["LEASE_NAME", "run"]
 
 LEASE_NAME = "mpi-operator"
+# The Go operator's clientsets besides the Kubernetes one, each with its own --kube-api-qps
+# token bucket (cmd/mpi-operator/app/server.go createClientSets): MPIJobs, leader election,
+# and the gang schedulers' PodGroups.
+CLIENT_GROUPS = {c.GROUP: "mpijobs", "coordination.k8s.io": "leader-election",
+                 "scheduling.volcano.sh": "volcano", "scheduling.x-k8s.io": "scheduler-plugins"}
 _log = structlog.get_logger("mpi_controller")
 
 
@@ -107,7 +112,8 @@ async def run(opts: ServerOptions) -> int:
     """Run the controller until SIGTERM (returns 0) or lost leadership (returns 1)."""
     client = await KubeClient.auto(
         kubeconfig=opts.kubeconfig or None, master=opts.master or None,
-        qps=opts.kube_api_qps, burst=opts.kube_api_burst, user_agent="mpi-operator")
+        qps=opts.kube_api_qps, burst=opts.kube_api_burst, user_agent="mpi-operator",
+        client_groups=CLIENT_GROUPS)
     try:
         installed = await _crd_installed(client, opts.namespace)
     except BaseException:
