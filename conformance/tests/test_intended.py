@@ -43,3 +43,22 @@ def test_managed_by_rule_only_for_its_case_and_only_ours_reporting() -> None:
     found, unexplained = classify([ours_only, elsewhere])
     assert [r.id for _, r in found] == ["managed-by-unknown"]
     assert unexplained == [elsewhere]
+
+
+def test_status_change_event_repeated_by_the_go_operator_only() -> None:
+    path = '["Normal MPIJobCreated: MPIJob <ns>/pi is created."].count'
+    go_twice = Difference("pi", "events", "events", path, 2, 1)
+    ours_twice = Difference("pi", "events", "events", path, 1, 2)
+    found, unexplained = classify([go_twice, ours_twice])
+    assert [r.id for _, r in found] == ["status-change-event-once"]
+    assert unexplained == [ours_twice]
+
+
+def test_running_unobserved_rules_need_the_case_context() -> None:
+    path = "status.conditions[1].reason"
+    plain = Difference("pi", "MPIJob/pi", "final", path, "MPIJobSucceeded", "MPIJobRunning")
+    timed = Difference("pi", "MPIJob/pi", "final", path, "MPIJobSucceeded", "MPIJobRunning",
+                       context="running-unobserved-by-ours")
+    found, unexplained = classify([plain, timed])
+    assert [r.id for _, r in found] == ["running-unobserved-conditions"]
+    assert unexplained == [plain]
