@@ -22,8 +22,8 @@ from pathlib import Path
 SKIPS: tuple[tuple[str, str], ...] = (
     (r"with scheduler-plugins", "needs the scheduler-plugins scheduler and controller (helm "
      "install into the cluster); the PodGroups themselves are compared by the differential run"),
-    (r"with volcano-scheduler", "needs the Volcano scheduler (kubectl apply of its release manifests); the "
-     "PodGroups themselves are compared by the differential run"),
+    (r"with volcano-scheduler", "needs the Volcano scheduler (kubectl apply of its release "
+     "manifests); the PodGroups themselves are compared by the differential run"),
     (r"with custom cluster-domain", "reconfigures the operator's Deployment (kubectl, kind); "
      "--cluster-domain is compared by the differential run"),
     (r"has malformed command", "needs a real MPI process to fail (mpirun as root without "

@@ -33,8 +33,9 @@ def _objects(ns: str, tag: str, *, running_seen: bool = True) -> dict[tuple[str,
              "type": "Normal", "reason": "MPIJobCreated", "message": f"MPIJob {ns}/pi is created.",
              "count": 1, "source": {"component": "mpi-job-controller"},
              "involvedObject": {"kind": "MPIJob", "name": "pi", "namespace": ns}}
+    objs: list[Obj] = [job, cm, launcher, pod, foreign, event]
     return {(o["kind"], o["metadata"]["name"]): Seen(created=o, last=copy.deepcopy(o))
-            for o in (job, cm, launcher, pod, foreign, event)}
+            for o in objs}
 
 
 def _run(side: str, objects: dict[tuple[str, str], Seen], ns: str) -> SideRun:
@@ -89,4 +90,5 @@ def test_context_when_only_one_side_never_saw_the_job_running() -> None:
     go = _run("go", _objects("conf-go-1", "g"), "conf-go-1")
     ours = _run("ours", _objects("conf-ours-2", "o", running_seen=False), "conf-ours-2")
     diffs, _ = compare_case(MPIJOB_V2BETA1, CASE, go, ours)
-    assert diffs and {d.context for d in diffs} == {"running-unobserved-by-ours"}
+    assert diffs
+    assert {d.context for d in diffs} == {"running-unobserved-by-ours"}
