@@ -234,7 +234,8 @@ class Differential:
             runs = {side: self.run_side(side, group, cases) for side in SIDES}
             summary["groups"][group.name] = {
                 side: {"namespace": r.namespace, "ready_s": r.ready_s, "wall_s": r.wall_s,
-                       "exit_code": r.exit_code, "recorder_errors": r.recorder_errors}
+                       "exit_code": r.exit_code, "recorder_errors": r.recorder_errors,
+                       "create_errors": r.create_errors, "step_errors": r.step_errors}
                 for side, r in runs.items()}
             for case in cases:
                 found, compared = compare_case(self.kind, case, runs["go"], runs["ours"])
