@@ -17,6 +17,7 @@ A case file::
     short: true                           # also part of the short form (make test)
     manifest: upstream:examples/v2beta1/pi/pi.yaml   # or an inline object
     patch: {spec: {slotsPerWorker: 2}}    # JSON merge patch applied to the manifest
+    create_error: false                   # true: the API server must refuse it (both sides)
     steps:                                # run in order once the job is created
       - wait: Succeeded                   # a condition of this type becomes True
       - wait: {event: ValidationError}    # an Event with this reason on the job

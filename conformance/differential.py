@@ -301,6 +301,11 @@ def compare_case(kind: KindSpec, case: Case, go: SideRun, ours: SideRun
             ea, eb = ea.replace(go.namespace, "<ns>"), eb.replace(ours.namespace, "<ns>")
         if ea != eb:
             diffs.append(Difference(case.name, what, what, "", ea, eb))
+    refused = (case.name in go.create_errors, case.name in ours.create_errors)
+    if refused != (case.create_error, case.create_error):  # the case no longer tests its point
+        diffs.append(Difference(case.name, "create", "expected", "create_error",
+                                refused[0], refused[1],
+                                context=f"the corpus expects create_error={case.create_error}"))
     gctx, gobjs, gevents = _side(kind, case, go)
     octx, oobjs, oevents = _side(kind, case, ours)
     for name in sorted(set(gobjs) | set(oobjs)):

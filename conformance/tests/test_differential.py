@@ -92,3 +92,15 @@ def test_context_when_only_one_side_never_saw_the_job_running() -> None:
     diffs, _ = compare_case(MPIJOB_V2BETA1, CASE, go, ours)
     assert diffs
     assert {d.context for d in diffs} == {"running-unobserved-by-ours"}
+
+
+def test_a_case_that_no_longer_gets_its_expected_create_error_fails() -> None:
+    refused = Case(name="pi", description="", group="default", short=False, manifest={},
+                   create_error=True)
+    go = _run("go", _objects("conf-go-1", "g"), "conf-go-1")
+    ours = _run("ours", _objects("conf-ours-2", "o"), "conf-ours-2")
+    diffs, _ = compare_case(MPIJOB_V2BETA1, refused, go, ours)
+    assert [(d.obj, d.phase, d.go, d.ours) for d in diffs] == [("create", "expected", False,
+                                                                 False)]
+    go.create_errors["pi"] = ours.create_errors["pi"] = 'MPIJob "pi" is invalid'
+    assert compare_case(MPIJOB_V2BETA1, refused, go, ours)[0] == []
