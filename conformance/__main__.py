@@ -118,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     kube = Kube(admin)
     failed = False
     text: list[str] = []
+    counts = {"passed": 0, "failed": 0, "skipped": 0}  # e2e specs (ours) and corpus cases
 
     if "e2e" in parts:
         sides = ["ours"] if args.short else ["ours", "go"]
@@ -127,6 +128,9 @@ def main(argv: list[str] | None = None) -> int:
         (args.out / "e2e.json").write_text(json.dumps(
             {side: [r.__dict__ for r in rs] for side, rs in e2e.items()}, indent=1))
         failed |= any(r.outcome == "failed" for r in e2e["ours"])
+        counts["passed"] += sum(r.outcome == "passed" for r in e2e["ours"])
+        counts["failed"] += sum(r.outcome == "failed" for r in e2e["ours"])
+        counts["skipped"] += sum(r.outcome == "skipped" for r in e2e["ours"])
 
     if "differential" in parts:
         settings = Settings(kube, controller, args.out)
@@ -145,6 +149,9 @@ def main(argv: list[str] | None = None) -> int:
                 "intended": [{**d.as_dict(), "rule": r.id, "readme": r.readme}
                              for d, r in found]}, indent=1, default=str))
             failed |= bool(unexplained)
+            bad_cases = {d.case for d in unexplained}
+            counts["failed"] += len(bad_cases)
+            counts["passed"] += len(set(info["cases"]) - bad_cases)
 
     if "training-operator" in parts:
         log_path = args.out / "logs" / "training-operator.log"
@@ -161,6 +168,8 @@ def main(argv: list[str] | None = None) -> int:
     (args.out / "summary.json").write_text(json.dumps(summary, indent=1))
     print(output)
     log(f"results in {args.out}; {'FAILED' if failed else 'passed'}")
+    print(f"conformance: {counts['passed']} passed, {counts['failed']} failed, "
+          f"{counts['skipped']} skipped")
     return 1 if failed else 0
 
 
