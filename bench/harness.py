@@ -786,8 +786,9 @@ def burst(s: Settings) -> Obj:
     jobs, workers = s.n(200), 4
     with Run(s, "burst") as run:
         assert run.controller is not None
+        # The Go operator rate-limits every event with per-job exponential backoff: ~10 min.
         start, _, end = _lifecycle(s, run, jobs=jobs, workers=workers, runs="10s", rate=None,
-                                   timeout=900)
+                                   timeout=900 if s.operator == "ours" else 3600)
         entries = run.close_window(run.controller.started, jobs)
         run.result["series"] = run.controller.series(start)
         run.result["flags"] = run.controller.flags
@@ -1118,9 +1119,14 @@ def side_by_side(ours: dict[str, Obj], go: dict[str, Obj]) -> str:
         ratio = f"{a / b:.2f}" if isinstance(a, int | float) and isinstance(b, int | float) \
             and b else "-"
         lines.append(f"| {name} | {label} | {_fmt(a)} | {_fmt(b)} | {ratio} |")
+    runs = "; ".join(
+        f"{name} at scale {(go[name].get('environment') or {}).get('scale')}: ours "
+        f"{(ours[name].get('environment') or {}).get('date')}, Go "
+        f"{(go[name].get('environment') or {}).get('date')}"
+        for name in WORKLOADS if name in ours and name in go)
     env = next(iter(go.values())).get("environment", {})
     lines.append(f"\nSame workloads, flags ({env.get('controller_flags')}) and observers; "
-                 f"scale {env.get('scale')}; Go results at {env.get('date')}.")
+                 f"{runs}.")
     return "\n".join(lines) + "\n"
 
 
