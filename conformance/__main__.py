@@ -94,7 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kubeconfig", help="use this cluster instead of --cluster-dir")
     parser.add_argument("--out", type=Path, default=REPO / "conformance-results")
     parser.add_argument("--short", action="store_true")
-    parser.add_argument("--parts", default="e2e,differential,training-operator")
+    parser.add_argument("--parts", default="e2e,differential,training-operator",
+                        help="comma-separated: e2e, differential, training-operator")
     parser.add_argument("--kinds", default=",".join(KINDS))
     parser.add_argument("--no-build", action="store_true",
                         help="use the reference binaries already in the cache")
