@@ -748,12 +748,18 @@ def _lifecycle(s: Settings, run: Run, *, jobs: int, workers: int, runs: str,
     harness0 = time.process_time()
     _create_all(s, run.namespace, bodies, obs, rate=rate)
     log(f"{run.workload}: created {jobs} jobs in {time.time() - start:.1f}s")
-    wait_until(lambda: obs.count(lambda t: t.children_at is not None) >= jobs,
+    ctl = run.controller
+    wait_until(lambda: ctl.proc.poll() is not None
+               or obs.count(lambda t: t.children_at is not None) >= jobs,
                timeout=timeout, what="all children", interval=0.1)
     children_done = max((t.children_at or 0) for t in obs.snapshot().values())
-    wait_until(lambda: obs.count(lambda t: t.succeeded_at or t.failed_at) >= jobs
-               and not obs.live_workers, timeout=timeout, what="jobs finished, workers deleted",
-               interval=0.2)
+    wait_until(lambda: ctl.proc.poll() is not None
+               or (obs.count(lambda t: t.succeeded_at or t.failed_at) >= jobs
+                   and not obs.live_workers),
+               timeout=timeout, what="jobs finished, workers deleted", interval=0.2)
+    if ctl.proc.poll() is not None:  # e.g. the Go operator lost its Lease (a loaded machine)
+        raise RuntimeError(f"the {ctl.operator} operator exited with {ctl.proc.returncode} "
+                           f"mid-workload; see {ctl.log_path}")
     end = time.time()
     cpu = run.controller.cpu() - cpu0
     run.result["control_plane_cores"] = {
