@@ -17,8 +17,15 @@ Workloads (``--scale`` multiplies the sizes): ``burst`` (200 jobs x 4 workers at
 result present; ``--docs`` copies them to ``docs/performance.md`` and ``docs/bench.png``.
 Not a test: nothing asserts on timing.
 
+``--operators ours,go`` also measures the Go operator (mpi-operator v0.8.2, built by
+``hack/reference-operators.sh``) with the same workloads, flags and observers: its results are
+``bench-results/<workload>-go.json`` and ``bench-results/side-by-side.md`` puts the two side by
+side (ours / Go / ratio). The Go operator always runs leader election (its Lease requests are
+left out of the write counts) and is ready when it logs ``Started workers``; the steady
+workload's jobs are brought to Running once, then each operator is restarted on them.
+
     .venv/bin/python bench/harness.py --cluster-dir ~/.cache/mpi-controller/cluster-bench \\
-        [--workloads burst,steady,wide,arrival] [--scale 0.1] [--docs]
+        [--workloads burst,steady,wide,arrival] [--scale 0.1] [--operators ours,go] [--docs]
 """
 
 from __future__ import annotations
@@ -189,6 +196,15 @@ class Cluster:
         api.close()
         return name, sent
 
+    def prepare_go_operator(self) -> None:
+        """The Go operator's lock namespace exists and no earlier run's Lease blocks it (it
+        does not release its Lease on exit)."""
+        with contextlib.suppress(client.ApiException):
+            self.core.create_namespace({"metadata": {"name": "mpi-operator"}})
+        with contextlib.suppress(client.ApiException):
+            client.CoordinationV1Api(self.api).delete_namespaced_lease("mpi-operator",
+                                                                       "mpi-operator")
+
     def component_cpu(self) -> dict[str, float]:
         """CPU seconds so far of each control-plane process (from the cluster's pid files)."""
         out: dict[str, float] = {}
@@ -358,17 +374,35 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def go_operator_binary() -> Path:
+    """The reference mpi-operator built (or reused) by hack/reference-operators.sh."""
+    script = REPO / "hack" / "reference-operators.sh"
+    subprocess.run(["bash", str(script), "build", "mpi-operator"], check=True)
+    out = subprocess.run(["bash", str(script), "bin-dir", "mpi-operator"], check=True,
+                         capture_output=True, text=True)
+    return Path(out.stdout.strip()) / "mpi-operator"
+
+
 class ControllerProcess:
-    """``mpi-controller run`` as a child process, sampled every 0.2 s from /proc."""
+    """The measured operator as a child process, sampled every 0.2 s from /proc:
+    ``mpi-controller run`` (``operator="ours"``) or the Go mpi-operator (``"go"``)."""
 
     def __init__(self, cluster: Cluster, *, qps: float, burst: int, threadiness: int,
-                 log_path: Path, extra: tuple[str, ...] = ()) -> None:
+                 log_path: Path, extra: tuple[str, ...] = (), operator: str = "ours") -> None:
         self.health_port = _free_port()
-        self.flags = ["--kube-api-qps", str(qps), "--kube-api-burst", str(burst),
-                      "--threadiness", str(threadiness), "--no-leader-elect",
-                      "--health-port", str(self.health_port), "--log-format", "json", *extra]
-        self.argv = [str(REPO / ".venv" / "bin" / "mpi-controller"), "run",
-                     "--kubeConfig", str(cluster.controller_kubeconfig), *self.flags]
+        self.operator = operator
+        self.flags = ["--kube-api-qps", f"{qps:g}", "--kube-api-burst", str(burst),
+                      "--threadiness", str(threadiness), *extra]
+        if operator == "go":
+            # Leader election is always on there: its Lease must exist to be taken at once.
+            cluster.prepare_go_operator()
+            self.argv = [str(go_operator_binary()),
+                         "--kubeConfig", str(cluster.controller_kubeconfig), *self.flags]
+        else:
+            self.flags += ["--no-leader-elect", "--health-port", str(self.health_port),
+                           "--log-format", "json"]
+            self.argv = [str(REPO / ".venv" / "bin" / "mpi-controller"), "run",
+                         "--kubeConfig", str(cluster.controller_kubeconfig), *self.flags]
         self.log_path = log_path
         self.samples: list[tuple[float, float, int]] = []  # (wall, cpu seconds, rss bytes)
         self.peak_rss = 0
@@ -416,6 +450,8 @@ class ControllerProcess:
         return value[0] if value else (self.samples[-1][1] if self.samples else 0.0)
 
     def ready(self) -> bool:
+        if self.operator == "go":  # no readiness endpoint: its log says when workers start
+            return "Started workers" in self.log_path.read_text(errors="replace")
         try:
             with urllib.request.urlopen(
                     f"http://127.0.0.1:{self.health_port}/readyz", timeout=1) as resp:
@@ -572,6 +608,7 @@ class Settings:
     threadiness: int
     scale: float
     extra: tuple[str, ...] = ()
+    operator: str = "ours"
 
     def n(self, default: int, minimum: int = 1) -> int:
         return max(minimum, round(default * self.scale))
@@ -616,11 +653,14 @@ class Run:
 
     def new_controller(self, *, qps: float | None = None, burst: int | None = None,
                        threadiness: int | None = None, tag: str = "",
-                       extra: tuple[str, ...] = ()) -> ControllerProcess:
+                       extra: tuple[str, ...] = (), operator: str | None = None
+                       ) -> ControllerProcess:
+        operator = operator or self.s.operator
         ctl = ControllerProcess(
             self.s.cluster, qps=qps or self.s.qps, burst=burst or self.s.burst,
             threadiness=threadiness or self.s.threadiness, extra=extra or self.s.extra,
-            log_path=RESULTS / f"{self.workload}{tag}-controller.log")
+            log_path=RESULTS / f"{self.workload}{tag}{_suffix(operator)}-controller.log",
+            operator=operator)
         ready = ctl.wait_ready()
         log(f"controller{tag} pid {ctl.proc.pid} ready after {ready}s")
         return ctl
@@ -665,6 +705,11 @@ def _create_all(s: Settings, namespace: str, bodies: list[Obj], obs: Observer,
         log(f"{len(errors)} creates failed, first: {errors[0]}")
 
 
+def _suffix(operator: str) -> str:
+    """File-name suffix of an operator's results: none for ours, ``-go`` for the Go one."""
+    return "" if operator == "ours" else f"-{operator}"
+
+
 def _machine_busy(since: tuple[float, float] | None = None) -> Any:
     """Without ``since``: a (busy, total) jiffies reading of /proc/stat; with it: the cores
     busy on average since that reading (everything on the machine, other users included)."""
@@ -703,12 +748,18 @@ def _lifecycle(s: Settings, run: Run, *, jobs: int, workers: int, runs: str,
     harness0 = time.process_time()
     _create_all(s, run.namespace, bodies, obs, rate=rate)
     log(f"{run.workload}: created {jobs} jobs in {time.time() - start:.1f}s")
-    wait_until(lambda: obs.count(lambda t: t.children_at is not None) >= jobs,
+    ctl = run.controller
+    wait_until(lambda: ctl.proc.poll() is not None
+               or obs.count(lambda t: t.children_at is not None) >= jobs,
                timeout=timeout, what="all children", interval=0.1)
     children_done = max((t.children_at or 0) for t in obs.snapshot().values())
-    wait_until(lambda: obs.count(lambda t: t.succeeded_at or t.failed_at) >= jobs
-               and not obs.live_workers, timeout=timeout, what="jobs finished, workers deleted",
-               interval=0.2)
+    wait_until(lambda: ctl.proc.poll() is not None
+               or (obs.count(lambda t: t.succeeded_at or t.failed_at) >= jobs
+                   and not obs.live_workers),
+               timeout=timeout, what="jobs finished, workers deleted", interval=0.2)
+    if ctl.proc.poll() is not None:  # e.g. the Go operator lost its Lease (a loaded machine)
+        raise RuntimeError(f"the {ctl.operator} operator exited with {ctl.proc.returncode} "
+                           f"mid-workload; see {ctl.log_path}")
     end = time.time()
     cpu = run.controller.cpu() - cpu0
     run.result["control_plane_cores"] = {
@@ -741,8 +792,9 @@ def burst(s: Settings) -> Obj:
     jobs, workers = s.n(200), 4
     with Run(s, "burst") as run:
         assert run.controller is not None
+        # The Go operator rate-limits every event with per-job exponential backoff: ~10 min.
         start, _, end = _lifecycle(s, run, jobs=jobs, workers=workers, runs="10s", rate=None,
-                                   timeout=900)
+                                   timeout=900 if s.operator == "ours" else 3600)
         entries = run.close_window(run.controller.started, jobs)
         run.result["series"] = run.controller.series(start)
         run.result["flags"] = run.controller.flags
@@ -854,15 +906,17 @@ def steady(s: Settings) -> Obj:
     with Run(s, "steady", kinds=("mpijobs",), start_controller=False) as run:
         # Baseline: the same controller watching an empty namespace.
         base = ControllerProcess(s.cluster, qps=s.qps, burst=s.burst, threadiness=s.threadiness,
-                                 log_path=RESULTS / "steady-baseline-controller.log",
-                                 extra=("--namespace", f"{run.namespace}-empty"))
+                                 log_path=RESULTS /
+                                 f"steady-baseline{_suffix(s.operator)}-controller.log",
+                                 extra=("--namespace", f"{run.namespace}-empty"),
+                                 operator=s.operator)
         base.wait_ready()
         time.sleep(3)
         base_rss = (base.read() or (0.0, 0, 0))[1]
         base.stop()
         # Setup: a fast controller brings every job to Running, then stops.
         setup = run.new_controller(qps=1000, burst=2000, threadiness=max(4, s.threadiness),
-                                   tag="-setup")
+                                   tag="-setup", operator="ours")
         obs = run.observer
         t0 = time.time()
         _create_all(s, run.namespace, [_job(f"job-{i:04d}", workers, "10h")
@@ -878,7 +932,8 @@ def steady(s: Settings) -> Obj:
         machine0 = _machine_busy()
         ctl = run.controller = ControllerProcess(
             s.cluster, qps=s.qps, burst=s.burst, threadiness=s.threadiness, extra=s.extra,
-            log_path=RESULTS / "steady-controller.log")
+            log_path=RESULTS / f"steady{_suffix(s.operator)}-controller.log",
+            operator=s.operator)
         ready_s = ctl.wait_ready(timeout=600)
         idle_at = ctl.wait_idle(ctl.started + (ready_s or 0))
         hold_from = time.time()
@@ -895,8 +950,9 @@ def steady(s: Settings) -> Obj:
         lists = [e for e in entries if e["verb"] == "list"]
         synced_audit = max((ts(e["stageTimestamp"]) for e in lists), default=None)
         steady_gets = [e for e in entries if e["verb"] in ("get", "list")
+                       and resource_of(e) != "leases"
                        and ts(e["requestReceivedTimestamp"]) > (synced_audit or 0)]
-        writes = [e for e in entries if e["verb"] in WRITE_VERBS]
+        writes = [e for e in entries if e["verb"] in WRITE_VERBS and resource_of(e) != "leases"]
         run.result.update({
             "jobs": jobs, "workers_per_job": workers, "cached_pods": pods,
             "setup_s": setup_s,
@@ -1025,6 +1081,61 @@ def table(results: dict[str, Obj]) -> str:
     return "\n".join(lines) + "\n"
 
 
+# (workload, label, key path into the result) of the side-by-side table.
+SIDE_BY_SIDE: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("burst", "whole lifecycle, create to every job finished and workers gone (s)",
+     ("lifecycle_wall_s",)),
+    ("burst", "time until every child of every job exists (s)", ("all_children_s",)),
+    ("burst", "t_running p50 (s)", ("latency_s", "t_running", "p50")),
+    ("burst", "jobs seen Running", ("latency_s", "t_running", "n")),
+    ("burst", "t_succeeded p50 (s)", ("latency_s", "t_succeeded", "p50")),
+    ("burst", "controller CPU per job lifecycle (ms)", ("controller_cpu_ms_per_job",)),
+    ("burst", "peak RSS (MB)", ("controller_peak_rss_mb",)),
+    ("burst", "writes per job (children + status)",
+     ("api_requests", "child_and_status_writes_per_job")),
+    ("burst", "Event writes per job", ("api_requests", "event_writes_per_job")),
+    ("steady", "caches synced / ready after a restart (s)", ("synced_readyz_s",)),
+    ("steady", "writes after the restart (Leases aside)", ("writes_after_restart",)),
+    ("steady", "GET/LIST after caches synced (Leases aside)", ("get_list_after_sync",)),
+    ("steady", "peak RSS (MB)", ("controller_peak_rss_mb",)),
+    ("steady", "RSS after sync (MB)", ("controller_rss_mb",)),
+    ("steady", "CPU until idle after the restart (s)", ("controller_cpu_s_until_idle",)),
+    ("wide", "all workers + launcher exist (s)", ("all_objects_s",)),
+    ("arrival", "t_children p50 (s)", ("latency_s", "t_children", "p50")),
+    ("arrival", "t_succeeded p99 (s)", ("latency_s", "t_succeeded", "p99")),
+    ("arrival", "controller CPU per job lifecycle (ms)", ("controller_cpu_ms_per_job",)),
+)
+
+
+def _dig(res: Obj, path: tuple[str, ...]) -> Any:
+    value: Any = res
+    for key in path:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+def side_by_side(ours: dict[str, Obj], go: dict[str, Obj]) -> str:
+    """The figures both operators have, ours / Go / ratio (ours divided by Go)."""
+    lines = ["| workload | figure | ours | Go (mpi-operator v0.8.2) | ours / Go |",
+             "|---|---|---|---|---|"]
+    for name, label, path in SIDE_BY_SIDE:
+        if name not in ours or name not in go:
+            continue
+        a, b = _dig(ours[name], path), _dig(go[name], path)
+        ratio = f"{a / b:.2f}" if isinstance(a, int | float) and isinstance(b, int | float) \
+            and b else "-"
+        lines.append(f"| {name} | {label} | {_fmt(a)} | {_fmt(b)} | {ratio} |")
+    runs = "; ".join(
+        f"{name} at scale {(go[name].get('environment') or {}).get('scale')}: ours "
+        f"{(ours[name].get('environment') or {}).get('date')}, Go "
+        f"{(go[name].get('environment') or {}).get('date')}"
+        for name in WORKLOADS if name in ours and name in go)
+    env = next(iter(go.values())).get("environment", {})
+    lines.append(f"\nSame workloads, flags ({env.get('controller_flags')}) and observers; "
+                 f"{runs}.")
+    return "\n".join(lines) + "\n"
+
+
 def plot(results: dict[str, Obj], path: Path) -> None:
     import matplotlib
     matplotlib.use("Agg")
@@ -1094,6 +1205,13 @@ def report(docs: bool) -> None:
     (RESULTS / "bench.md").write_text(md)
     plot(results, RESULTS / "bench.png")
     print(md)
+    go = {name: json.loads((RESULTS / f"{name}-go.json").read_text()) for name in WORKLOADS
+          if (RESULTS / f"{name}-go.json").exists()}
+    if go:
+        side = side_by_side(results, go)
+        (RESULTS / "side-by-side.md").write_text(side)
+        print(side)
+        md += "\n## Side by side with the Go operator\n\n" + side
     if docs:
         (REPO / "docs" / "performance.md").write_text(
             "# Performance\n\nWritten by `make bench` (bench/harness.py); the plot is "
@@ -1120,21 +1238,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--docs", action="store_true",
                         help="copy the table and plot to docs/performance.md and docs/bench.png")
     parser.add_argument("--report-only", action="store_true")
+    parser.add_argument("--operators", default="ours",
+                        help="ours, go or ours,go: which operators to measure")
     args = parser.parse_args(argv)
     RESULTS.mkdir(exist_ok=True)
     if not args.report_only:
-        s = Settings(Cluster(args.cluster_dir), args.qps, args.burst, args.threadiness, args.scale,
-                     tuple(args.controller_args.split()))
-        env = environment(s)
-        for name in [w.strip() for w in args.workloads.split(",") if w.strip()]:
-            log(f"workload {name} (scale {args.scale})")
-            cpu0 = time.process_time()
-            res = RUNNERS[name](s)
-            res["environment"] = {**env, "loadavg_end":
-                                  Path("/proc/loadavg").read_text().split()[:3]}
-            res["harness_cpu_s"] = round(time.process_time() - cpu0, 2)
-            (RESULTS / f"{name}.json").write_text(json.dumps(res, indent=1) + "\n")
-            log(f"wrote {RESULTS / f'{name}.json'}")
+        cluster = Cluster(args.cluster_dir)
+        for operator in [o.strip() for o in args.operators.split(",") if o.strip()]:
+            s = Settings(cluster, args.qps, args.burst, args.threadiness, args.scale,
+                         tuple(args.controller_args.split()), operator=operator)
+            env = {**environment(s), "operator": operator}
+            for name in [w.strip() for w in args.workloads.split(",") if w.strip()]:
+                log(f"workload {name} (scale {args.scale}), operator {operator}")
+                cpu0 = time.process_time()
+                res = RUNNERS[name](s)
+                res["environment"] = {**env, "loadavg_end":
+                                      Path("/proc/loadavg").read_text().split()[:3]}
+                res["harness_cpu_s"] = round(time.process_time() - cpu0, 2)
+                path = RESULTS / f"{name}{_suffix(operator)}.json"
+                path.write_text(json.dumps(res, indent=1) + "\n")
+                log(f"wrote {path}")
     report(args.docs)
     return 0
 

@@ -45,6 +45,11 @@ from mpi_controller.runtime.manager import (
 __all__ = ["LEASE_NAME", "Controllers", "build_controllers", "run"]
 
 LEASE_NAME = "mpi-operator"
+# The Go operator's clientsets besides the Kubernetes one, each with its own --kube-api-qps
+# token bucket (cmd/mpi-operator/app/server.go createClientSets): MPIJobs, leader election,
+# and the gang schedulers' PodGroups.
+CLIENT_GROUPS = {constants.GROUP: "mpijobs", "coordination.k8s.io": "leader-election",
+                 "scheduling.volcano.sh": "volcano", "scheduling.x-k8s.io": "scheduler-plugins"}
 _log = structlog.get_logger("mpi_controller")
 
 
@@ -137,7 +142,8 @@ async def run(opts: ServerOptions) -> int:
     """Run the controller until SIGTERM (returns 0) or lost leadership (returns 1)."""
     client = await RestClient.auto(
         kubeconfig=opts.kubeconfig or None, master=opts.master or None,
-        qps=opts.kube_api_qps, burst=opts.kube_api_burst, user_agent="mpi-operator")
+        qps=opts.kube_api_qps, burst=opts.kube_api_burst, user_agent="mpi-operator",
+        client_groups=CLIENT_GROUPS)
     try:
         installed = await _crd_installed(client, opts.namespace)
     except BaseException:

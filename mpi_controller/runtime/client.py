@@ -15,7 +15,9 @@ Contract:
 * Every request has a timeout (``request_timeout``, default 30 s; watches: connect 10 s and a
   read timeout of the server-side ``timeoutSeconds`` + 30 s) and passes a client-side token
   bucket (``qps``/``burst`` like client-go's ``--kube-api-qps``/``--kube-api-burst``;
-  ``qps <= 0`` disables it).
+  ``qps <= 0`` disables it). ``client_groups`` gives API groups buckets of their own, as a Go
+  operator's separate clientsets built from one ``rest.Config`` each have one (client-go's
+  ``NewForConfig`` makes one token bucket per clientset); other groups share the default one.
 * Every failure is an :class:`ApiError`, classified once here: HTTP errors carry the server's
   ``Status``; timeouts and connection failures have ``status == 0`` and are retriable.
   ``asyncio.CancelledError`` is never converted.
@@ -342,13 +344,21 @@ class RestClient:
         request_timeout: float = 30.0,
         user_agent: str = "mpi-controller",
         clock: Clock | None = None,
+        client_groups: Mapping[str, str] | None = None,
     ) -> None:
         self.api_client = api_client
         self.request_timeout = request_timeout
         self.user_agent = user_agent
         self._clock: Clock = clock or LoopClock()
-        self._throttle = _RequestThrottle(qps, burst, self._clock)
+        self._client_groups = dict(client_groups or {})
+        self._buckets = {name: _RequestThrottle(qps, burst, self._clock)
+                         for name in {"", *self._client_groups.values()}}
         _resolve_proxy_once(api_client)
+
+    def _bucket(self, path: str) -> _RequestThrottle:
+        """The token bucket of the client that ``path``'s API group belongs to."""
+        group = path.split("/")[2] if path.startswith("/apis/") else ""
+        return self._buckets[self._client_groups.get(group, "")]
 
     # -- construction -------------------------------------------------------------------
 
@@ -459,7 +469,7 @@ class RestClient:
         retry: bool,
     ) -> aiohttp.ClientResponse | float:
         """One attempt: the response, or the seconds to wait before retrying."""
-        await self._throttle.acquire()
+        await self._bucket(path).acquire()
         data = None if body is None else dumps(body)
         if data is not None and content_type is None:
             content_type = "application/json"

@@ -110,6 +110,36 @@ async def test_token_bucket_allows_burst_then_qps() -> None:
     await asyncio.gather(*tasks)
 
 
+async def test_client_groups_have_token_buckets_of_their_own() -> None:
+    """As the Go operator's clientsets (Kubernetes, MPIJob, leader election; client-go's
+    NewForConfig makes one token bucket per clientset): MPIJob status writes and Lease renewals
+    do not wait behind child-object writes, while core and batch share the default bucket."""
+    from kubernetes_asyncio import client
+
+    clock = ManualClock()
+    kube = RestClient(client.ApiClient(configuration=client.Configuration(host="http://x")),
+                      qps=1.0, burst=1, clock=clock,
+                      client_groups={"kubeflow.org": "mpijobs", "coordination.k8s.io": "le"})
+    done: list[str] = []
+
+    async def take(path: str) -> None:
+        await kube._bucket(path).acquire()
+        done.append(path)
+
+    paths = ["/api/v1/namespaces/n/pods", "/apis/batch/v1/namespaces/n/jobs",
+             "/apis/kubeflow.org/v2beta1/namespaces/n/mpijobs/j/status",
+             "/apis/coordination.k8s.io/v1/namespaces/n/leases/l",
+             "/apis/kubeflow.org/v2beta1/namespaces/n/mpijobs/k/status"]
+    tasks = [asyncio.create_task(take(p)) for p in paths]
+    await settle()
+    assert done == [paths[0], paths[2], paths[3]]  # one token each: pods, MPIJobs, Leases
+    clock.advance(1.0)
+    await settle()
+    assert sorted(done[3:]) == sorted([paths[1], paths[4]])  # batch waited behind core
+    await asyncio.gather(*tasks)
+    await kube.close()
+
+
 async def test_token_bucket_disabled_when_qps_not_positive() -> None:
     clock = ManualClock()
     bucket = _RequestThrottle(qps=0, burst=1, clock=clock)

@@ -1,0 +1,178 @@
+"""``python -m conformance``: build the reference operators, then run upstream's e2e suite and
+the differential run on a local cluster; print the tables and write conformance-results/.
+
+    .venv/bin/python -m conformance --cluster-dir ~/.cache/mpi-controller/cluster-conformance
+    .venv/bin/python -m conformance --short --kubeconfig "$KUBECONFIG"     # the make test form
+
+``--short``: upstream's e2e suite against ours only, and the differential run of the cases
+marked ``short`` in the default group; the full form adds the suite against the reference
+operator, every case and flag group, and a training-operator smoke run. Exits 1 when a spec
+fails against ours or a difference is unexplained.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from conformance import corpus as corpus_mod
+from conformance import e2e_suite, intended, operators, report, training_operator
+from conformance.differential import (
+    LEASE,
+    LOCK_NAMESPACE,
+    Differential,
+    Settings,
+    ensure_namespace,
+    install_crd,
+    log,
+    read_crd,
+)
+from conformance.kinds import KINDS, MPIJOB_V2BETA1
+from conformance.kube import Kube
+
+REPO = operators.REPO
+
+
+def cluster_kubeconfig(args: argparse.Namespace) -> Path:
+    """The admin kubeconfig: ``--kubeconfig``, or the local cluster in ``--cluster-dir``
+    (started, and built, if it is not running)."""
+    if args.kubeconfig:
+        return Path(args.kubeconfig)
+    env = {"MPI_CONTROLLER_CLUSTER_DIR": str(args.cluster_dir)}
+    out = subprocess.run(["bash", str(REPO / "hack" / "local-cluster.sh"), "up"], check=True,
+                         text=True, stdout=subprocess.PIPE, env={**_environ(), **env})
+    return Path(out.stdout.strip().splitlines()[-1])
+
+
+def _environ() -> dict[str, str]:
+    import os
+
+    return dict(os.environ)
+
+
+def controller_kubeconfig(admin: Path) -> Path:
+    """The local cluster's controller identity (its requests are in the audit log)."""
+    path = admin.with_name("kubeconfig-controller")
+    return path if path.exists() else admin
+
+
+def run_e2e(kube: Kube, admin: Path, controller: Path, sides: list[str], out: Path
+            ) -> dict[str, list[e2e_suite.SpecResult]]:
+    binary = Path(operators.reference("bin-dir", "mpi-operator")) / "mpi-operator-e2e.test"
+    results = {}
+    flags = ["--kube-api-qps", "50", "--kube-api-burst", "100"]
+    for side in sides:
+        install_crd(kube, read_crd(MPIJOB_V2BETA1.crds[side]()))
+        ensure_namespace(kube, LOCK_NAMESPACE)
+        kube.delete(LEASE)
+        log_path = out / "logs" / f"e2e-{side}-operator.log"
+        log_path.unlink(missing_ok=True)
+        factory = operators.ours if side == "ours" else operators.reference_factory(
+            "mpi-operator")
+        proc = factory(controller, flags, log_path)
+        proc.start()
+        try:
+            proc.wait_ready()
+            start = time.monotonic()
+            results[side] = e2e_suite.run_suite(binary, admin, out / "logs" / f"e2e-{side}")
+            log(f"upstream e2e against {side}: {time.monotonic() - start:.0f}s")
+        finally:
+            proc.stop()
+            kube.delete(LEASE)
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cluster-dir", type=Path,
+                        default=Path.home() / ".cache/mpi-controller/cluster-conformance")
+    parser.add_argument("--kubeconfig", help="use this cluster instead of --cluster-dir")
+    parser.add_argument("--out", type=Path, default=REPO / "conformance-results")
+    parser.add_argument("--short", action="store_true")
+    parser.add_argument("--parts", default="e2e,differential,training-operator",
+                        help="comma-separated: e2e, differential, training-operator")
+    parser.add_argument("--kinds", default=",".join(KINDS))
+    parser.add_argument("--no-build", action="store_true",
+                        help="use the reference binaries already in the cache")
+    parser.add_argument("--corpus", type=Path,
+                        help="differential: this corpus directory instead of the kind's own")
+    parser.add_argument("--only", default="",
+                        help="differential: only these cases or groups (comma-separated)")
+    args = parser.parse_args(argv)
+    parts = set(args.parts.split(","))
+    if args.short:
+        parts.discard("training-operator")
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "logs").mkdir(exist_ok=True)
+    summary: dict[str, Any] = {"short": args.short, "date": time.strftime("%Y-%m-%d %H:%M:%S")}
+
+    to_build = ["mpi-operator"] + (["training-operator"] if "training-operator" in parts else [])
+    summary["build_s"] = 0.0 if args.no_build else operators.build_reference(*to_build)
+    log(f"reference operators ready ({', '.join(to_build)}) in {summary['build_s']}s")
+    admin = cluster_kubeconfig(args)
+    controller = controller_kubeconfig(admin)
+    kube = Kube(admin)
+    failed = False
+    text: list[str] = []
+    counts = {"passed": 0, "failed": 0, "skipped": 0}  # e2e specs (ours) and corpus cases
+
+    if "e2e" in parts:
+        sides = ["ours"] if args.short else ["ours", "go"]
+        e2e = run_e2e(kube, admin, controller, sides, args.out)
+        table = report.e2e_table(e2e)
+        text.append(table)
+        (args.out / "e2e.json").write_text(json.dumps(
+            {side: [r.__dict__ for r in rs] for side, rs in e2e.items()}, indent=1))
+        failed |= any(r.outcome == "failed" for r in e2e["ours"])
+        counts["passed"] += sum(r.outcome == "passed" for r in e2e["ours"])
+        counts["failed"] += sum(r.outcome == "failed" for r in e2e["ours"])
+        counts["skipped"] += sum(r.outcome == "skipped" for r in e2e["ours"])
+
+    if "differential" in parts:
+        settings = Settings(kube, controller, args.out)
+        for name in args.kinds.split(","):
+            kind = KINDS[name]
+            corpus = corpus_mod.load(args.corpus or kind.corpus, kind.upstream_file)
+            start = time.monotonic()
+            diffs, info = Differential(kind, corpus, settings).run(
+                short=args.short, only={x for x in args.only.split(",") if x} or None)
+            info["wall_s"] = round(time.monotonic() - start, 1)
+            found, unexplained = intended.classify(diffs)
+            table = report.differential_table(kind.name, info, found, unexplained)
+            text.append(table)
+            (args.out / f"differential-{kind.name}.json").write_text(json.dumps({
+                **info, "unexplained": [d.as_dict() for d in unexplained],
+                "intended": [{**d.as_dict(), "rule": r.id, "readme": r.readme}
+                             for d, r in found]}, indent=1, default=str))
+            failed |= bool(unexplained)
+            bad_cases = {d.case for d in unexplained}
+            counts["failed"] += len(bad_cases)
+            counts["passed"] += len(set(info["cases"]) - bad_cases)
+
+    if "training-operator" in parts:
+        log_path = args.out / "logs" / "training-operator.log"
+        log_path.unlink(missing_ok=True)
+        proc = training_operator.start(kube, controller, log_path)
+        try:
+            seen = training_operator.smoke(kube, f"conf-training-operator-{int(time.time())}")
+        finally:
+            proc.stop()
+        text.append(f"training-operator v1.9.2 on the local cluster: {seen}\n")
+
+    output = "\n".join(text)
+    (args.out / "summary.md").write_text(output)
+    (args.out / "summary.json").write_text(json.dumps(summary, indent=1))
+    print(output)
+    log(f"results in {args.out}; {'FAILED' if failed else 'passed'}")
+    print(f"conformance: {counts['passed']} passed, {counts['failed']} failed, "
+          f"{counts['skipped']} skipped")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

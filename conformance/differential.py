@@ -1,0 +1,370 @@
+"""The differential run: a corpus of jobs through the reference operator and through ours.
+
+For each flag group of the corpus, and for each side in turn (the reference operator first,
+then ours; never both at once), on the same cluster and with the same flags:
+
+1. install that side's CRD (as its users would), and the group's extra CRDs (PodGroups);
+2. create a fresh namespace and start recording it (:class:`conformance.kube.Recorder`);
+3. start the operator scoped to that namespace, wait until it is ready;
+4. create every job of the group, run each case's steps, then wait until the namespace has
+   been quiet for a while;
+5. stop the operator (and remove its leader-election Lease, which the reference operator does
+   not release).
+
+Then every case is compared (:func:`compare_case`): the set of objects that belong to the job
+(its ownership chain leads to it), each object as first created and as last seen (with whether
+it was deleted), the job's own object (status included), the Events on the job, create errors
+and step timeouts; all normalized (:mod:`conformance.normalize`). The two CRDs are compared
+too, without descriptions. :mod:`conformance.intended` sorts the differences.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from conformance import operators
+from conformance.corpus import Case, Corpus, Group, Step
+from conformance.diff import MISSING, Difference, compare
+from conformance.kinds import KindSpec, pod_group_crd
+from conformance.kube import ApiError, Kube, Recorder, Resource, Seen
+from conformance.normalize import Context, build_context, normalize, summarize_events
+
+Obj = dict[str, Any]
+SIDES = ("go", "ours")
+LOCK_NAMESPACE = "mpi-operator"
+LEASE = f"/apis/coordination.k8s.io/v1/namespaces/{LOCK_NAMESPACE}/leases/mpi-operator"
+
+
+def log(msg: str) -> None:
+    print(f"[conformance {time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+@dataclass
+class SideRun:
+    """What one operator did with one group's jobs."""
+
+    side: str
+    namespace: str
+    objects: dict[tuple[str, str], Seen]
+    create_errors: dict[str, str]
+    step_errors: dict[str, str]
+    ready_s: float
+    wall_s: float
+    exit_code: int | None
+    recorder_errors: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Settings:
+    kube: Kube
+    controller_kubeconfig: Path
+    out: Path
+    step_timeout: float = 120.0
+    quiet: float = 5.0
+    settle_timeout: float = 90.0
+
+
+def wait(probe: Any, *, timeout: float, what: str, interval: float = 0.25) -> Any:
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        try:
+            value = probe()
+            if value:
+                return value
+        except ApiError as err:
+            last = err
+        time.sleep(interval)
+    raise TimeoutError(f"timed out after {timeout:g}s waiting for {what}"
+                       + (f" (last error: {last})" if last else ""))
+
+
+def install_crd(kube: Kube, crd: Obj) -> None:
+    """Create or replace a CRD and wait until it is Established (and its old version gone)."""
+    kube.create_or_replace(crd)
+    name = crd["metadata"]["name"]
+
+    def established() -> bool:
+        got = kube.get(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
+        conds = (got.get("status") or {}).get("conditions") or []
+        return any(c["type"] == "Established" and c["status"] == "True" for c in conds)
+
+    wait(established, timeout=60, what=f"CRD {name} Established")
+
+
+def read_crd(path: Path) -> Obj:
+    docs = [d for d in yaml.safe_load_all(path.read_text()) if d]
+    return dict(docs[0])
+
+
+def ensure_namespace(kube: Kube, name: str, *, wait_sa: bool = False) -> None:
+    try:
+        kube.create("/api/v1/namespaces", {"metadata": {"name": name}})
+    except ApiError as err:
+        if err.status != 409:
+            raise
+    if wait_sa:  # pods are refused until the namespace's default ServiceAccount exists
+        wait(lambda: kube.get(f"/api/v1/namespaces/{name}/serviceaccounts/default"),
+             timeout=90, what=f"ServiceAccount default in {name}")
+
+
+class Differential:
+    """Runs one kind's corpus (or its short form) and returns the differences."""
+
+    def __init__(self, kind: KindSpec, corpus: Corpus, s: Settings) -> None:
+        self.kind = kind
+        self.corpus = corpus
+        self.s = s
+        self.job_path = kind.resource().path
+
+    # -- one side -----------------------------------------------------------------------------
+
+    def run_side(self, side: str, group: Group, cases: list[Case]) -> SideRun:
+        kube = self.s.kube
+        install_crd(kube, read_crd(self.kind.crds[side]()))
+        for name in group.resources:
+            install_crd(kube, pod_group_crd(self.kind.optional[name]))
+        namespace = f"conf-{group.name}-{side}-{uuid.uuid4().hex[:5]}"
+        ensure_namespace(kube, namespace, wait_sa=True)
+        ensure_namespace(kube, LOCK_NAMESPACE)
+        kube.delete(LEASE)
+        recorder = Recorder(kube, namespace, resources_of(self.kind, group))
+        recorder.start()
+        flags = [*self.corpus.flags, *group.flags, "--namespace", namespace]
+        log_path = self.s.out / "logs" / f"{self.kind.name}-{group.name}-{side}.log"
+        log_path.unlink(missing_ok=True)
+        factory = operators.ours if side == "ours" else operators.reference_factory(
+            self.kind.reference)
+        proc = factory(self.s.controller_kubeconfig, flags, log_path)
+        start = time.monotonic()
+        proc.start()
+        try:
+            ready = proc.wait_ready()
+            log(f"{group.name}/{side}: {proc.name} ready after {ready}s in namespace {namespace}")
+            create_errors = self._create_all(namespace, cases)
+            step_errors = self._run_steps(namespace, [c for c in cases
+                                                     if c.name not in create_errors])
+            self._settle(recorder, group.name, side)
+        finally:
+            code = proc.stop()
+            kube.delete(LEASE)
+            recorder.stop()
+        wall = round(time.monotonic() - start, 1)
+        log(f"{group.name}/{side}: done in {wall}s (exit {code}); "
+            f"{len(recorder.objects)} objects recorded")
+        return SideRun(side, namespace, recorder.snapshot(), create_errors, step_errors,
+                       ready, wall, code, list(recorder.errors))
+
+    def _create_all(self, namespace: str, cases: list[Case]) -> dict[str, str]:
+        errors: dict[str, str] = {}
+        for case in cases:
+            try:
+                self.s.kube.create(self.job_path(namespace), case.manifest)
+            except ApiError as err:
+                errors[case.name] = err.message
+        return errors
+
+    def _run_steps(self, namespace: str, cases: list[Case]) -> dict[str, str]:
+        errors: dict[str, str] = {}
+
+        def run(case: Case) -> None:
+            for i, step in enumerate(case.steps):
+                try:
+                    self._step(namespace, case.name, step)
+                except (TimeoutError, ApiError) as err:
+                    errors[case.name] = f"steps[{i}] {step.action} {step.arg!r}: {err}"
+                    return
+
+        threads = [threading.Thread(target=run, args=(c,), daemon=True) for c in cases]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return errors
+
+    def _step(self, namespace: str, name: str, step: Step) -> None:
+        path = f"{self.job_path(namespace)}/{name}"
+        kube = self.s.kube
+        if step.action == "patch":
+            kube.merge_patch(path, step.arg)
+        elif step.action == "wait-condition":
+            def has_condition() -> bool:
+                conds = (kube.get(path).get("status") or {}).get("conditions") or []
+                return any(c.get("type") == step.arg and c.get("status") == "True"
+                           for c in conds)
+            wait(has_condition, timeout=self.s.step_timeout,
+                 what=f"condition {step.arg} on {name}")
+        elif step.action == "wait-event":
+            def has_event() -> bool:
+                events = kube.get(f"/api/v1/namespaces/{namespace}/events",
+                                  fieldSelector=f"involvedObject.name={name}")["items"]
+                return any(e.get("reason") == step.arg for e in events)
+            wait(has_event, timeout=self.s.step_timeout, what=f"event {step.arg} on {name}")
+
+    def _settle(self, recorder: Recorder, group: str, side: str) -> None:
+        deadline = time.monotonic() + self.s.settle_timeout
+        while recorder.quiet_for() < self.s.quiet:
+            if time.monotonic() > deadline:
+                log(f"{group}/{side}: namespace still busy after {self.s.settle_timeout}s; "
+                    "comparing what is there")
+                return
+            time.sleep(0.25)
+
+    # -- the whole corpus ---------------------------------------------------------------------
+
+    def run(self, *, short: bool, only: set[str] | None = None
+            ) -> tuple[list[Difference], dict[str, Any]]:
+        """Every group's cases (the short ones with ``short``; ``only`` names cases or groups
+        to keep), both sides, compared; plus the two CRDs."""
+        diffs: list[Difference] = []
+        summary: dict[str, Any] = {"groups": {}, "cases": {}}
+        for group in self.corpus.groups.values():
+            cases = [c for c in self.corpus.in_group(group.name, short=short)
+                     if not only or c.name in only or group.name in only]
+            if not cases:
+                continue
+            runs = {side: self.run_side(side, group, cases) for side in SIDES}
+            summary["groups"][group.name] = {
+                side: {"namespace": r.namespace, "ready_s": r.ready_s, "wall_s": r.wall_s,
+                       "exit_code": r.exit_code, "recorder_errors": r.recorder_errors,
+                       "create_errors": r.create_errors, "step_errors": r.step_errors}
+                for side, r in runs.items()}
+            for case in cases:
+                found, compared = compare_case(self.kind, case, runs["go"], runs["ours"])
+                diffs += found
+                summary["cases"][case.name] = {"group": group.name, "objects": compared,
+                                               "description": case.description}
+            for r in runs.values():  # compared: let the namespace go (not waited for)
+                self.s.kube.delete(f"/api/v1/namespaces/{r.namespace}")
+        diffs += compare_crds(read_crd(self.kind.crds["go"]()), read_crd(self.kind.crds["ours"]()))
+        return diffs, summary
+
+
+# -- comparison (pure) ----------------------------------------------------------------------
+
+
+def owned_by(objects: dict[tuple[str, str], Seen], root: tuple[str, str]) -> list[tuple[str, str]]:
+    """Keys of ``root`` and every object whose owner chain leads to it (any owner reference)."""
+    by_uid = {s.created["metadata"].get("uid"): key for key, s in objects.items()}
+    root_uid = objects[root].created["metadata"].get("uid") if root in objects else None
+    out = []
+    for key, _seen in objects.items():
+        if key[0] == "Event":
+            continue
+        current: tuple[str, str] | None = key
+        hops = 0
+        while current is not None and hops < 10:
+            if current == root:
+                out.append(key)
+                break
+            meta = objects[current].created["metadata"]
+            owners = meta.get("ownerReferences") or []
+            current = by_uid.get(owners[0]["uid"]) if owners else None
+            if current is None and owners and owners[0]["uid"] == root_uid:
+                current = root
+            hops += 1
+    return sorted(out)
+
+
+def job_events(objects: dict[tuple[str, str], Seen], kind: str, name: str) -> list[Obj]:
+    return [s.last for (k, _), s in sorted(objects.items()) if k == "Event"
+            and (s.last.get("involvedObject") or {}).get("kind") == kind
+            and (s.last.get("involvedObject") or {}).get("name") == name]
+
+
+def _side(kind: KindSpec, case: Case, run: SideRun) -> tuple[Context, dict[str, Seen], list[Obj]]:
+    root = (kind.kind, case.name)
+    keys = owned_by(run.objects, root)
+    objs = [run.objects[k].created for k in keys] + [run.objects[k].last for k in keys]
+    ctx = build_context(run.namespace, objs)
+    named = {}
+    for key in keys:
+        seen = run.objects[key]
+        named[f"{key[0]}/{ctx.text(key[1])}"] = seen
+    return ctx, named, job_events(run.objects, kind.kind, case.name)
+
+
+def compare_case(kind: KindSpec, case: Case, go: SideRun, ours: SideRun
+                 ) -> tuple[list[Difference], int]:
+    """The differences of one case between the two runs, and how many objects were compared."""
+    diffs: list[Difference] = []
+    for what, go_errors, our_errors in (("create", go.create_errors, ours.create_errors),
+                                        ("steps", go.step_errors, ours.step_errors)):
+        ea, eb = go_errors.get(case.name, MISSING), our_errors.get(case.name, MISSING)
+        if what == "create" and ea is not MISSING and eb is not MISSING:
+            ea, eb = ea.replace(go.namespace, "<ns>"), eb.replace(ours.namespace, "<ns>")
+        if ea != eb:
+            diffs.append(Difference(case.name, what, what, "", ea, eb))
+    refused = (case.name in go.create_errors, case.name in ours.create_errors)
+    if refused != (case.create_error, case.create_error):  # the case no longer tests its point
+        diffs.append(Difference(case.name, "create", "expected", "create_error",
+                                refused[0], refused[1],
+                                context=f"the corpus expects create_error={case.create_error}"))
+    gctx, gobjs, gevents = _side(kind, case, go)
+    octx, oobjs, oevents = _side(kind, case, ours)
+    for name in sorted(set(gobjs) | set(oobjs)):
+        a, b = gobjs.get(name), oobjs.get(name)
+        if a is None or b is None:
+            diffs.append(Difference(case.name, name, "presence", "",
+                                    "present" if a else MISSING, "present" if b else MISSING))
+            continue
+        diffs += compare(normalize(a.created, gctx), normalize(b.created, octx),
+                         case=case.name, obj=name, phase="created")
+        diffs += compare(_final(a, gctx), _final(b, octx), case=case.name, obj=name,
+                         phase="final")
+    diffs += compare(summarize_events(gevents, gctx), summarize_events(oevents, octx),
+                     case=case.name, obj="events", phase="events")
+    context = case_context(gobjs.get(f"{kind.kind}/{case.name}"),
+                           oobjs.get(f"{kind.kind}/{case.name}"))
+    if context:
+        diffs = [dataclasses.replace(d, context=context) for d in diffs]
+    return diffs, len(set(gobjs) & set(oobjs))
+
+
+NEVER_RUNNING = "Running condition was never set."
+
+
+def _running_unobserved(job: Seen | None) -> bool:
+    conds = ((job.last.get("status") or {}).get("conditions") or []) if job else []
+    return any(c.get("type") == "Running" and str(c.get("message", "")).endswith(NEVER_RUNNING)
+               for c in conds)
+
+
+def case_context(go_job: Seen | None, our_job: Seen | None) -> str:
+    """``running-unobserved-by-<side>`` when exactly one side's job finished before that
+    operator saw it running (both operators then take the same documented path, so the
+    differences that follow are of timing, see the README's differences table)."""
+    go_missed, ours_missed = _running_unobserved(go_job), _running_unobserved(our_job)
+    if go_missed != ours_missed:
+        return f"running-unobserved-by-{'go' if go_missed else 'ours'}"
+    return ""
+
+
+def _final(seen: Seen, ctx: Context) -> Obj:
+    return {"deleted": seen.deleted, **normalize(seen.last, ctx)}
+
+
+def _strip_descriptions(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _strip_descriptions(v) for k, v in value.items() if k != "description"}
+    if isinstance(value, list):
+        return [_strip_descriptions(v) for v in value]
+    return value
+
+
+def compare_crds(go: Obj, ours: Obj) -> list[Difference]:
+    """The two CRDs, descriptions aside (they are documentation, not behaviour)."""
+    return compare(_strip_descriptions(go), _strip_descriptions(ours), case="(CRD)",
+                   obj="CustomResourceDefinition", phase="schema")
+
+
+def resources_of(kind: KindSpec, group: Group) -> list[Resource]:
+    return [*kind.children, kind.resource(), *(kind.optional[n] for n in group.resources)]

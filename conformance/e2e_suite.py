@@ -1,0 +1,133 @@
+"""Upstream's own e2e suite (mpi-operator v0.8.2 ``test/e2e``) against an operator on the local
+cluster.
+
+The suite is the test binary ``hack/reference-operators.sh`` builds (``go test -c``). With
+``USE_EXISTING_CLUSTER=true`` and ``USE_EXISTING_OPERATOR=true`` it needs only ``KUBECONFIG``.
+Its specs are listed with a dry run; each is then run on its own (``-ginkgo.focus`` on its exact
+text), so every spec gets its own verdict and time. Specs that cannot run here are skipped with
+the reason (:data:`SKIPS`), never dropped: they appear in the table.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+# Spec text pattern -> why it cannot run on the local cluster (KWOK simulates pods).
+SKIPS: tuple[tuple[str, str], ...] = (
+    (r"with scheduler-plugins", "needs the scheduler-plugins scheduler and controller (helm "
+     "install into the cluster); the PodGroups themselves are compared by the differential run"),
+    (r"with volcano-scheduler", "needs the Volcano scheduler (kubectl apply of its release "
+     "manifests); the PodGroups themselves are compared by the differential run"),
+    (r"with custom cluster-domain", "reconfigures the operator's Deployment (kubectl, kind); "
+     "--cluster-domain is compared by the differential run"),
+    (r"has malformed command", "needs a real MPI process to fail (mpirun as root without "
+     "--allow-run-as-root); KWOK's simulated launcher exits 0"),
+)
+
+_LOCATION = re.compile(r"\.go:\d+\s*$")
+
+
+@dataclass
+class SpecResult:
+    text: str
+    outcome: str          # passed, failed, skipped
+    seconds: float
+    reason: str = ""
+    output: str = ""
+
+
+def skip_reason(text: str) -> str | None:
+    return next((reason for pattern, reason in SKIPS if re.search(pattern, text)), None)
+
+
+def _env(kubeconfig: Path) -> dict[str, str]:
+    return {**os.environ, "KUBECONFIG": str(kubeconfig), "USE_EXISTING_CLUSTER": "true",
+            "USE_EXISTING_OPERATOR": "true"}
+
+
+def list_specs(binary: Path, kubeconfig: Path) -> list[str]:
+    """Every spec's full text, from a verbose dry run (nothing is executed)."""
+    out = subprocess.run([str(binary), "-ginkgo.dryRun", "-ginkgo.v", "-ginkgo.noColor"],
+                         capture_output=True, text=True, env=_env(kubeconfig), timeout=120,
+                         check=False)
+    return parse_spec_texts(out.stdout)
+
+
+def parse_spec_texts(output: str) -> list[str]:
+    """Spec texts from Ginkgo v1's verbose output: each spec is a line of container texts
+    followed by indented lines (the spec text), then its indented ``file.go:line``."""
+    specs: list[str] = []
+    lines = output.splitlines()
+    for i, line in enumerate(lines):
+        if not line or line.startswith((" ", "-", "=", "•", "S", "Ran ", "Will run", "Random")):
+            continue
+        parts = [line.strip()]
+        for follow in lines[i + 1:]:
+            if not follow.startswith("  ") or _LOCATION.search(follow):
+                break
+            parts.append(follow.strip())
+        if len(parts) > 1 and _LOCATION.search(lines[i + len(parts)] if i + len(parts) <
+                                               len(lines) else ""):
+            text = " ".join(parts)
+            if text not in specs:
+                specs.append(text)
+    return specs
+
+
+def run_spec(binary: Path, kubeconfig: Path, text: str, log_dir: Path,
+             timeout: float = 600) -> SpecResult:
+    start = time.monotonic()
+    # Ginkgo v1 matches the focus (RE2) against the spec's full text, which has a prefix of
+    # its own ("[Top Level]"): anchor the end and a word boundary; "Ran 1 of" is checked.
+    focus = r"(^|\s)" + re.sub(r"([.+*?()|\[\]{}^$\\])", r"\\\1", text) + "$"
+    try:
+        out = subprocess.run([str(binary), "-ginkgo.focus", focus, "-ginkgo.v",
+                              "-ginkgo.noColor", "-test.timeout", f"{int(timeout)}s"],
+                             capture_output=True, text=True, env=_env(kubeconfig),
+                             timeout=timeout + 30, check=False)
+        output, code = out.stdout + out.stderr, out.returncode
+    except subprocess.TimeoutExpired as err:
+        output, code = f"timed out after {timeout}s: {err}", -1
+    seconds = round(time.monotonic() - start, 1)
+    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:90]
+    (log_dir / f"{slug}.log").write_text(output)
+    ran_one = "Ran 1 of" in output
+    outcome = "passed" if code == 0 and ran_one else "failed"
+    reason = "" if outcome == "passed" else (_failure_reason(output) or f"exit {code}")
+    return SpecResult(text, outcome, seconds, reason, output[-4000:])
+
+
+def _failure_reason(output: str) -> str:
+    lines = [ln.strip() for ln in output.splitlines()]
+    for i, line in enumerate(lines):
+        if line.startswith(("Expected", "Timed out", "Unexpected error")):
+            return " ".join(lines[i:i + 3])[:300]
+    return ""
+
+
+def run_suite(binary: Path, kubeconfig: Path, log_dir: Path, *, parallel: int = 2
+              ) -> list[SpecResult]:
+    """Every spec of the suite: skipped ones with their reason, the others run (``parallel``
+    at a time; each spec works in a namespace of its own)."""
+    log_dir.mkdir(parents=True, exist_ok=True)
+    specs = list_specs(binary, kubeconfig)
+    if not specs:
+        raise RuntimeError(f"{binary}: the dry run listed no specs")
+    results: dict[str, SpecResult] = {}
+    to_run = []
+    for text in specs:
+        reason = skip_reason(text)
+        if reason:
+            results[text] = SpecResult(text, "skipped", 0.0, reason)
+        else:
+            to_run.append(text)
+    with ThreadPoolExecutor(max(1, parallel)) as pool:
+        for res in pool.map(lambda t: run_spec(binary, kubeconfig, t, log_dir), to_run):
+            results[res.text] = res
+    return [results[t] for t in specs]

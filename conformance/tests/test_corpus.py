@@ -1,0 +1,90 @@
+"""conformance.corpus: the corpus shape, upstream manifests, merge patches, clear errors."""
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conformance.corpus import CorpusError, Step, load, merge_patch
+from conformance.kinds import MPIJOB_V2BETA1
+
+PI = {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
+      "metadata": {"name": "pi", "namespace": "somewhere"},
+      "spec": {"slotsPerWorker": 1, "runPolicy": {"cleanPodPolicy": "Running"},
+               "mpiReplicaSpecs": {"Launcher": {"replicas": 1}, "Worker": {"replicas": 2}}}}
+
+
+def fake_upstream(tmp_path: Path):  # type: ignore[no-untyped-def]
+    def resolve(rel: str) -> Path:
+        path = tmp_path / "upstream" / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(yaml.safe_dump(PI))
+        return path
+    return resolve
+
+
+def write(path: Path, text: str) -> None:
+    path.write_text(text)
+
+
+def test_merge_patch_is_rfc7386() -> None:
+    assert merge_patch({"a": {"b": 1, "c": 2}, "d": [1]}, {"a": {"b": None, "e": 3}, "d": [2]}) \
+        == {"a": {"c": 2, "e": 3}, "d": [2]}
+
+
+def test_case_from_upstream_file_patched_and_renamed(tmp_path: Path) -> None:
+    write(tmp_path / "groups.yaml", "flags: [--threadiness, '4']\ngroups: {default: {}}\n")
+    write(tmp_path / "scaled.yaml", "manifest: upstream:examples/pi.yaml\nshort: true\n"
+          "patch: {spec: {mpiReplicaSpecs: {Worker: {replicas: 3}}}}\n"
+          "steps: [{wait: Running}, {patch: {spec: {runPolicy: {suspend: true}}}},"
+          " {wait: {event: MPIJobSuspended}}]\n")
+    corpus = load(tmp_path, fake_upstream(tmp_path))
+    (case,) = corpus.cases
+    assert corpus.flags == ["--threadiness", "4"]
+    assert case.name == "scaled"
+    assert case.short
+    assert case.group == "default"
+    assert case.manifest["metadata"] == {"name": "scaled"}  # named after the file, no namespace
+    assert case.manifest["spec"]["mpiReplicaSpecs"]["Worker"] == {"replicas": 3}
+    assert case.steps == [Step("wait-condition", "Running"),
+                          Step("patch", {"spec": {"runPolicy": {"suspend": True}}}),
+                          Step("wait-event", "MPIJobSuspended")]
+    assert corpus.in_group("default", short=True) == [case]
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("manifest: 3\n", "manifest: must be an object or 'upstream:PATH'"),
+    ("manifest: {kind: MPIJob}\ngroup: gpu\n", "group: 'gpu' is not in groups.yaml"),
+    ("manifest: {kind: MPIJob}\nsteps: [{sleep: 3}]\n", "steps[0]: unknown step"),
+    ("manifest: {kind: MPIJob}\nwait: Running\n", "unknown field(s) wait"),
+])
+def test_malformed_case_names_file_and_field(tmp_path: Path, text: str, message: str) -> None:
+    write(tmp_path / "groups.yaml", "groups: {default: {}}\n")
+    write(tmp_path / "bad.yaml", text)
+    with pytest.raises(CorpusError, match=r"bad\.yaml: ") as err:
+        load(tmp_path, fake_upstream(tmp_path))
+    assert message in str(err.value)
+
+
+def test_groups_need_default(tmp_path: Path) -> None:
+    write(tmp_path / "groups.yaml", "groups: {volcano: {flags: [--gang-scheduling, volcano]}}\n")
+    with pytest.raises(CorpusError, match="'default' is required"):
+        load(tmp_path, fake_upstream(tmp_path))
+
+
+def test_the_mpijob_corpus_loads_and_covers_every_group(tmp_path: Path) -> None:
+    corpus = load(MPIJOB_V2BETA1.corpus, fake_upstream(tmp_path))
+    groups = {c.group for c in corpus.cases}
+    assert groups == set(corpus.groups) == {"default", "volcano", "scheduler-plugins",
+                                            "cluster-domain"}
+    assert all(r in MPIJOB_V2BETA1.optional for g in corpus.groups.values() for r in g.resources)
+    short = [c for c in corpus.cases if c.short]
+    assert short
+    assert {c.group for c in short} == {"default"}
+    # Every spec field the issue lists is exercised by some case.
+    text = "\n".join(p.read_text() for p in MPIJOB_V2BETA1.corpus.glob("*.yaml"))
+    for field in ("runLauncherAsWorker", "launcherCreationPolicy", "Intel", "MPICH",
+                  "sshAuthMountPath", "slotsPerWorker", "cleanPodPolicy: All",
+                  "cleanPodPolicy: None", "suspend", "managedBy", "schedulingPolicy",
+                  "ValidationError"):
+        assert field in text, field
