@@ -38,12 +38,10 @@ import os
 import platform
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
 import time
-import urllib.request
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -60,6 +58,7 @@ from kubernetes import client, config  # noqa: E402
 
 from mpi_controller.engine.pods import POD_CODEC, slim_pod  # noqa: E402
 from tests.mpijobs import GROUP, PLURAL, VERSION, small_job  # noqa: E402
+from tests.processes import OperatorProcess, ProcSampler, free_port, http_get  # noqa: E402
 
 RESULTS = REPO / "bench-results"
 WORKLOADS = ("burst", "steady", "wide", "arrival")
@@ -368,12 +367,6 @@ def _workers_of(obj: Obj) -> int:
 # -- controller process ---------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def go_operator_binary() -> Path:
     """The reference mpi-operator built (or reused) by hack/reference-operators.sh."""
     script = REPO / "hack" / "reference-operators.sh"
@@ -383,81 +376,64 @@ def go_operator_binary() -> Path:
     return Path(out.stdout.strip()) / "mpi-operator"
 
 
-class ControllerProcess:
-    """The measured operator as a child process, sampled every 0.2 s from /proc:
-    ``mpi-controller run`` (``operator="ours"``) or the Go mpi-operator (``"go"``)."""
+class ControllerProcess(OperatorProcess):
+    """The measured operator as a child process (:class:`tests.processes.OperatorProcess`),
+    sampled every 0.2 s from /proc (:class:`tests.processes.ProcSampler`): ``mpi-controller
+    run`` (``operator="ours"``, ready on ``/readyz``) or the Go mpi-operator (``"go"``, ready
+    once it logs ``Started workers``)."""
 
     def __init__(self, cluster: Cluster, *, qps: float, burst: int, threadiness: int,
                  log_path: Path, extra: tuple[str, ...] = (), operator: str = "ours") -> None:
-        self.health_port = _free_port()
+        self.health_port = free_port()
         self.operator = operator
         self.flags = ["--kube-api-qps", f"{qps:g}", "--kube-api-burst", str(burst),
                       "--threadiness", str(threadiness), *extra]
         if operator == "go":
             # Leader election is always on there: its Lease must exist to be taken at once.
             cluster.prepare_go_operator()
-            self.argv = [str(go_operator_binary()),
-                         "--kubeConfig", str(cluster.controller_kubeconfig), *self.flags]
+            argv = [str(go_operator_binary()),
+                    "--kubeConfig", str(cluster.controller_kubeconfig), *self.flags]
         else:
             self.flags += ["--no-leader-elect", "--health-port", str(self.health_port),
                            "--log-format", "json"]
-            self.argv = [str(REPO / ".venv" / "bin" / "mpi-controller"), "run",
-                         "--kubeConfig", str(cluster.controller_kubeconfig), *self.flags]
-        self.log_path = log_path
-        self.samples: list[tuple[float, float, int]] = []  # (wall, cpu seconds, rss bytes)
-        self.peak_rss = 0
-        self._stop = threading.Event()
-        env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
-        self.started = time.time()
-        with open(log_path, "wb") as out:
-            self.proc = subprocess.Popen(self.argv, stdout=out, stderr=subprocess.STDOUT,
-                                         env=env, start_new_session=True)
-        self._sampler = threading.Thread(target=self._sample_loop, daemon=True)
-        self._sampler.start()
+            argv = [str(REPO / ".venv" / "bin" / "mpi-controller"), "run",
+                    "--kubeConfig", str(cluster.controller_kubeconfig), *self.flags]
+        super().__init__(operator, argv, log_path,
+                         ready_marker="Started workers" if operator == "go" else "")
+        log_path.unlink(missing_ok=True)
+        self.start()
+        self.started = self.started_at
+        self.sampler = ProcSampler(self.pid)
         self.profiler: subprocess.Popen[bytes] | None = None
         spy = REPO / ".venv" / "bin" / "py-spy"
         if os.environ.get("BENCH_PROFILE") and spy.exists():
             # Collapsed stacks (flamegraph.pl / speedscope input); costs the controller ~5% CPU.
             self.profiler = subprocess.Popen(
-                [str(spy), "record", "--pid", str(self.proc.pid), "--rate", "50",
+                [str(spy), "record", "--pid", str(self.pid), "--rate", "50",
                  "--nonblocking", "--format", "raw",
                  "--output", str(log_path.with_suffix(".profile.txt"))],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
+    @property
+    def samples(self) -> list[tuple[float, float, int]]:
+        """(wall, cpu seconds, rss bytes) every 0.2 s."""
+        return self.sampler.samples
+
+    @property
+    def peak_rss(self) -> int:
+        return self.sampler.peak_rss
+
     def read(self) -> tuple[float, int, int] | None:
         """(cpu seconds, rss bytes, peak rss bytes) of the controller, None once it exited."""
-        try:
-            stat = Path(f"/proc/{self.proc.pid}/stat").read_text()
-            status = Path(f"/proc/{self.proc.pid}/status").read_text()
-        except OSError:
-            return None
-        fields = stat.rsplit(")", 1)[1].split()
-        cpu = (int(fields[11]) + int(fields[12])) / CLK_TCK
-        mem = {line.split(":")[0]: line.split()[1] for line in status.splitlines()
-               if line.startswith(("VmRSS", "VmHWM"))}
-        return cpu, int(mem.get("VmRSS", 0)) * 1024, int(mem.get("VmHWM", 0)) * 1024
-
-    def _sample_loop(self) -> None:
-        while not self._stop.is_set() and self.proc.poll() is None:
-            value = self.read()
-            if value is not None:
-                self.samples.append((time.time(), value[0], value[1]))
-                self.peak_rss = max(self.peak_rss, value[2])
-            self._stop.wait(0.2)
+        return self.sampler.read()
 
     def cpu(self) -> float:
-        value = self.read()
-        return value[0] if value else (self.samples[-1][1] if self.samples else 0.0)
+        return self.sampler.cpu()
 
     def ready(self) -> bool:
         if self.operator == "go":  # no readiness endpoint: its log says when workers start
-            return "Started workers" in self.log_path.read_text(errors="replace")
-        try:
-            with urllib.request.urlopen(
-                    f"http://127.0.0.1:{self.health_port}/readyz", timeout=1) as resp:
-                return bool(resp.status == 200)
-        except OSError:
-            return False
+            return super().ready()
+        return http_get(self.health_port, "/readyz")[0] == 200
 
     def wait_ready(self, timeout: float = 300) -> float | None:
         """Seconds from start to /readyz 200 (informers synced), polled every 50 ms."""
@@ -496,23 +472,16 @@ class ControllerProcess:
             peak = max(peak, (xs[j][1] - xs[i][1]) / (xs[j][0] - xs[i][0]))
         return round(peak, 3)
 
-    def stop(self) -> int | None:
+    def stop(self, timeout: float = 30) -> int | None:
         if self.profiler is not None:
             self.profiler.send_signal(signal.SIGINT)
             try:
                 self.profiler.wait(30)
             except subprocess.TimeoutExpired:
                 self.profiler.kill()
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
-        self._stop.set()
-        self._sampler.join(5)
-        return self.proc.returncode
+        code = super().stop(timeout)
+        self.sampler.stop()
+        return code
 
     def series(self, start: float) -> dict[str, list[float]]:
         xs = self.samples[:: max(1, len(self.samples) // 400)]

@@ -62,7 +62,9 @@ RULES: tuple[Rule, ...] = (
          when=_count_fewer),
     Rule("status-change-event-once", readme="Own status writes",
          obj="events", phase="events",
-         path=r'\["Normal (MPIJobCreated|MPIJobSuspended|MPIJobResumed): .*"\]\.count',
+         path=(r'\["(Normal (MPIJobCreated|MPIJobSuspended|MPIJobResumed)|Warning '
+               r'(DeadlineExceeded|BackoffLimitExceeded|MPIJobFailed|MPIJobEvicted)): .*"\]'
+               r'\.count'),
          when=_count_fewer),
     Rule("crd-printer-columns", readme="CRD printer columns",
          obj="CustomResourceDefinition", phase="schema",

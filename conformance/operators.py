@@ -1,13 +1,15 @@
 """The operators under comparison, each a separate process with its log in a file.
 
-* ``ours``: ``python -m mpi_controller run --kubeConfig ...``, as e2e/conftest.py starts it;
-  ready once it logs ``caches synced``.
+* ``ours``: ``python -m mpi_controller run --kubeConfig ...``
+  (:class:`tests.processes.ControllerProcess`); ready once ``/readyz`` answers 200.
 * ``go``: the reference binary built by ``hack/reference-operators.sh`` (mpi-operator v0.8.2);
   ready once it logs ``Started workers``. It always runs leader election and serves
   ``/healthz`` on the fixed port 8080, so two of them never run at once here.
 
-Both get the same flags; ours also gets ``--health-port`` (a free port, so it never collides
-with the reference binary's fixed 8080) and ``--log-format json``, which change no behaviour.
+Both get the same flags; ours also gets ``--health-port`` and ``--monitoring-port`` (free
+ports, so they never collide with the reference binary's fixed 8080) and ``--log-format
+json``, which change no behaviour. Processes are :class:`tests.processes.OperatorProcess`, the
+harness the e2e tests, fault runs and benchmarks use too.
 """
 
 from __future__ import annotations
@@ -16,20 +18,14 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from tests.processes import ControllerProcess, OperatorProcess
 
 REPO = Path(__file__).resolve().parent.parent
 REFERENCE_SCRIPT = REPO / "hack" / "reference-operators.sh"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def reference(*args: str) -> str:
@@ -53,58 +49,6 @@ def port_in_use(port: int) -> bool:
         return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
-@dataclass
-class OperatorProcess:
-    """One operator process: ``argv``, ready when ``ready_marker`` appears in its log."""
-
-    name: str
-    argv: list[str]
-    log_path: Path
-    ready_marker: str
-    env: dict[str, str] = field(default_factory=dict)
-    proc: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        # Like the Go operator, ours lets $KUBECONFIG override --kubeConfig: never pass it on.
-        env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
-        env.update(self.env)
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        with self.log_path.open("ab") as log:
-            self.proc = subprocess.Popen(self.argv, stdout=log, stderr=subprocess.STDOUT, env=env,
-                                         start_new_session=True)
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
-
-    def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
-
-    def wait_ready(self, timeout: float = 120) -> float:
-        """Seconds until the ready marker is logged; raises if the process exits first."""
-        start = time.monotonic()
-        while time.monotonic() - start < timeout:
-            if self.ready_marker in self.log():
-                return round(time.monotonic() - start, 2)
-            if not self.alive():
-                raise RuntimeError(f"{self.name} exited with {self.proc and self.proc.returncode}"
-                                   f" before it was ready:\n{self.log()[-3000:]}")
-            time.sleep(0.1)
-        raise RuntimeError(f"{self.name} was not ready after {timeout}s:\n{self.log()[-3000:]}")
-
-    def stop(self, timeout: float = 30) -> int | None:
-        """SIGTERM, then SIGKILL after ``timeout``; returns the exit code."""
-        if self.proc is None:
-            return None
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
-        return self.proc.returncode
-
-
 def stop_pid(pid: int, timeout: float = 30) -> None:
     """SIGTERM a process this tooling started (by its pid), SIGKILL after ``timeout``."""
     try:
@@ -119,11 +63,7 @@ def stop_pid(pid: int, timeout: float = 30) -> None:
 
 
 def ours(kubeconfig: Path, flags: list[str], log_path: Path) -> OperatorProcess:
-    return OperatorProcess(
-        "ours",
-        [sys.executable, "-m", "mpi_controller", "run", "--kubeConfig", str(kubeconfig), *flags,
-         "--health-port", str(free_port()), "--log-format", "json"],
-        log_path, "caches synced", env={"PYTHONUNBUFFERED": "1"})
+    return ControllerProcess(str(kubeconfig), log_path, *flags, defaults=())
 
 
 def go_mpi_operator(kubeconfig: Path, flags: list[str], log_path: Path) -> OperatorProcess:
@@ -134,7 +74,7 @@ def go_mpi_operator(kubeconfig: Path, flags: list[str], log_path: Path) -> Opera
     if not binary.exists():
         raise RuntimeError(f"{binary} is missing: run hack/reference-operators.sh build")
     return OperatorProcess("go", [str(binary), "--kubeConfig", str(kubeconfig), *flags],
-                           log_path, "Started workers")
+                           log_path, ready_marker="Started workers")
 
 
 REFERENCE = {"mpi-operator": go_mpi_operator}

@@ -32,6 +32,7 @@ from typing import Any
 from conformance import operators
 from conformance.differential import ensure_namespace, install_crd, read_crd, wait
 from conformance.kube import ApiError, Kube
+from tests.processes import OperatorProcess, free_port
 
 NAMESPACE = "kubeflow"
 SECRET = "training-operator-webhook-cert"
@@ -87,21 +88,21 @@ def copy_certificates(kube: Kube, timeout: float = 60) -> None:
         (CERT_DIR / name).write_bytes(base64.b64decode(value))
 
 
-def process(kubeconfig: Path, log_path: Path, *flags: str) -> operators.OperatorProcess:
+def process(kubeconfig: Path, log_path: Path, *flags: str) -> OperatorProcess:
     binary = Path(operators.reference("bin-dir", "training-operator")) / "training-operator"
     if not binary.exists():
         raise RuntimeError(f"{binary} is missing: run hack/reference-operators.sh build")
     argv = [str(binary),
-            "--metrics-bind-address", f"127.0.0.1:{operators.free_port()}",
-            "--health-probe-bind-address", f"127.0.0.1:{operators.free_port()}",
-            "--webhook-server-port", str(operators.free_port()),
+            "--metrics-bind-address", f"127.0.0.1:{free_port()}",
+            "--health-probe-bind-address", f"127.0.0.1:{free_port()}",
+            "--webhook-server-port", str(free_port()),
             *(f"--enable-scheme={s}" for s in SCHEMES), *flags]
-    return operators.OperatorProcess("training-operator", argv, log_path, "Starting workers",
+    return OperatorProcess("training-operator", argv, log_path, ready_marker="Starting workers",
                                      env={"KUBECONFIG": str(kubeconfig)})
 
 
 def start(kube: Kube, kubeconfig: Path, log_path: Path, *flags: str
-          ) -> operators.OperatorProcess:
+          ) -> OperatorProcess:
     """Prepare the cluster and start training-operator until its controllers run."""
     prepare(kube)
     proc = process(kubeconfig, log_path, *flags)

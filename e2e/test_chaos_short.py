@@ -20,7 +20,7 @@ from e2e.chaos.runner import (
     run_hostile,
     run_lost_watches,
 )
-from e2e.conftest import ControllerProcess
+from tests.processes import ControllerProcess
 from tests.support import Cluster, wait_for
 
 pytestmark = pytest.mark.cluster

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from e2e.conftest import ControllerProcess
 from tests.mpijobs import EXIT_CODE, MPIJobs, example, small_job
+from tests.processes import ControllerProcess
 from tests.support import wait_for
 
 pytestmark = pytest.mark.cluster

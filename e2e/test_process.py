@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from e2e.conftest import ControllerProcess, http_get
 from tests.mpijobs import MPIJobs, small_job
+from tests.processes import ControllerProcess, http_get
 from tests.support import Cluster, wait_for
 
 pytestmark = pytest.mark.cluster

@@ -14,8 +14,8 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from e2e.chaos.audit import leaked
-from e2e.conftest import ControllerProcess
 from tests.mpijobs import EXIT_CODE, MPIJobs, small_job
+from tests.processes import ControllerProcess
 from tests.support import REPO, Cluster, wait_for
 
 pytestmark = pytest.mark.cluster

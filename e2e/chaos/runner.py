@@ -28,7 +28,7 @@ from typing import Any
 from e2e.chaos import audit
 from e2e.chaos.hostile import at_limits, generate_invalid
 from e2e.chaos.workload import Workload, plan_jobs, retrying
-from e2e.conftest import ControllerProcess
+from tests.processes import ControllerProcess
 from tests.support import HACK
 
 RUNS = ("crashes", "apiserver-restarts", "lost-watches", "failover", "overload", "hostile")

@@ -22,7 +22,6 @@ import pytest
 import yaml
 from kubernetes import client
 
-from e2e.conftest import ControllerProcess
 from tests.integration.test_controller import (
     FOREIGN_KINDS,
     _install_pod_group_crd,
@@ -30,6 +29,7 @@ from tests.integration.test_controller import (
     not_managed,
 )
 from tests.mpijobs import MPIJobs, small_job
+from tests.processes import ControllerProcess
 from tests.support import REPO, Cluster, wait_for
 
 pytestmark = pytest.mark.cluster
