@@ -1,5 +1,5 @@
 """e2e fixtures: mpi-controller as a separate process (``mpi-controller run --kubeConfig``)
-against the whole cluster, with the CRD installed."""
+against the whole cluster, with the CRDs installed (it runs every kind whose CRD is)."""
 
 from __future__ import annotations
 
@@ -128,8 +128,8 @@ def _controller_kubeconfig(cluster: Cluster) -> str:
 
 
 @pytest.fixture(scope="session")
-def controller(cluster: Cluster, mpijob_crd: str, tmp_path_factory: pytest.TempPathFactory,
-               ) -> Iterator[ControllerProcess]:
+def controller(cluster: Cluster, mpijob_crd: str, tfjob_crd: str,
+               tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControllerProcess]:
     if os.environ.get("MPI_CONTROLLER_E2E_IN_CLUSTER") == "1":
         in_cluster = InClusterController(cluster)
         in_cluster.start()
