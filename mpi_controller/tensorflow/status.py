@@ -22,13 +22,13 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from mpi_controller.engine.training import children as ch
 from mpi_controller.engine.training.api import (
     CONDITION_FAILED,
     CONDITION_RESTARTING,
     CONDITION_RUNNING,
     CONDITION_SUCCEEDED,
 )
+from mpi_controller.engine.training.children import by_type, slices
 from mpi_controller.engine.training.conditions import reason, set_condition
 from mpi_controller.engine.training.decisions import MISSING_EXIT_CODE, exit_code
 from mpi_controller.kube.conditions import get_condition
@@ -58,7 +58,7 @@ def worker0_completed(job: TFJob, pods: list[dict[str, Any]]) -> bool:
     worker = job.replica_specs.get(REPLICA_TYPE_WORKER)
     if worker is None:
         return True
-    buckets = ch.slices(ch.by_type(pods, REPLICA_TYPE_WORKER), worker.replicas)
+    buckets = slices(by_type(pods, REPLICA_TYPE_WORKER), worker.replicas)
     if not buckets or len(buckets[0]) != 1:
         return False
     pod = buckets[0][0]

@@ -5,11 +5,8 @@ Pure modules: :mod:`.api` (the shared v1 API view and names), :mod:`.defaults` a
 :mod:`.validation` (shared defaulting and webhook checks), :mod:`.children` (pods and Services
 per replica index, labels, slices), :mod:`.decisions` (restarts, exit codes, backoff, deadline,
 TTL, cleanup, replica counting), :mod:`.conditions` (the condition rules), :mod:`.gang`
-(PodGroups). :mod:`.metrics` holds the ``training_operator_jobs_*`` counters; :mod:`.kind` is
-the generic kind and its sync; :mod:`.framework` what a kind plugs in (:class:`TrainingFramework`).
+(PodGroups), :mod:`.plan` (what a kind creates for a job). :mod:`.metrics` holds the
+``training_operator_jobs_*`` counters; :mod:`.kind` is the generic kind and its sync;
+:mod:`.framework` what a kind plugs in (``TrainingFramework``).
+Importing this package imports nothing, so a kind's pure code can use the pure modules alone.
 """
-
-from mpi_controller.engine.training.framework import TrainingFramework, TrainingOptions
-from mpi_controller.engine.training.kind import TrainingJobKind
-
-__all__ = ["TrainingFramework", "TrainingJobKind", "TrainingOptions"]

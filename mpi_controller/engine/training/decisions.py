@@ -49,6 +49,7 @@ __all__ = [
     "FailedPodAction",
     "abnormal_pod_events",
     "count_pod",
+    "deadline_remaining",
     "exceeds_backoff_limit",
     "exit_code",
     "failed_pod_action",
