@@ -10,7 +10,8 @@ from typing import Any
 
 import yaml
 
-from tests.support import REPO, wait_for
+from tests.mpijobs import MPIJobs
+from tests.support import REPO
 
 GROUP, VERSION, PLURAL = "kubeflow.org", "v1", "tfjobs"
 DURATION = "sim.mpi-controller.io/duration"
@@ -72,61 +73,32 @@ def dense_config(job: str, ns: str, cluster: dict[str, int], rtype: str, index: 
                        "environment": "cloud"}, separators=(",", ":"))
 
 
-class TFJobs:
-    """CRUD on TFJobs in one namespace, plus waits (a live cluster)."""
+class TFJobs(MPIJobs):
+    """CRUD on TFJobs in one namespace, plus waits (a live cluster). ``conditions`` lists
+    ``(type, status, reason)`` in order; pods and Services are plain dicts by name."""
 
-    def __init__(self, api: Any, namespace: str) -> None:
-        from kubernetes import client
+    group, version, plural, kind = GROUP, VERSION, PLURAL, "TFJob"
 
-        self.custom = client.CustomObjectsApi(api)
-        self.core = client.CoreV1Api(api)
-        self.namespace = namespace
-
-    def create(self, body: dict[str, Any]) -> dict[str, Any]:
-        return self.custom.create_namespaced_custom_object(  # type: ignore[no-any-return]
-            GROUP, VERSION, self.namespace, PLURAL, body)
-
-    def get(self, name: str) -> dict[str, Any]:
-        return self.custom.get_namespaced_custom_object(  # type: ignore[no-any-return]
-            GROUP, VERSION, self.namespace, PLURAL, name)
-
-    def patch(self, name: str, patch: dict[str, Any]) -> dict[str, Any]:
-        return self.custom.patch_namespaced_custom_object(  # type: ignore[no-any-return]
-            GROUP, VERSION, self.namespace, PLURAL, name, patch)
-
-    def delete(self, name: str) -> None:
-        self.custom.delete_namespaced_custom_object(GROUP, VERSION, self.namespace, PLURAL, name)
-
-    def conditions(self, name: str) -> list[tuple[str, str, str]]:
-        """``(type, status, reason)`` in order."""
+    def conditions(self, name: str) -> list[tuple[str, str, str]]:  # type: ignore[override]
         status = self.get(name).get("status") or {}
         return [(c["type"], c["status"], c.get("reason", "")) for c in
                 status.get("conditions") or []]
 
-    def wait_condition(self, name: str, ctype: str, status: str = "True", *,
-                       timeout: float = 90) -> dict[str, Any]:
-        def probe() -> dict[str, Any] | None:
-            job = self.get(name)
-            for c in (job.get("status") or {}).get("conditions") or []:
-                if c["type"] == ctype and c["status"] == status:
-                    return job
-            return None
-        return wait_for(probe, timeout=timeout, what=f"TFJob {name} condition {ctype}={status}")
-
-    def pods(self, name: str) -> list[dict[str, Any]]:
+    def pods(self, name: str) -> list[dict[str, Any]]:  # type: ignore[override]
         """The job's pods as plain dicts, by name."""
         items = self.core.list_namespaced_pod(
             self.namespace, label_selector=f"training.kubeflow.org/job-name={name}").items
-        api = self.core.api_client
-        return sorted((api.sanitize_for_serialization(p) for p in items),
-                      key=lambda p: p["metadata"]["name"])
+        return self._plain(items)
 
     def services(self, name: str) -> list[dict[str, Any]]:
         items = self.core.list_namespaced_service(
             self.namespace, label_selector=f"training.kubeflow.org/job-name={name}").items
+        return self._plain(items)
+
+    def _plain(self, items: list[Any]) -> list[dict[str, Any]]:
         api = self.core.api_client
-        return sorted((api.sanitize_for_serialization(s) for s in items),
-                      key=lambda s: s["metadata"]["name"])
+        return sorted((api.sanitize_for_serialization(i) for i in items),
+                      key=lambda i: i["metadata"]["name"])
 
     def events(self, name: str) -> list[tuple[str, str, str]]:
         """``(type, reason, message)`` of the job's Events, oldest first."""

@@ -375,20 +375,11 @@ class _TrainingSync:
         await self.create_all(SERVICES, desired, "service")
 
     async def create_all(self, resource: Resource, objects: list[Obj], noun: str) -> None:
-        """Create ``objects`` concurrently; ``SuccessfulCreate<Kind>`` / ``FailedCreate<Kind>``
-        events in order; the first error raised after all have finished."""
+        """Create ``objects`` concurrently (``SuccessfulCreate<Kind>`` / ``FailedCreate<Kind>``
+        events in order; the first error raised after all have finished)."""
+        names = [o["metadata"]["name"] for o in objects]
         results = await self.each(objects, lambda o: self.writer.create(resource, o))
-        first: BaseException | None = None
-        for obj, result in zip(objects, results, strict=True):
-            if isinstance(result, BaseException):
-                first = first or result
-                self.ctx.emit(Event(WARNING, f"FailedCreate{resource.kind}",
-                                    f"Error creating: {result}"))
-            else:
-                self.ctx.emit(Event(NORMAL, f"SuccessfulCreate{resource.kind}",
-                                    f"Created {noun}: {obj['metadata']['name']}"))
-        if first is not None:
-            raise first
+        self.report_writes(resource, names, results, ("Create", "Created", "creating"), noun)
 
     async def delete_pods(self, names: Sequence[str]) -> None:
         await self.delete_all(PODS, names, "pod")
@@ -398,15 +389,21 @@ class _TrainingSync:
 
     async def delete_all(self, resource: Resource, names: Sequence[str], noun: str) -> None:
         results = await self.each(names, lambda n: self.writer.delete(resource, n))
+        self.report_writes(resource, names, results, ("Delete", "Deleted", "deleting"), noun)
+
+    def report_writes(self, resource: Resource, names: Sequence[str], results: list[Any],
+                      words: tuple[str, str, str], noun: str) -> None:
+        """upstream's PodControl/ServiceControl events for each write, then the first error."""
+        verb, done, doing = words
         first: BaseException | None = None
         for name, result in zip(names, results, strict=True):
             if isinstance(result, BaseException):
                 first = first or result
-                self.ctx.emit(Event(WARNING, f"FailedDelete{resource.kind}",
-                                    f"Error deleting: {result}"))
+                self.ctx.emit(Event(WARNING, f"Failed{verb}{resource.kind}",
+                                    f"Error {doing}: {result}"))
             else:
-                self.ctx.emit(Event(NORMAL, f"SuccessfulDelete{resource.kind}",
-                                    f"Deleted {noun}: {name}"))
+                self.ctx.emit(Event(NORMAL, f"Successful{verb}{resource.kind}",
+                                    f"{done} {noun}: {name}"))
         if first is not None:
             raise first
 

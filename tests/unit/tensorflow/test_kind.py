@@ -62,6 +62,13 @@ def metric(name: str, framework: str = "tensorflow") -> float:
     return value or 0.0
 
 
+async def succeed(h: EngineHarness, pod: str, job: str = "job") -> tuple[str, str, str]:
+    """``pod`` exits 0 and the job syncs: its last condition."""
+    set_pod(h, pod, "Succeeded", code=0)
+    await h.sync(job, "TFJob")
+    return conditions(h, job)[-1]
+
+
 async def started(h: EngineHarness, body: dict[str, Any], *, running: bool = True) -> None:
     """The job created, its first sync done, its pods Running (each index's pod), the request
     log starts afresh."""
@@ -517,12 +524,8 @@ async def test_chief_worker_evaluator_ps_with_custom_ports() -> None:
                 assert service is not None
                 assert service["spec"]["ports"] == [{"name": "tfjob-port",
                                                      "port": ports.get(rt, 2222)}]
-        set_pod(h, "job-worker-0", "Succeeded", code=0)
-        await h.sync("job", "TFJob")
-        assert conditions(h, "job")[-1] == ("Running", "True", "TFJobRunning")
-        set_pod(h, "job-chief-0", "Succeeded", code=0)
-        await h.sync("job", "TFJob")
-        assert conditions(h, "job")[-1] == ("Succeeded", "True", "TFJobSucceeded")
+        assert await succeed(h, "job-worker-0") == ("Running", "True", "TFJobRunning")
+        assert await succeed(h, "job-chief-0") == ("Succeeded", "True", "TFJobSucceeded")
 
 
 async def test_a_single_replica_job_gets_no_tf_config_and_template_warnings() -> None:
@@ -559,12 +562,8 @@ async def test_dynamic_workers_get_sparse_tf_config_and_tolerate_failures() -> N
 async def test_all_workers_success_policy_waits_for_every_worker() -> None:
     async with harness() as h:
         await started(h, tfjob("job", {"Worker": replica(2)}, successPolicy="AllWorkers"))
-        set_pod(h, "job-worker-0", "Succeeded", code=0)
-        await h.sync("job", "TFJob")
-        assert conditions(h, "job")[-1] == ("Running", "True", "TFJobRunning")
-        set_pod(h, "job-worker-1", "Succeeded", code=0)
-        await h.sync("job", "TFJob")
-        assert conditions(h, "job")[-1] == ("Succeeded", "True", "TFJobSucceeded")
+        assert await succeed(h, "job-worker-0") == ("Running", "True", "TFJobRunning")
+        assert await succeed(h, "job-worker-1") == ("Succeeded", "True", "TFJobSucceeded")
 
 
 async def test_cluster_domain_is_appended_to_hosts() -> None:
