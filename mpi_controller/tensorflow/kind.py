@@ -23,8 +23,14 @@ from mpi_controller.runtime.client import Resource
 from mpi_controller.runtime.informer import InformerFactory, SharedIndexInformer
 from mpi_controller.tensorflow import constants as c
 from mpi_controller.tensorflow.status import update_tfjob_status
-from mpi_controller.tensorflow.tfconfig import add_tf_config, tf_config
-from mpi_controller.tensorflow.v1 import is_chief_or_master, parse_tfjob, set_defaults, validate
+from mpi_controller.tensorflow.tfconfig import add_tf_config, cluster_spec, tf_config
+from mpi_controller.tensorflow.v1 import (
+    TFJob,
+    is_chief_or_master,
+    parse_tfjob,
+    set_defaults,
+    validate,
+)
 
 __all__ = ["TFJOBS", "TFJobKind", "TensorFlow"]
 
@@ -46,6 +52,15 @@ class TensorFlow:
 
     def __init__(self, *, cluster_domain: str = "") -> None:
         self.cluster_domain = cluster_domain
+        self._last: tuple[Mapping[str, Any], TFJob, dict[str, list[str]]] | None = None
+
+    def _view(self, job: Mapping[str, Any]) -> tuple[TFJob, dict[str, list[str]]]:
+        """The typed view and cluster spec of ``job``, kept for the next call with the same
+        job object (a sync builds all of a job's pods from one)."""
+        if self._last is None or self._last[0] is not job:
+            view = parse_tfjob(job)
+            self._last = (job, view, cluster_spec(view, self.cluster_domain))
+        return self._last[1], self._last[2]
 
     def set_defaults(self, job: Mapping[str, Any]) -> Obj:
         return set_defaults(job)
@@ -55,7 +70,8 @@ class TensorFlow:
 
     def set_cluster_spec(self, job: Mapping[str, Any], template: Obj, rtype: str,
                          index: int) -> None:
-        value = tf_config(parse_tfjob(job), rtype, index, self.cluster_domain)
+        view, cluster = self._view(job)
+        value = tf_config(view, rtype, index, self.cluster_domain, cluster=cluster)
         if value is not None:
             add_tf_config(template, value)
 

@@ -74,11 +74,13 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
-def tf_config(job: TFJob, rtype: str, index: int, cluster_domain: str = "") -> str | None:
-    """The TF_CONFIG value of pod ``<rtype>-<index>`` (``None``: the job is not distributed)."""
+def tf_config(job: TFJob, rtype: str, index: int, cluster_domain: str = "", *,
+              cluster: dict[str, list[str]] | None = None) -> str | None:
+    """The TF_CONFIG value of pod ``<rtype>-<index>`` (``None``: the job is not distributed);
+    ``cluster``: the job's :func:`cluster_spec`, when the caller has it already."""
     if not is_distributed(job):
         return None
-    cluster = cluster_spec(job, cluster_domain)
+    cluster = cluster if cluster is not None else cluster_spec(job, cluster_domain)
     rt = rtype.lower()
     task = {"type": rt, "index": index}
     if not job.enable_dynamic_worker:
