@@ -71,7 +71,7 @@ from mpi_controller.engine.writer import gather_raising
 from mpi_controller.kube.conditions import get_condition
 from mpi_controller.kube.events import NORMAL, WARNING, Event
 from mpi_controller.kube.fielderrors import aggregate_message
-from mpi_controller.kube.jsonvalue import as_dict, as_str, json_copy
+from mpi_controller.kube.jsonvalue import as_dict, as_int, as_str, json_copy
 from mpi_controller.kube.pods import pod_phase
 from mpi_controller.kube.timefmt import format_time
 from mpi_controller.runtime.cache import CONTROLLER_UID_INDEX, controller_uid_index
@@ -174,6 +174,11 @@ class _TrainingSync:
         return set_condition(self.status, condition_type, status, self.reason(what), message,
                              now=self.now)
 
+    def replica_statuses(self) -> list[Obj]:
+        """The well-formed entries of ``status.replicaStatuses`` (to change in place)."""
+        return [r for r in as_dict(self.status.get("replicaStatuses")).values()
+                if isinstance(r, dict)]
+
     def services(self) -> list[Obj]:
         uid = as_str(as_dict(self.job.get("metadata")).get("uid"))
         return self.kind.services.indexer.by_index(CONTROLLER_UID_INDEX, uid)
@@ -187,10 +192,10 @@ class _TrainingSync:
         if is_finished(self.status):
             await self.clean_up(pods, finished=True)
             if is_succeeded(self.status):
-                for replica in as_dict(self.status.get("replicaStatuses")).values():
-                    active = int(replica.pop("active", 0) or 0)
-                    if active:
-                        replica["succeeded"] = int(replica.get("succeeded") or 0) + active
+                for replica in self.replica_statuses():
+                    active = replica.pop("active", 0)
+                    if isinstance(active, int) and active:
+                        replica["succeeded"] = (as_int(replica.get("succeeded")) or 0) + active
         elif self.policy.suspend:
             await self.suspend(pods)
         else:
@@ -243,7 +248,7 @@ class _TrainingSync:
 
     async def suspend(self, pods: list[Obj]) -> None:
         await self.clean_up(pods, finished=False)
-        for replica in as_dict(self.status.get("replicaStatuses")).values():
+        for replica in self.replica_statuses():
             replica.pop("active", None)
         message = f"{self.fw.kind} {self.name} is suspended."
         if is_running(self.status):

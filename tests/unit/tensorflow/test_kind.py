@@ -691,3 +691,20 @@ async def test_mpijob_and_tfjob_run_side_by_side() -> None:
         sources = {(e["involvedObject"]["kind"], e["source"]["component"]) for e in events}
         assert ("TFJob", "tfjob-controller") in sources
         assert ("MPIJob", "mpi-job-controller") in sources
+
+
+async def test_a_malformed_status_does_not_break_the_sync() -> None:
+    """A status edited by hand (junk entries, a bad time): the sync goes on, nothing raises."""
+    async with harness() as h:
+        body = tfjob("job", {"Worker": replica(1)}, run_policy={"ttlSecondsAfterFinished": 5,
+                                                                "activeDeadlineSeconds": 9})
+        h.create(body)
+        await h.sync("job", "TFJob")
+
+        def junk(job: dict[str, Any]) -> None:
+            job["status"] = {"conditions": [1, {"type": "Succeeded", "status": "True"}],
+                             "replicaStatuses": {"Worker": "x", "PS": {"active": "y"}},
+                             "completionTime": "garbage", "startTime": 7}
+        h.api.modify(h.controller.kind.resource, "job", junk, namespace=NS)
+        assert await h.sync("job", "TFJob") is None
+        assert status(h, "job")["replicaStatuses"] == {"Worker": "x", "PS": {}}
