@@ -105,14 +105,20 @@ def test_the_issues_manifest_succeeds(cluster: Cluster, kubeflow: TFJobs) -> Non
     selected = cluster.kubectl("-n", "kubeflow", "get", "pods", "-l", f"job-name={JOB}",
                                "-o", "name").split()
     assert selected == [f"pod/{n}" for n in NAMES]
-    events = kubeflow.events(JOB)
+    wanted = {("Normal", "ExitedWithCode", f"Pod: kubeflow.{JOB}-worker-0 exited with code 0"),
+              ("Normal", "TFJobSucceeded", f"TFJob kubeflow/{JOB} successfully completed.")}
     for name in NAMES:
-        assert ("Normal", "SuccessfulCreatePod", f"Created pod: {name}") in events
-        assert ("Normal", "SuccessfulCreateService", f"Created service: {name}") in events
-    assert ("Normal", "ExitedWithCode", f"Pod: kubeflow.{JOB}-worker-0 exited with code 0") \
-        in events
-    assert events[-1] == ("Normal", "TFJobSucceeded",
-                          f"TFJob kubeflow/{JOB} successfully completed.")
+        wanted |= {("Normal", "SuccessfulCreatePod", f"Created pod: {name}"),
+                   ("Normal", "SuccessfulCreateService", f"Created service: {name}")}
+
+    def all_written() -> list[tuple[str, str, str]] | None:  # Events are written asynchronously
+        events = kubeflow.events(JOB)
+        return events if wanted <= set(events) else None
+
+    events = wait_for(all_written, timeout=30, what="the job's events")
+    reasons = {r for _, r, _ in events}
+    assert reasons <= {"SuccessfulCreatePod", "SuccessfulCreateService", "ExitedWithCode",
+                       "TFJobSucceeded"}, events
     state = cluster.kubectl("-n", "kubeflow", "get", "tfjob", JOB, "-o",
                             "custom-columns=STATE:.status.conditions[-1:].type", "--no-headers")
     assert state.strip() == "Succeeded"

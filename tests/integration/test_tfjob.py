@@ -105,17 +105,18 @@ def test_exit_code_retryable_restarts_and_permanent_fails(cluster: Cluster,
         jobs.create(retry)
         jobs.create(permanent)
         first = wait_pods(jobs, "retry", 1)[0]["metadata"]["uid"]
-        jobs.wait_condition("retry", "Restarting", timeout=60)
+        restarting = jobs.wait_condition("retry", "Restarting", timeout=60)
         wait_for(lambda: [p for p in jobs.pods("retry") if p["metadata"]["uid"] != first],
                  timeout=60, what="the restarted pod")
         message = "job retry is restarting because Worker replica(s) failed."
-        assert condition(jobs, "retry", "Restarting")["reason"] == "TFJobRestarting"
-        assert condition(jobs, "retry", "Restarting")["message"] == message
-        events = jobs.events("retry")
-        assert ("Warning", "TFJobRestarting", message) in events
-        assert ("Normal", "ExitedWithCode",
-                f"Pod: {jobs.namespace}.retry-worker-0 exited with code 137") in events
-        assert ("Normal", "SuccessfulDeletePod", "Deleted pod: retry-worker-0") in events
+        cond = next(c for c in restarting["status"]["conditions"] if c["type"] == "Restarting")
+        assert (cond["reason"], cond["message"]) == ("TFJobRestarting", message)
+        wanted = {("Warning", "TFJobRestarting", message),
+                  ("Normal", "ExitedWithCode",
+                   f"Pod: {jobs.namespace}.retry-worker-0 exited with code 137"),
+                  ("Normal", "SuccessfulDeletePod", "Deleted pod: retry-worker-0")}
+        wait_for(lambda: wanted <= set(jobs.events("retry")), timeout=30,
+                 what="the restart's events")
         job = jobs.wait_condition("perm", "Failed", timeout=60)
         failed = condition(jobs, "perm", "Failed")
         assert (failed["reason"], failed["message"]) == (
@@ -183,7 +184,8 @@ def test_ttl_deletes_the_finished_job(cluster: Cluster, jobs: TFJobs) -> None:
 
         wait_for(gone, timeout=30, what="the TFJob deleted after its TTL")
         assert time.monotonic() - done >= 1.5
-        assert ("Normal", "SuccessfulDeleteJob", "Deleted job: ttl") in jobs.events("ttl")
+        wait_for(lambda: ("Normal", "SuccessfulDeleteJob", "Deleted job: ttl") in jobs.events(
+            "ttl"), timeout=30, what="the SuccessfulDeleteJob event")
 
 
 @pytest.mark.parametrize(("policy", "kept"), [
@@ -205,11 +207,13 @@ def test_clean_pod_policy(cluster: Cluster, jobs: TFJobs, policy: str, kept: lis
                  what=f"the pods cleanPodPolicy {policy} keeps")
         wait_for(lambda: names(jobs.services("cpp")) == kept, timeout=60,
                  what=f"the Services cleanPodPolicy {policy} keeps")
-        deleted = {m.split(": ")[1] for _, r, m in jobs.events("cpp")
-                   if r == "SuccessfulDeletePod"}
-        assert sorted(deleted) == sorted(
-            {"cpp-chief-0", "cpp-evaluator-0", "cpp-ps-0", "cpp-worker-0", "cpp-worker-1"}
-            - set(kept))
+        expected = sorted({"cpp-chief-0", "cpp-evaluator-0", "cpp-ps-0", "cpp-worker-0",
+                           "cpp-worker-1"} - set(kept))
+
+        def deleted() -> list[str]:  # Events are written asynchronously
+            return sorted(m.split(": ")[1] for _, r, m in jobs.events("cpp")
+                          if r == "SuccessfulDeletePod")
+        wait_for(lambda: deleted() == expected, timeout=30, what="a deletion event per pod")
 
 
 def test_suspend_then_resume(cluster: Cluster, jobs: TFJobs) -> None:
@@ -233,9 +237,10 @@ def test_suspend_then_resume(cluster: Cluster, jobs: TFJobs) -> None:
         assert status["startTime"] > started
         assert [c for c in jobs.conditions("sus") if c[0] == "Suspended"] == [
             ("Suspended", "False", "TFJobResumed")]
-        events = jobs.events("sus")
-        assert events.count(("Normal", "TFJobSuspended", "TFJob sus is suspended.")) == 1
-        assert ("Normal", "TFJobResumed", "TFJob sus is resumed.") in events
+        wait_for(lambda: ("Normal", "TFJobResumed", "TFJob sus is resumed.") in jobs.events("sus"),
+                 timeout=30, what="the TFJobResumed event")
+        assert jobs.events("sus").count(
+            ("Normal", "TFJobSuspended", "TFJob sus is suspended.")) == 1
 
 
 def test_a_job_managed_by_multikueue_is_left_alone(cluster: Cluster, jobs: TFJobs) -> None:
