@@ -287,8 +287,7 @@ class _TrainingSync:
     def limit_failure(self, pods: list[Obj]) -> str | None:
         """The failure message when the backoff limit or the active deadline is reached."""
         if self.policy.backoff_limit is not None:
-            previously = sum(int(as_dict(r).get("failed") or 0) for r in
-                             as_dict(self.status.get("replicaStatuses")).values())
+            previously = sum(as_int(r.get("failed")) or 0 for r in self.replica_statuses())
             exceeded = decisions.exceeds_backoff_limit(
                 self.policy, failed=sum(1 for p in pods if pod_phase(p) == "Failed"),
                 previously_failed=previously, active=sum(map(decisions.is_active, pods)),

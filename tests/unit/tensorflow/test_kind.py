@@ -696,15 +696,23 @@ async def test_mpijob_and_tfjob_run_side_by_side() -> None:
 async def test_a_malformed_status_does_not_break_the_sync() -> None:
     """A status edited by hand (junk entries, a bad time): the sync goes on, nothing raises."""
     async with harness() as h:
-        body = tfjob("job", {"Worker": replica(1)}, run_policy={"ttlSecondsAfterFinished": 5,
-                                                                "activeDeadlineSeconds": 9})
+        body = tfjob("job", {"Worker": replica(1)}, run_policy={
+            "ttlSecondsAfterFinished": 5, "activeDeadlineSeconds": 9, "backoffLimit": 1})
         h.create(body)
         await h.sync("job", "TFJob")
 
         def junk(job: dict[str, Any]) -> None:
             job["status"] = {"conditions": [1, {"type": "Succeeded", "status": "True"}],
-                             "replicaStatuses": {"Worker": "x", "PS": {"active": "y"}},
+                             "replicaStatuses": {"Worker": "x", "PS": {"active": "y",
+                                                                       "failed": "z"}},
                              "completionTime": "garbage", "startTime": 7}
         h.api.modify(h.controller.kind.resource, "job", junk, namespace=NS)
         assert await h.sync("job", "TFJob") is None
-        assert status(h, "job")["replicaStatuses"] == {"Worker": "x", "PS": {}}
+        assert status(h, "job")["replicaStatuses"] == {"Worker": "x", "PS": {"failed": "z"}}
+
+        def running_junk(job: dict[str, Any]) -> None:
+            job["status"] = {"conditions": ["?"], "replicaStatuses": {"Worker": {"failed": "z"}},
+                             "startTime": "garbage"}
+        h.api.modify(h.controller.kind.resource, "job", running_junk, namespace=NS)
+        await h.sync("job", "TFJob")
+        assert status(h, "job")["replicaStatuses"] == {"Worker": {}}
