@@ -77,22 +77,35 @@ def namespace(kube_api: object) -> Iterator[str]:
 
 
 CRD_PATH = "deploy/crd/kubeflow.org_mpijobs.yaml"
+TFJOB_CRD_PATH = "deploy/crd/kubeflow.org_tfjobs.yaml"
+
+
+def install_crd(cluster: Cluster, kube_api: object, path: str, name: str) -> str:
+    """Install (server-side apply) the CRD file ``path`` and wait until ``name`` is
+    Established."""
+    from kubernetes import client
+
+    from tests.support import REPO
+
+    cluster.kubectl("apply", "--server-side", "--force-conflicts", "-f", str(REPO / path))
+    ext = client.ApiextensionsV1Api(kube_api)
+
+    def established() -> bool:
+        crd = ext.read_custom_resource_definition(name)
+        return any(c.type == "Established" and c.status == "True"
+                   for c in (crd.status.conditions or []))
+
+    wait_for(established, timeout=60, what=f"the CRD {name} to be Established")
+    return name
 
 
 @pytest.fixture(scope="session")
 def mpijob_crd(cluster: Cluster, kube_api: object) -> str:
     """Installs (server-side apply) the MPIJob CRD and waits until it is Established."""
-    from kubernetes import client
+    return install_crd(cluster, kube_api, CRD_PATH, "mpijobs.kubeflow.org")
 
-    from tests.support import REPO
 
-    cluster.kubectl("apply", "--server-side", "--force-conflicts", "-f", str(REPO / CRD_PATH))
-    ext = client.ApiextensionsV1Api(kube_api)
-
-    def established() -> bool:
-        crd = ext.read_custom_resource_definition("mpijobs.kubeflow.org")
-        return any(c.type == "Established" and c.status == "True"
-                   for c in (crd.status.conditions or []))
-
-    wait_for(established, timeout=60, what="the MPIJob CRD to be Established")
-    return "mpijobs.kubeflow.org"
+@pytest.fixture(scope="session")
+def tfjob_crd(cluster: Cluster, kube_api: object) -> str:
+    """Installs (server-side apply) the TFJob CRD and waits until it is Established."""
+    return install_crd(cluster, kube_api, TFJOB_CRD_PATH, "tfjobs.kubeflow.org")

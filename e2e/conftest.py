@@ -1,5 +1,6 @@
 """e2e fixtures: mpi-controller as a separate process (``mpi-controller run --kubeConfig``,
-:class:`tests.processes.ControllerProcess`) against the whole cluster, with the CRD installed."""
+:class:`tests.processes.ControllerProcess`) against the whole cluster, with the CRDs installed
+(it runs every kind whose CRD is)."""
 
 from __future__ import annotations
 
@@ -51,8 +52,8 @@ def _controller_kubeconfig(cluster: Cluster) -> str:
 
 
 @pytest.fixture(scope="session")
-def controller(cluster: Cluster, mpijob_crd: str, tmp_path_factory: pytest.TempPathFactory,
-               ) -> Iterator[ControllerProcess]:
+def controller(cluster: Cluster, mpijob_crd: str, tfjob_crd: str,
+               tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControllerProcess]:
     if os.environ.get("MPI_CONTROLLER_E2E_IN_CLUSTER") == "1":
         in_cluster = InClusterController(cluster)
         in_cluster.start()

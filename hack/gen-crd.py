@@ -31,10 +31,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from crdgen.crd import CRD
 from crdgen.mpijob import MPIJOB
 from crdgen.openapi import pod_template_schema
+from crdgen.tfjob import TFJOB
 
 REPO = Path(__file__).resolve().parent.parent
 OUTPUT_DIR = REPO / "deploy" / "crd"
-CRDS: dict[str, CRD] = {crd.plural: crd for crd in (MPIJOB,)}
+CRDS: dict[str, CRD] = {crd.plural: crd for crd in (MPIJOB, TFJOB)}
 
 
 def fetch(kubeconfig: str) -> tuple[dict[str, Any], str]:

@@ -4,10 +4,14 @@ events, health and metrics together, and runs until SIGTERM.
 :func:`build_controllers` is the wiring of the kinds (one shared informer factory and pod
 informer, one engine controller and event recorder per kind); the tests use it too.
 
-Startup follows the Go operator: build the client (QPS/burst), check that the MPIJob CRD is
-installed (exit 1 with "CRD doesn't exist. Exiting" otherwise), serve health, run leader
+The kinds (:data:`SCHEMES`): ``mpijob`` (MPIJob ``v2beta1``) and ``tfjob`` (TFJob ``v1``).
+``--enable-scheme`` selects some; without it every kind whose CRD is installed runs.
+
+Startup follows the Go operators: build the client (QPS/burst), check that the CRDs of the
+selected kinds are installed (exit 1 with "CRD doesn't exist. Exiting", naming the CRDs,
+when one is not, or without ``--enable-scheme`` when none is), serve health, run leader
 election on Lease ``<lock-namespace>/mpi-operator`` (15 s / 5 s / 3 s), and when leading start
-the informers and the controller. Losing the lease exits with status 1 (so the pod restarts
+the informers and the controllers. Losing the lease exits with status 1 (so the pod restarts
 as a candidate); SIGTERM drains the queue and exits 0.
 """
 
@@ -16,20 +20,21 @@ from __future__ import annotations
 import asyncio
 import socket
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 import structlog
 
 from mpi_controller.engine.controller import JobController
+from mpi_controller.engine.kind import JobKind
 from mpi_controller.engine.pods import pod_informer
 from mpi_controller.kube.timefmt import utcnow
 from mpi_controller.mpi import constants
 from mpi_controller.mpi import metrics as jobmetrics
 from mpi_controller.mpi.kind import MPIJOBS, MPIJobKind
-from mpi_controller.options import ServerOptions
-from mpi_controller.runtime.client import ApiError, KubeClient, RestClient
+from mpi_controller.options import SCHEMES, ServerOptions
+from mpi_controller.runtime.client import ApiError, KubeClient, Resource, RestClient
 from mpi_controller.runtime.clock import Clock, LoopClock
 from mpi_controller.runtime.events import EventRecorder
 from mpi_controller.runtime.informer import InformerFactory, SharedIndexInformer
@@ -41,8 +46,10 @@ from mpi_controller.runtime.manager import (
     Runnable,
     install_signal_handlers,
 )
+from mpi_controller.tensorflow import constants as tf_constants
+from mpi_controller.tensorflow.kind import TFJOBS, TFJobKind
 
-__all__ = ["LEASE_NAME", "Controllers", "build_controllers", "run"]
+__all__ = ["LEASE_NAME", "SCHEMES", "Controllers", "build_controllers", "run"]
 
 LEASE_NAME = "mpi-operator"
 # The Go operator's clientsets besides the Kubernetes one, each with its own --kube-api-qps
@@ -82,18 +89,46 @@ class _GaugedElector:
 STARTUP_RETRY_SECONDS = 60.0
 
 
+@dataclass(frozen=True)
+class _Scheme:
+    """A job kind ``mpi-controller run`` can run: its resource, CRD and how to build it."""
+
+    resource: Callable[[], Resource]
+    crd: str
+    operator_name: str
+    component: str
+    build: Callable[[InformerFactory, ServerOptions, SharedIndexInformer], JobKind]
+
+
+_KINDS: dict[str, _Scheme] = {
+    "mpijob": _Scheme(
+        lambda: MPIJOBS, constants.CRD_NAME, MPIJobKind.operator_name, MPIJobKind.component,
+        lambda factory, opts, pods: MPIJobKind(factory, namespace=opts.namespace, pods=pods,
+                                               options=opts.mpi)),
+    "tfjob": _Scheme(
+        lambda: TFJOBS, tf_constants.CRD_NAME, TFJobKind.operator_name, TFJobKind.component,
+        lambda factory, opts, pods: TFJobKind(factory, namespace=opts.namespace, pods=pods,
+                                              options=opts.training)),
+}
+assert tuple(_KINDS) == SCHEMES
+DEFAULT_SCHEMES = ("mpijob",)
+"""What :func:`build_controllers` builds when nothing selects kinds (callers that wire
+MPIJobs alone); ``run`` always selects them (from the flag or the installed CRDs)."""
+
+
 async def _crd_installed(client: KubeClient, namespace: str, *,
                          retry_for: float = STARTUP_RETRY_SECONDS,
-                         clock: Clock | None = None) -> bool:
-    """Whether the MPIJob CRD is served. Retriable errors (API server restarting or
+                         clock: Clock | None = None, scheme: str = "mpijob") -> bool:
+    """Whether the CRD of ``scheme`` is served. Retriable errors (API server restarting or
     overloaded) are retried with backoff for ``retry_for`` seconds, so a restart during an
     API server outage waits for it instead of crash-looping."""
     clock = clock or LoopClock()
     deadline = clock.now() + retry_for
     delay = 0.5
+    resource = _KINDS[scheme].resource()
     while True:
         try:
-            await client.list(MPIJOBS, namespace=namespace or None, limit=1)
+            await client.list(resource, namespace=namespace or None, limit=1)
         except ApiError as err:
             if err.is_not_found():
                 return False
@@ -120,18 +155,38 @@ class Controllers:
         return out
 
 
-def build_controllers(client: KubeClient, opts: ServerOptions, *, clock: Clock | None = None,
+def build_controllers(client: KubeClient, opts: ServerOptions, *,
+                      schemes: Sequence[str] | None = None, clock: Clock | None = None,
                       wall: Callable[[], datetime] = utcnow) -> Controllers:
-    """One engine controller per job kind, sharing one informer factory and pod informer
-    (``clock`` and ``wall`` are injected by tests)."""
+    """One engine controller per job kind of ``schemes`` (default: ``opts.enabled_schemes``,
+    else :data:`DEFAULT_SCHEMES`), sharing one informer factory and one pod informer (whose
+    selector covers every kind's operator name); ``clock`` and ``wall`` are injected by
+    tests."""
+    chosen = [_KINDS[s] for s in (schemes or opts.enabled_schemes or DEFAULT_SCHEMES)]
     factory = InformerFactory(client, clock=clock)
     namespace = opts.namespace or None
-    pods = pod_informer(factory, namespace, [MPIJobKind.operator_name])
-    kind = MPIJobKind(factory, namespace=opts.namespace, pods=pods, options=opts.mpi)
-    recorder = EventRecorder(client, MPIJobKind.component, clock=clock, wall=wall)
-    controller = JobController(kind, client, recorder, pods=pods, config=opts.engine,
-                               clock=clock, wall=wall)
-    return Controllers(controllers=[controller], recorders=[recorder])
+    pods = pod_informer(factory, namespace, [k.operator_name for k in chosen])
+    built = Controllers(controllers=[], recorders=[])
+    for scheme in chosen:
+        kind = scheme.build(factory, opts, pods)
+        recorder = EventRecorder(client, scheme.component, clock=clock, wall=wall)
+        built.controllers.append(JobController(kind, client, recorder, pods=pods,
+                                               config=opts.engine, clock=clock, wall=wall))
+        built.recorders.append(recorder)
+    return built
+
+
+async def _schemes_to_run(client: KubeClient, opts: ServerOptions) -> list[str] | None:
+    """The kinds to run: the enabled ones (``None`` when a CRD of one is missing), else every
+    kind whose CRD is installed (``None`` when none is). Logs the missing CRDs."""
+    wanted = opts.enabled_schemes or SCHEMES
+    installed = [s for s in wanted
+                 if await _crd_installed(client, opts.namespace, scheme=s)]
+    missing = [_KINDS[s].crd for s in wanted if s not in installed]
+    if (opts.enabled_schemes and missing) or not installed:
+        _log.error("CRD doesn't exist. Exiting", crd=", ".join(missing))
+        return None
+    return installed
 
 
 def _identity() -> str:
@@ -145,15 +200,14 @@ async def run(opts: ServerOptions) -> int:
         qps=opts.kube_api_qps, burst=opts.kube_api_burst, user_agent="mpi-operator",
         client_groups=CLIENT_GROUPS)
     try:
-        installed = await _crd_installed(client, opts.namespace)
+        schemes = await _schemes_to_run(client, opts)
     except BaseException:
         await client.close()
         raise
-    if not installed:
+    if schemes is None:
         await client.close()
-        _log.error("CRD doesn't exist. Exiting", crd=constants.CRD_NAME)
         return 1
-    built = build_controllers(client, opts)
+    built = build_controllers(client, opts, schemes=schemes)
     elector = None
     if opts.leader_elect:
         lock = LeaseLock(client, opts.lock_namespace, LEASE_NAME, _identity())
@@ -171,6 +225,7 @@ async def run(opts: ServerOptions) -> int:
     stop = asyncio.Event()
     remove = install_signal_handlers(stop)
     _log.info("mpi-controller starting", namespace=opts.namespace or "(all)",
+              schemes=",".join(schemes),
               threadiness=opts.engine.threadiness, qps=opts.kube_api_qps,
               burst=opts.kube_api_burst, gang_scheduling=opts.mpi.gang_scheduling or None,
               leader_elect=opts.leader_elect)

@@ -7,9 +7,15 @@ operator: ``--health-port`` (default 8080; 0 disables), ``--log-format json|cons
 ``--kubeconfig`` is an alias of ``--kubeConfig``; ``$KUBECONFIG`` overrides it, as in the Go
 operator.
 
+From training-operator: ``--enable-scheme`` (repeatable, any case: ``tfjob``, ``mpijob``)
+selects the job kinds; without it every kind whose CRD is installed runs.
+``--gang-scheduler-name`` is an alias of ``--gang-scheduling``; ``--cluster-domain`` defaults to
+``$CUSTOM_CLUSTER_DOMAIN`` (training-operator's variable for TF_CONFIG host names).
+
 :class:`ServerOptions` groups what each part needs: the process (client, ports, logs, leader
 election), the job engine (:class:`~mpi_controller.engine.controller.EngineConfig`) and the
-MPIJob kind (:class:`~mpi_controller.mpi.kind.MPIJobOptions`).
+MPIJob kind (:class:`~mpi_controller.mpi.kind.MPIJobOptions`) and the training-operator kinds
+(:class:`~mpi_controller.engine.training.framework.TrainingOptions`).
 """
 
 from __future__ import annotations
@@ -19,9 +25,13 @@ import os
 from dataclasses import dataclass, field
 
 from mpi_controller.engine.controller import EngineConfig
+from mpi_controller.engine.training.framework import TrainingOptions
 from mpi_controller.mpi.kind import MPIJobOptions
 
-__all__ = ["ServerOptions", "add_run_arguments", "options_from_args"]
+__all__ = ["SCHEMES", "ServerOptions", "add_run_arguments", "options_from_args"]
+
+SCHEMES = ("mpijob", "tfjob")
+"""The job kinds ``--enable-scheme`` can select (lower case)."""
 
 
 @dataclass(frozen=True)
@@ -39,6 +49,9 @@ class ServerOptions:
     leader_elect: bool = True
     engine: EngineConfig = field(default_factory=EngineConfig)
     mpi: MPIJobOptions = field(default_factory=MPIJobOptions)
+    training: TrainingOptions = field(default_factory=TrainingOptions)
+    enabled_schemes: tuple[str, ...] = ()
+    """``--enable-scheme`` values (lower case); empty: every kind whose CRD is installed."""
 
 
 def _flag(parser: argparse.ArgumentParser, name: str, *aliases: str, **kw: object) -> None:
@@ -60,7 +73,8 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
           help="port of /metrics; 0 disables it")
     _flag(parser, "health-port", dest="health_port", type=int, default=d.health_port,
           help="port of /healthz and /readyz; 0 disables it")
-    _flag(parser, "gang-scheduling", dest="gang_scheduling", default=m.gang_scheduling,
+    _flag(parser, "gang-scheduling", "gang-scheduler-name", dest="gang_scheduling",
+          default=m.gang_scheduling,
           help="'volcano', or the schedulerName of scheduler-plugins; empty: no gang scheduling")
     _flag(parser, "lock-namespace", dest="lock_namespace", default=d.lock_namespace,
           help="namespace of the leader-election Lease 'mpi-operator'")
@@ -72,8 +86,13 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
           default=e.queue_qps, help="work queue token bucket rate (per second)")
     _flag(parser, "controller-queue-burst", dest="controller_queue_burst", type=int,
           default=e.queue_burst, help="work queue token bucket burst")
-    _flag(parser, "cluster-domain", dest="cluster_domain", default=m.cluster_domain,
-          help="cluster domain appended to host names in the hostfile (.svc.<domain>)")
+    _flag(parser, "cluster-domain", dest="cluster_domain",
+          default=os.environ.get("CUSTOM_CLUSTER_DOMAIN", m.cluster_domain),
+          help="cluster domain appended to host names in the hostfile and TF_CONFIG "
+               "(.svc.<domain>; default $CUSTOM_CLUSTER_DOMAIN)")
+    _flag(parser, "enable-scheme", dest="enable_scheme", action="append", default=[],
+          help=f"run this job kind ({', '.join(SCHEMES)}; repeatable, any case); default: "
+               "every kind whose CRD is installed")
     _flag(parser, "log-format", dest="log_format", choices=["json", "console"], default=None,
           help="log format (default: json in a pod, console otherwise)")
     _flag(parser, "log-level", dest="log_level", default=d.log_level,
@@ -82,7 +101,8 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
           help="run without leader election (a single replica; for debugging)")
     _flag(parser, "worker-create-concurrency", dest="worker_create_concurrency", type=int,
           default=m.worker_create_concurrency,
-          help="worker pods of one job created concurrently within a sync")
+          help="worker pods (TFJob: pods and Services) of one job created concurrently "
+               "within a sync")
     _flag(parser, "pod-update-batch", dest="pod_update_batch", type=float,
           default=e.pod_update_batch,
           help="seconds to batch a job's pod updates before syncing it (0: at once)")
@@ -102,6 +122,11 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
     _positive("worker-create-concurrency", args.worker_create_concurrency)
     if args.pod_update_batch < 0:
         raise ValueError(f"--pod-update-batch must not be negative, got {args.pod_update_batch:g}")
+    schemes = tuple(dict.fromkeys(s.lower() for s in args.enable_scheme))
+    for scheme in schemes:
+        if scheme not in SCHEMES:
+            raise ValueError(f"--enable-scheme: scheme {scheme} is not supported yet "
+                             f"(supported: {', '.join(SCHEMES)})")
     ports = (("monitoring-port", args.monitoring_port), ("health-port", args.health_port))
     for flag, port in ports:
         if not 0 <= port <= 65535:
@@ -131,4 +156,10 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
             cluster_domain=args.cluster_domain,
             worker_create_concurrency=args.worker_create_concurrency,
         ),
+        training=TrainingOptions(
+            gang_scheduler_name=args.gang_scheduling,
+            cluster_domain=args.cluster_domain,
+            create_concurrency=args.worker_create_concurrency,
+        ),
+        enabled_schemes=schemes,
     )

@@ -1,14 +1,18 @@
-"""``mpi-controller render``: print the objects the controller would create for MPIJobs.
+"""``mpi-controller render``: print the objects the controller would create for MPIJobs and
+TFJobs.
 
-Reads one or more MPIJob manifests (``-f FILE``, ``-f -`` for stdin; multi-document YAML),
-defaults and validates each, and prints as one YAML stream, per MPIJob in creation order:
-Service, ConfigMap, SSH Secret, PodGroup (with ``--gang-scheduling``), worker pods, launcher
-Job. Objects carry the controller's owner reference (``metadata.uid`` of the manifest, or a
-placeholder). A suspended MPIJob gets no PodGroup and no workers, and a suspended launcher.
+Reads one or more manifests (``-f FILE``, ``-f -`` for stdin; multi-document YAML), defaults
+and validates each job, and prints as one YAML stream, per job in creation order: for an
+MPIJob the Service, ConfigMap, SSH Secret, PodGroup (with ``--gang-scheduling``), worker pods,
+launcher Job; for a TFJob the PodGroup (with ``--gang-scheduling``), then per replica type its
+pods (with TF_CONFIG) and headless Services. Objects carry the controller's owner reference
+(``metadata.uid`` of the manifest, or a placeholder). A suspended MPIJob gets no PodGroup and no
+workers, and a suspended launcher; a suspended TFJob nothing.
 
 Exit status: 0 on success; 2 when a document cannot be read or parsed (the message names the
-file and line), is not an MPIJob (the message names its kind), or fails validation (the errors
-go to stderr, one per line). Nothing is printed to stdout unless every document is valid.
+file and line), is not an MPIJob or TFJob (the message names its kind), or fails validation
+(the errors go to stderr, one per line). Nothing is printed to stdout unless every document is
+valid.
 """
 
 from __future__ import annotations
@@ -21,7 +25,11 @@ from typing import Any, TextIO
 
 import yaml
 
-from mpi_controller.kube.jsonvalue import as_dict
+from mpi_controller.engine.training import gang as training_gang
+from mpi_controller.engine.training.api import replica_specs
+from mpi_controller.engine.training.plan import initial_children, replica_pod
+from mpi_controller.kube.fielderrors import FieldError
+from mpi_controller.kube.jsonvalue import as_dict, as_str
 from mpi_controller.mpi import constants as c
 from mpi_controller.mpi.children import in_creation_order
 from mpi_controller.mpi.configmap import desired_config_map
@@ -33,22 +41,28 @@ from mpi_controller.mpi.v2beta1.defaults import set_defaults
 from mpi_controller.mpi.v2beta1.types import parse_mpi_job
 from mpi_controller.mpi.v2beta1.validation import validate
 from mpi_controller.mpi.worker import new_worker
+from mpi_controller.tensorflow import constants as tf
+from mpi_controller.tensorflow.kind import TensorFlow
+from mpi_controller.tensorflow.v1 import set_defaults as set_tfjob_defaults
+from mpi_controller.tensorflow.v1 import validate as validate_tfjob
 
 __all__ = ["PLACEHOLDER_UID", "RenderError", "add_render_parser", "render_command", "render_job"]
 
 PLACEHOLDER_UID = "00000000-0000-0000-0000-000000000000"
 
 _DESCRIPTION = """\
-Print, as a YAML stream, every object the controller would create for each MPIJob in the
-given manifests, in creation order: Service, ConfigMap, SSH Secret, PodGroup (only with
---gang-scheduling), worker pods, launcher Job. MPIJobs are defaulted and validated first.
-Owner references use the manifest's metadata.uid, or a placeholder UID.
+Print, as a YAML stream, every object the controller would create for each MPIJob and TFJob
+in the given manifests, in creation order. MPIJob: Service, ConfigMap, SSH Secret, PodGroup
+(only with --gang-scheduling), worker pods, launcher Job. TFJob: PodGroup (only with
+--gang-scheduling), then per replica type its pods (with TF_CONFIG) and headless Services.
+Jobs are defaulted and validated first. Owner references use the manifest's metadata.uid, or a
+placeholder UID.
 
 The SSH Secret's key pair is freshly generated on every run (the controller generates its own
 when it creates the Secret), so that part of the output differs between runs.
 
-Exit status: 0 on success, 2 on unreadable or unparsable input, a document that is not an
-MPIJob, or validation errors (printed to stderr).
+Exit status: 0 on success, 2 on unreadable or unparsable input, a document that is neither an
+MPIJob nor a TFJob, or validation errors (printed to stderr).
 """
 
 
@@ -89,7 +103,7 @@ def add_render_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``render`` subcommand to an ``argparse`` subparsers object."""
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "render",
-        help="print the objects the controller would create for MPIJob manifests",
+        help="print the objects the controller would create for MPIJob and TFJob manifests",
         description=_DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -100,12 +114,13 @@ def add_render_parser(subparsers: Any) -> argparse.ArgumentParser:
         action="append",
         required=True,
         metavar="FILE",
-        help="MPIJob manifest (multi-document YAML); '-' reads stdin; repeatable",
+        help="MPIJob or TFJob manifest (multi-document YAML); '-' reads stdin; repeatable",
     )
     parser.add_argument(
         "--cluster-domain",
         default="",
-        help="cluster domain appended to host names in hostfile and discover_hosts.sh",
+        help="cluster domain appended to host names in hostfile, discover_hosts.sh and "
+        "TF_CONFIG",
     )
     parser.add_argument(
         "--gang-scheduling",
@@ -165,21 +180,30 @@ def _documents(path: str) -> Iterator[tuple[int, Any]]:
             yield number, doc
 
 
+_TFJOB_API_VERSION = "kubeflow.org/v1"
+
+
 def _check_kind(name: str, number: int, doc: object) -> dict[str, Any]:
     where = f"{name}: document {number}"
     if not isinstance(doc, dict):
-        raise RenderError(f"{where}: expected a mapping (an MPIJob), got {type(doc).__name__}")
+        raise RenderError(f"{where}: expected a mapping (an MPIJob or TFJob), got "
+                          f"{type(doc).__name__}")
     kind, api_version = doc.get("kind"), doc.get("apiVersion")
-    if kind != c.KIND or api_version != c.API_VERSION:
+    if (kind, api_version) not in ((c.KIND, c.API_VERSION), (tf.KIND, _TFJOB_API_VERSION)):
         raise RenderError(
-            f"{where}: kind {kind!r} (apiVersion {api_version!r}) is not an MPIJob; "
-            f"expected kind {c.KIND!r}, apiVersion {c.API_VERSION!r}"
+            f"{where}: kind {kind!r} (apiVersion {api_version!r}) is not an MPIJob or TFJob; "
+            f"expected kind {c.KIND!r}, apiVersion {c.API_VERSION!r}, or kind {tf.KIND!r}, "
+            f"apiVersion {_TFJOB_API_VERSION!r}"
         )
     return doc
 
 
+def _is_tfjob(job: dict[str, Any]) -> bool:
+    return job.get("kind") == tf.KIND
+
+
 def _prepare(doc: dict[str, Any], options: _Options) -> dict[str, Any]:
-    job = set_defaults(doc)
+    job = set_tfjob_defaults(doc) if _is_tfjob(doc) else set_defaults(doc)
     meta = job["metadata"] = dict(as_dict(job.get("metadata")))
     meta.setdefault("namespace", options.namespace)
     meta.setdefault("uid", PLACEHOLDER_UID)
@@ -194,8 +218,40 @@ def _running_workers(job: dict[str, Any], options: _Options) -> list[dict[str, A
     return pods
 
 
+def _tensorflow(options: _Options) -> TensorFlow:
+    return TensorFlow(cluster_domain=options.cluster_domain)
+
+
+def _render_tfjob(job: dict[str, Any], options: _Options) -> list[dict[str, Any]]:
+    return initial_children(_tensorflow(options), job,
+                            gang=training_gang.gang_scheduler(options.gang_scheduling),
+                            priority=options.priority_classes.get)
+
+
+def _tfjob_warnings(job: dict[str, Any], options: _Options) -> list[str]:
+    fw = _tensorflow(options)
+    gang = training_gang.gang_scheduler(options.gang_scheduling)
+    specs = replica_specs(job, fw.replica_specs_field)
+    messages: list[str] = []
+    for spec in specs.values():
+        for event in replica_pod(fw, job, specs, spec, 0, gang=gang)[1]:
+            messages += [] if event.message in messages else [event.message]
+    return messages
+
+
+def _errors_and_warnings(job: dict[str, Any], options: _Options,
+                         ) -> tuple[list[FieldError], list[str]]:
+    if _is_tfjob(job):
+        errors = validate_tfjob(job)
+        return errors, [] if errors else _tfjob_warnings(job, options)
+    errors = validate(job)
+    return errors, [] if errors else [e.message for e in launcher_template_events(job)]
+
+
 def render_job(job: dict[str, Any], options: _Options) -> list[dict[str, Any]]:
-    """The objects for one defaulted, valid MPIJob, in creation order."""
+    """The objects for one defaulted, valid MPIJob or TFJob, in creation order."""
+    if _is_tfjob(job):
+        return _render_tfjob(job, options)
     view = parse_mpi_job(job)
     gang = options.gang_scheduling
     objects: list[dict[str, Any]] = [
@@ -240,13 +296,15 @@ def _collect(files: Sequence[str], options: _Options, stderr: TextIO) -> list[di
         try:
             for number, doc in _documents(path):
                 job = _prepare(_check_kind(name, number, doc), options)
-                errors = validate(job)
-                label = f"{name}: MPIJob {parse_mpi_job(job).namespace}/{parse_mpi_job(job).name}"
+                errors, warnings = _errors_and_warnings(job, options)
+                meta = as_dict(job.get("metadata"))
+                label = (f"{name}: {job.get('kind')} {as_str(meta.get('namespace'))}/"
+                         f"{as_str(meta.get('name'))}")
                 problems += [f"{label}: {err}" for err in errors]
                 if not errors:
                     jobs.append(job)
-                    for event in launcher_template_events(job):
-                        print(f"{label}: warning: {event.message}", file=stderr)
+                    for message in warnings:
+                        print(f"{label}: warning: {message}", file=stderr)
         except RenderError as exc:
             problems.append(str(exc))
     if problems:

@@ -7,6 +7,9 @@ Informers and event recorders run as tasks; syncs are not run by workers but cal
 test (:meth:`EngineHarness.sync`), so each test decides when a sync happens and what the
 cache has seen by then. :meth:`EngineHarness.settle` lets every pending watch event reach the
 caches.
+
+``schemes`` chooses the kinds (``--enable-scheme``; default MPIJob alone); ``h.controller`` and
+``h.kind`` are the first one's, :meth:`EngineHarness.controller_for` finds the others.
 """
 
 from __future__ import annotations
@@ -18,12 +21,14 @@ from typing import Any
 
 from mpi_controller.app import build_controllers
 from mpi_controller.engine.controller import EngineConfig, JobController
+from mpi_controller.engine.training.framework import TrainingOptions
 from mpi_controller.mpi.gang import SCHEDULER_PLUGINS_POD_GROUP, VOLCANO_POD_GROUP
-from mpi_controller.mpi.kind import MPIJOBS, MPIJobKind, MPIJobOptions
+from mpi_controller.mpi.kind import MPIJOBS, MPIJobOptions
 from mpi_controller.options import ServerOptions
 from mpi_controller.runtime.client import EVENTS, Resource
 from mpi_controller.runtime.clock import ManualClock
 from mpi_controller.runtime.informer import SharedIndexInformer
+from mpi_controller.tensorflow.kind import TFJOBS
 from tests.fakeapi import FakeApi, Request
 
 Obj = dict[str, Any]
@@ -40,23 +45,27 @@ class EngineHarness:
     """See the module doc. Use as ``async with EngineHarness() as h:``."""
 
     def __init__(self, *, namespace: str = NAMESPACE, gang_scheduling: str = "",
-                 worker_create_concurrency: int = 16, pod_update_batch: float = 1.0) -> None:
+                 worker_create_concurrency: int = 16, pod_update_batch: float = 1.0,
+                 schemes: tuple[str, ...] = ("mpijob",), cluster_domain: str = "") -> None:
         self.namespace = namespace
         self.clock = ManualClock()
         self.api = FakeApi(clock=self.clock, wall=self.now)
-        self.api.register(MPIJOBS, status_subresource=True)
+        for job_resource in (MPIJOBS, TFJOBS):
+            self.api.register(job_resource, status_subresource=True)
         for resource in pod_group_resources():
             self.api.register(resource)
         options = ServerOptions(
             namespace=namespace,
             engine=EngineConfig(threadiness=1, pod_update_batch=pod_update_batch),
             mpi=MPIJobOptions(gang_scheduling=gang_scheduling,
-                              worker_create_concurrency=worker_create_concurrency))
+                              worker_create_concurrency=worker_create_concurrency),
+            training=TrainingOptions(gang_scheduler_name=gang_scheduling,
+                                     cluster_domain=cluster_domain,
+                                     create_concurrency=worker_create_concurrency),
+            enabled_schemes=schemes)
         self.built = build_controllers(self.api, options, clock=self.clock, wall=self.now)
         self.controller: JobController = self.built.controllers[0]
-        kind = self.controller.kind
-        assert isinstance(kind, MPIJobKind)
-        self.kind: MPIJobKind = kind
+        self.kind: Any = self.controller.kind
         self._tasks: list[asyncio.Task[None]] = []
         self._informer_tasks: dict[int, asyncio.Task[None]] = {}
         self._mark = 0
@@ -99,17 +108,28 @@ class EngineHarness:
 
     # -- acting ---------------------------------------------------------------------------
 
+    def controller_for(self, kind: str) -> JobController:
+        """The controller of the job kind ``kind`` (``MPIJob``, ``TFJob``)."""
+        return next(c for c in self.built.controllers if c.kind.resource.kind == kind)
+
+    def _resource(self, kind: str) -> Resource:
+        return self.controller_for(kind).kind.resource
+
     def create(self, job: Mapping[str, Any]) -> Obj:
-        """Store an MPIJob (as a user's create would) and return it."""
+        """Store a job of any built kind (an MPIJob without ``kind``), as a user's create
+        would, and return it."""
         body = dict(job)
         body["metadata"] = {**job["metadata"], "namespace": self.namespace}
-        return self.api.add(MPIJOBS, body)
+        return self.api.add(self._resource(job.get("kind", "MPIJob")), body)
 
-    async def sync(self, name: str) -> None:
-        """Let the caches catch up, run one sync of ``name``, and let its effects settle."""
+    async def sync(self, name: str, kind: str | None = None) -> Any:
+        """Let the caches catch up, run one sync of ``name`` (by the controller of ``kind``,
+        default the first), let its effects settle; the sync's result (a requeue)."""
         await self.settle()
-        await self.controller.sync(f"{self.namespace}/{name}")
+        controller = self.controller_for(kind) if kind else self.controller
+        result = await controller.sync(f"{self.namespace}/{name}")
         await self.settle()
+        return result
 
     def queued(self) -> list[str]:
         """The keys waiting in the controller's queue (not delayed ones)."""
@@ -143,9 +163,9 @@ class EngineHarness:
                         key=lambda e: int(e["metadata"]["resourceVersion"]))
         return [(e["type"], e["reason"], e["message"]) for e in stored]
 
-    def job(self, name: str) -> Obj:
-        obj = self.api.stored(MPIJOBS, name, namespace=self.namespace)
-        assert obj is not None, f"MPIJob {name} is not stored"
+    def job(self, name: str, kind: str = "MPIJob") -> Obj:
+        obj = self.api.stored(self._resource(kind), name, namespace=self.namespace)
+        assert obj is not None, f"{kind} {name} is not stored"
         return obj
 
     def stored(self, resource: Resource, name: str) -> Obj | None:

@@ -61,7 +61,10 @@ def small_job(name: str, *, workers: int = 2, launcher_runs: str = "2s",
 
 
 class MPIJobs:
-    """CRUD on MPIJobs in one namespace, plus waits."""
+    """CRUD on MPIJobs (or another kind of job: the class attributes) in one namespace, plus
+    waits."""
+
+    group, version, plural, kind = GROUP, VERSION, PLURAL, "MPIJob"
 
     def __init__(self, api: Any, namespace: str) -> None:
         self.custom = client.CustomObjectsApi(api)
@@ -71,18 +74,19 @@ class MPIJobs:
 
     def create(self, body: dict[str, Any]) -> dict[str, Any]:
         return self.custom.create_namespaced_custom_object(  # type: ignore[no-any-return]
-            GROUP, VERSION, self.namespace, PLURAL, body)
+            self.group, self.version, self.namespace, self.plural, body)
 
     def get(self, name: str) -> dict[str, Any]:
         return self.custom.get_namespaced_custom_object(  # type: ignore[no-any-return]
-            GROUP, VERSION, self.namespace, PLURAL, name)
+            self.group, self.version, self.namespace, self.plural, name)
 
     def patch(self, name: str, patch: dict[str, Any]) -> dict[str, Any]:
         return self.custom.patch_namespaced_custom_object(  # type: ignore[no-any-return]
-            GROUP, VERSION, self.namespace, PLURAL, name, patch)
+            self.group, self.version, self.namespace, self.plural, name, patch)
 
     def delete(self, name: str) -> None:
-        self.custom.delete_namespaced_custom_object(GROUP, VERSION, self.namespace, PLURAL, name)
+        self.custom.delete_namespaced_custom_object(self.group, self.version, self.namespace,
+                                                    self.plural, name)
 
     def conditions(self, name: str) -> dict[str, tuple[str, str]]:
         """type -> (status, reason)"""
@@ -97,7 +101,8 @@ class MPIJobs:
                 if c["type"] == ctype and c["status"] == status:
                     return job
             return None
-        return wait_for(probe, timeout=timeout, what=f"MPIJob {name} condition {ctype}={status}")
+        return wait_for(probe, timeout=timeout,
+                        what=f"{self.kind} {name} condition {ctype}={status}")
 
     def pods(self, selector: str) -> list[Any]:
         return list(self.core.list_namespaced_pod(self.namespace, label_selector=selector).items)

@@ -3,7 +3,9 @@
 :class:`JobSync` is built by the engine for every sync. It carries the defaulted job (a
 private copy the kind may change), reads the caches, writes children through its
 :class:`~mpi_controller.engine.writer.ChildWriter` (expectations and ownership checks
-included), records events on the job and writes the job's status.
+included), records events on the job, writes the job's status, asks for the job to be
+synced again later (:meth:`JobSync.requeue_after`) and deletes the job itself
+(:meth:`JobSync.delete_job`, for a ``ttlSecondsAfterFinished``).
 
 The status write is guarded (:class:`StatusWriteGuard`): it is skipped when nothing changed,
 sent with the cached ``resourceVersion`` (a conflict means a newer version is on its way),
@@ -97,6 +99,8 @@ class JobSync:
         self.writer = ChildWriter(client, expectations, job=job, key=key, emit=self.emit,
                                   owner=resource, owner_cached=self.job_still_cached,
                                   vanished=vanished)
+        self.requeue: float | None = None
+        """Seconds after which the engine syncs the job again (the earliest asked for)."""
 
     # -- reading ------------------------------------------------------------------------
 
@@ -130,6 +134,17 @@ class JobSync:
     def emit(self, event: Event) -> None:
         """Record ``event`` on the job."""
         self._emit(self.job, event)
+
+    def requeue_after(self, seconds: float) -> None:
+        """Sync the job again after ``seconds`` (> 0), unless something else does it sooner."""
+        if seconds > 0 and (self.requeue is None or seconds < self.requeue):
+            self.requeue = seconds
+
+    async def delete_job(self) -> None:
+        """Delete the job (background propagation: the garbage collector removes its
+        children); NotFound counts as done."""
+        meta = self.job["metadata"]
+        await self.writer.delete_owner(self.resource, meta["name"], uid=meta.get("uid", ""))
 
     async def write_status(self, status: Mapping[str, Any],
                            original: Mapping[str, Any]) -> None:

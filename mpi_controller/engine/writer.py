@@ -223,6 +223,16 @@ class ChildWriter:
 
         await gather_raising(*(one(n) for n in names))
 
+    async def delete_owner(self, resource: Resource, name: str, *, uid: str) -> None:
+        """Delete the owner itself (no expectations: it is no child), only if it still has
+        ``uid``; NotFound counts as done."""
+        try:
+            await self._client.delete(resource, name, namespace=self.namespace,
+                                      preconditions={"uid": uid} if uid else None)
+        except ApiError as err:
+            if not err.is_not_found():
+                raise
+
     async def update(self, resource: Resource, obj: Mapping[str, Any]) -> Obj:
         return await self._client.update(resource, obj, namespace=self.namespace)
 

@@ -1,11 +1,12 @@
 """Field errors in the format of Kubernetes apimachinery (``k8s.io/apimachinery/.../field``).
 
-``str(FieldError)`` reproduces ``field.Error.Error()`` exactly for the error types the MPIJob
-validation uses::
+``str(FieldError)`` reproduces ``field.Error.Error()`` exactly for the error types the job kinds'
+validations use::
 
     spec.mpiReplicaSpecs[Launcher].replicas: Invalid value: 2: must be 1
     spec.slotsPerWorker: Required value: must have number of slots per worker
     spec.mpiImplementation: Unsupported value: "Foo": supported values: "Intel", "MPICH", "OpenMPI"
+    spec.tfReplicaSpecs: Forbidden: must not have more than 1 Chief or Master role
 
 :func:`aggregate_message` reproduces ``ErrorList.ToAggregate().Error()``: the single message,
 or ``[msg1, msg2, ...]`` with duplicates removed.
@@ -23,6 +24,7 @@ __all__ = [
     "ErrorType",
     "FieldError",
     "aggregate_message",
+    "forbidden",
     "go_quote",
     "invalid",
     "not_supported",
@@ -36,6 +38,7 @@ class ErrorType(enum.Enum):
     REQUIRED = "Required value"
     INVALID = "Invalid value"
     NOT_SUPPORTED = "Unsupported value"
+    FORBIDDEN = "Forbidden"
 
 
 _ESCAPES = {
@@ -101,7 +104,7 @@ class FieldError:
 
     def body(self) -> str:
         """The message without the field path (``field.Error.ErrorBody``)."""
-        if self.type is ErrorType.REQUIRED:
+        if self.type in (ErrorType.REQUIRED, ErrorType.FORBIDDEN):
             text = self.type.value
         else:
             text = f"{self.type.value}: {_format_value(self.bad_value)}"
@@ -113,6 +116,10 @@ class FieldError:
 
 def required(path: str, detail: str) -> FieldError:
     return FieldError(ErrorType.REQUIRED, path, None, detail)
+
+
+def forbidden(path: str, detail: str) -> FieldError:
+    return FieldError(ErrorType.FORBIDDEN, path, None, detail)
 
 
 def invalid(path: str, value: object, detail: str) -> FieldError:

@@ -94,6 +94,37 @@ def test_pod_without_owner_job_keeps_running(kube_api: Any, namespace: str) -> N
                  timeout=5, what="worker to stop")
 
 
+def _training_pod(name: str, operator: str, rtype: str) -> dict[str, Any]:
+    return {"metadata": {"name": name, "labels": {
+        "training.kubeflow.org/operator-name": operator,
+        "training.kubeflow.org/replica-type": rtype},
+        "annotations": {DURATION: "1s"}},
+        "spec": {"restartPolicy": "Never",
+                 "containers": [{"name": "tensorflow", "image": "busybox:1.36"}]}}
+
+
+def test_training_workers_finish_and_parameter_servers_serve(kube_api: Any,
+                                                             namespace: str) -> None:
+    """TFJob/PyTorchJob pods (by their operator-name label): workers, chiefs and masters exit 0
+    after the duration; parameter servers and evaluators, and MPI workers, keep running."""
+    core = client.CoreV1Api(kube_api)
+    finishing = [("tf-worker", "tfjob-controller", "worker"),
+                 ("tf-chief", "tfjob-controller", "chief"),
+                 ("pt-master", "pytorchjob-controller", "master")]
+    serving = [("tf-ps", "tfjob-controller", "ps"),
+               ("tf-evaluator", "tfjob-controller", "evaluator"),
+               ("mpi-worker", "mpi-operator", "worker")]
+    for name, operator, rtype in finishing + serving:
+        core.create_namespaced_pod(namespace, _training_pod(name, operator, rtype))
+    for name, _, _ in finishing:
+        pod = wait_for(lambda name=name: (p := core.read_namespaced_pod(name, namespace))
+                       .status.phase == "Succeeded" and p, timeout=60, what=f"{name} to finish")
+        terminated = pod.status.container_statuses[0].state.terminated
+        assert (terminated.exit_code, terminated.reason) == (0, "Completed")
+    for name, _, _ in serving:
+        assert core.read_namespaced_pod(name, namespace).status.phase == "Running", name
+
+
 def test_garbage_collector_deletes_dependents(kube_api: Any, namespace: str) -> None:
     core = client.CoreV1Api(kube_api)
     owner = core.create_namespaced_config_map(namespace, {"metadata": {"name": "owner"}})

@@ -19,7 +19,9 @@ from tests.support import REPO, Cluster, wait_for
 pytestmark = pytest.mark.cluster
 
 CRD = REPO / "deploy" / "crd" / "kubeflow.org_mpijobs.yaml"
-EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
+EXAMPLES = sorted(p for p in (REPO / "examples").glob("*.yaml")
+                  if yaml.safe_load(p.read_text()).get("kind") == "MPIJob")
+"""The MPIJob examples (the TFJob ones are tests/integration/test_tfjob_crd.py's)."""
 GROUP, VERSION, PLURAL = "kubeflow.org", "v2beta1", "mpijobs"
 
 

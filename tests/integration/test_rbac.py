@@ -1,7 +1,9 @@
 """deploy/base/cluster-role.yaml is the least privilege mpi-controller needs: with the role
-bound to a ServiceAccount (token from ``kubectl create token``) the controller drives a job
+bound to a ServiceAccount (token from ``kubectl create token``) the controller drives an MPIJob
 through its whole life (leader election, gang scheduling with PodGroups and PriorityClasses,
-create, suspend with a started launcher, resume, success, cleanPodPolicy Running); and with any
+create, suspend with a started launcher, resume, success, cleanPodPolicy Running) and, beside
+it, a TFJob (pods, Services and PodGroup created, Running, Succeeded, cleanPodPolicy All
+deleting pods, Services and PodGroup, ttlSecondsAfterFinished deleting the job); and with any
 one rule removed some step observably fails (the step never happens, or the controller logs
 Forbidden, or exits). All variants run at once, each in its own namespace (also its Lease's).
 With the whole role, a foreign object of each child kind outside the caches is reported with
@@ -31,6 +33,7 @@ from tests.integration.test_controller import (
 from tests.mpijobs import MPIJobs, small_job
 from tests.processes import ControllerProcess
 from tests.support import REPO, Cluster, wait_for
+from tests.tfjobs import DURATION, TFJobs, replica, tfjob
 
 pytestmark = pytest.mark.cluster
 
@@ -55,6 +58,7 @@ class Variant:
         self.rbac = client.RbacAuthorizationV1Api(api)
         self.core = client.CoreV1Api(api)
         self.jobs = MPIJobs(api, self.name)
+        self.tfjobs = TFJobs(api, self.name)
         self.steps: list[str] = []
         self.failed_step: str | None = None
         self.proc: ControllerProcess | None = None
@@ -144,10 +148,44 @@ class Variant:
             return
         self._wait("cleaned-up", lambda: not self.jobs.workers("job"))
 
+    def _tf_cond(self, ctype: str) -> Callable[[], bool]:
+        return lambda: (ctype, "True") in [c[:2] for c in self.tfjobs.conditions("tf")]
+
+    def _tf_gone(self) -> bool:
+        try:
+            self.tfjobs.get("tf")
+        except client.ApiException as err:
+            return err.status == 404
+        return False
+
+    def drive_tfjob(self) -> None:
+        """create → Running → Succeeded (the chief) → pods and Services deleted
+        (cleanPodPolicy All) → the job deleted (ttlSecondsAfterFinished)."""
+        self.tfjobs.create(tfjob("tf", {"Chief": replica(1, annotations={DURATION: "8s"}),
+                                        "Worker": replica(1, annotations={DURATION: "600s"})},
+                                 run_policy={"cleanPodPolicy": "All",
+                                             "ttlSecondsAfterFinished": 2}))
+        for step, probe in (("tf-running", self._tf_cond("Running")),
+                            ("tf-succeeded", self._tf_cond("Succeeded")),
+                            ("tf-cleaned-up", lambda: not self.tfjobs.pods("tf")
+                             and not self.tfjobs.services("tf")),
+                            ("tf-deleted", self._tf_gone)):
+            if not self._wait(step, probe):
+                return
+
+    def drive_both(self) -> None:
+        """The MPIJob's and the TFJob's lives side by side."""
+        threads = [threading.Thread(target=f, daemon=True)
+                   for f in (self.drive, self.drive_tfjob)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=5 * STEP_TIMEOUT)
+
 
 @pytest.fixture
-def variants(cluster: Cluster, kube_api: Any, mpijob_crd: str, tmp_path: Path,
-             ) -> Iterator[list[Variant]]:
+def variants(cluster: Cluster, kube_api: Any, mpijob_crd: str, tfjob_crd: str,
+             tmp_path: Path) -> Iterator[list[Variant]]:
     _install_pod_group_crd(kube_api, "scheduling.x-k8s.io", "v1alpha1")
     tag = uuid.uuid4().hex[:5]
     made = [Variant(tag, skip, cluster, kube_api, tmp_path)
@@ -162,14 +200,17 @@ def variants(cluster: Cluster, kube_api: Any, mpijob_crd: str, tmp_path: Path,
 
 
 def test_every_rule_of_the_cluster_role_is_needed(variants: list[Variant]) -> None:
-    threads = [threading.Thread(target=v.drive, daemon=True) for v in variants]
+    threads = [threading.Thread(target=v.drive_both, daemon=True) for v in variants]
     for t in threads:
         t.start()
     for t in threads:
-        t.join(timeout=4 * STEP_TIMEOUT + 30)
+        t.join(timeout=5 * STEP_TIMEOUT + 30)
     full, partial = variants[0], variants[1:]
     assert full.failed_step is None, (full.steps, full.log()[-3000:])
-    assert full.steps == ["running", "suspended", "succeeded", "cleaned-up"]
+    assert [s for s in full.steps if not s.startswith("tf-")] == [
+        "running", "suspended", "succeeded", "cleaned-up"]
+    assert [s for s in full.steps if s.startswith("tf-")] == [
+        "tf-running", "tf-succeeded", "tf-cleaned-up", "tf-deleted"]
     assert not full.forbidden(), full.log()[-3000:]
     spare = []
     for v in partial:

@@ -39,10 +39,12 @@ def test_pi_example_renders_in_creation_order(capsys: pytest.CaptureFixture[str]
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[p.name for p in EXAMPLES])
 def test_every_example_renders_cleanly(example: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The PodGroup comes after the MPIJob's Service, ConfigMap and Secret; first for a TFJob."""
     assert main(["render", "-f", str(example), "--gang-scheduling", "volcano"]) == 0
     captured = capsys.readouterr()
     assert captured.err == ""
-    assert [k for k, _ in _kinds(captured.out)][3] == "PodGroup"
+    first_pod_group = 0 if yaml.safe_load(example.read_text())["kind"] == "TFJob" else 3
+    assert [k for k, _ in _kinds(captured.out)][first_pod_group] == "PodGroup"
 
 
 def test_flags_and_stdin(
@@ -130,8 +132,9 @@ def test_non_mpijob_names_its_kind(tmp_path: Path, capsys: pytest.CaptureFixture
     path.write_text("apiVersion: v1\nkind: Service\nmetadata: {name: x}\n")
     assert main(["render", "-f", str(path)]) == 2
     assert capsys.readouterr().err == (
-        f"error: {path}: document 1: kind 'Service' (apiVersion 'v1') is not an MPIJob; "
-        "expected kind 'MPIJob', apiVersion 'kubeflow.org/v2beta1'\n"
+        f"error: {path}: document 1: kind 'Service' (apiVersion 'v1') is not an MPIJob or "
+        "TFJob; expected kind 'MPIJob', apiVersion 'kubeflow.org/v2beta1', or kind 'TFJob', "
+        "apiVersion 'kubeflow.org/v1'\n"
     )
 
 

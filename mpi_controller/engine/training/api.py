@@ -1,0 +1,173 @@
+"""The common ``kubeflow.org/v1`` job API of the training operators (training-operator v1.9
+``common_types.go``): names, labels, policies, condition types, and a typed read-only view of
+the parts every kind shares (its replica specs and ``runPolicy``).
+
+Jobs stay plain dicts in the Kubernetes JSON shape. :func:`replica_specs` and
+:func:`run_policy` read them leniently and never raise: a field of the wrong JSON type reads as
+unset, a replica spec that is not an object is left out. They read *defaulted* jobs (each
+kind's ``set_defaults``), so ``replicas`` and ``restartPolicy`` are normally set; unset
+``replicas`` reads as 1 and unset ``cleanPodPolicy`` as ``None``, as the defaulters make them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from mpi_controller.kube.jsonvalue import as_bool, as_dict, as_int, as_str
+
+__all__ = [
+    "API_VERSION",
+    "CLEAN_POD_POLICY_ALL",
+    "CLEAN_POD_POLICY_NONE",
+    "CLEAN_POD_POLICY_RUNNING",
+    "CONDITION_CREATED",
+    "CONDITION_FAILED",
+    "CONDITION_RESTARTING",
+    "CONDITION_RUNNING",
+    "CONDITION_SUCCEEDED",
+    "CONDITION_SUSPENDED",
+    "GROUP",
+    "GROUP_NAME_LABEL",
+    "JOB_NAME_LABEL",
+    "JOB_NAME_LABEL_DEPRECATED",
+    "JOB_ROLE_LABEL",
+    "KUBEFLOW_JOBS_CONTROLLER",
+    "MULTIKUEUE_CONTROLLER",
+    "OPERATOR_NAME_LABEL",
+    "REPLICA_INDEX_LABEL",
+    "REPLICA_TYPE_LABEL",
+    "RESTART_ALWAYS",
+    "RESTART_EXIT_CODE",
+    "RESTART_NEVER",
+    "RESTART_ON_FAILURE",
+    "VERSION",
+    "ReplicaSpec",
+    "RunPolicy",
+    "SchedulingPolicy",
+    "replica_specs",
+    "run_policy",
+]
+
+GROUP = "kubeflow.org"
+VERSION = "v1"
+API_VERSION = f"{GROUP}/{VERSION}"
+
+REPLICA_INDEX_LABEL = "training.kubeflow.org/replica-index"
+REPLICA_TYPE_LABEL = "training.kubeflow.org/replica-type"
+OPERATOR_NAME_LABEL = "training.kubeflow.org/operator-name"
+JOB_NAME_LABEL = "training.kubeflow.org/job-name"
+JOB_ROLE_LABEL = "training.kubeflow.org/job-role"
+GROUP_NAME_LABEL = "group-name"
+"""kubeflow/common v0.4.1's deprecated label (value ``kubeflow.org``), still selected on by the
+Kubeflow documents' commands."""
+JOB_NAME_LABEL_DEPRECATED = "job-name"
+"""kubeflow/common v0.4.1's deprecated label (the job name), as ``kubectl get pods -l
+job-name=...`` in the Kubeflow documents selects it."""
+
+KUBEFLOW_JOBS_CONTROLLER = "kubeflow.org/training-operator"
+MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
+
+RESTART_ALWAYS = "Always"
+RESTART_ON_FAILURE = "OnFailure"
+RESTART_NEVER = "Never"
+RESTART_EXIT_CODE = "ExitCode"
+"""Exit codes 1-127 are permanent failures, 128-255 retryable; the pod gets ``Never``."""
+
+CLEAN_POD_POLICY_ALL = "All"
+CLEAN_POD_POLICY_RUNNING = "Running"
+CLEAN_POD_POLICY_NONE = "None"
+
+CONDITION_CREATED = "Created"
+CONDITION_RUNNING = "Running"
+CONDITION_RESTARTING = "Restarting"
+CONDITION_SUCCEEDED = "Succeeded"
+CONDITION_SUSPENDED = "Suspended"
+CONDITION_FAILED = "Failed"
+
+
+@dataclass(frozen=True)
+class ReplicaSpec:
+    """One entry of a job's replica specs: ``rtype`` is its key (``Worker``, ``PS``...),
+    ``template`` the PodTemplateSpec dict (the job's own; treat it as read-only)."""
+
+    rtype: str
+    replicas: int
+    restart_policy: str
+    template: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def pod_spec(self) -> dict[str, Any]:
+        return as_dict(self.template.get("spec"))
+
+    @property
+    def containers(self) -> list[dict[str, Any]]:
+        """The template's well-formed containers."""
+        raw = self.pod_spec.get("containers")
+        return [c for c in raw if isinstance(c, dict)] if isinstance(raw, list) else []
+
+
+@dataclass(frozen=True)
+class SchedulingPolicy:
+    """``runPolicy.schedulingPolicy`` (gang scheduling); ``None`` fields are unset."""
+
+    min_available: int | None = None
+    queue: str = ""
+    min_resources: Mapping[str, Any] | None = None
+    priority_class: str = ""
+    schedule_timeout_seconds: int | None = None
+
+
+@dataclass(frozen=True)
+class RunPolicy:
+    """``spec.runPolicy``; ``None`` fields are unset (nil pointers in Go)."""
+
+    clean_pod_policy: str | None = None
+    ttl_seconds_after_finished: int | None = None
+    active_deadline_seconds: int | None = None
+    backoff_limit: int | None = None
+    scheduling: SchedulingPolicy = field(default_factory=SchedulingPolicy)
+    suspend: bool = False
+    managed_by: str | None = None
+
+
+def replica_specs(job: Mapping[str, Any], specs_field: str) -> dict[str, ReplicaSpec]:
+    """The job's replica specs under ``spec.<specs_field>``, in the order written."""
+    raw = as_dict(as_dict(job.get("spec")).get(specs_field))
+    out: dict[str, ReplicaSpec] = {}
+    for rtype, spec in raw.items():
+        if not isinstance(spec, dict):
+            continue
+        replicas = as_int(spec.get("replicas"))
+        out[rtype] = ReplicaSpec(
+            rtype=rtype,
+            replicas=1 if replicas is None else replicas,
+            restart_policy=as_str(spec.get("restartPolicy")),
+            template=as_dict(spec.get("template")),
+        )
+    return out
+
+
+def run_policy(job: Mapping[str, Any]) -> RunPolicy:
+    """The job's ``spec.runPolicy``."""
+    raw = as_dict(as_dict(job.get("spec")).get("runPolicy"))
+    sched = as_dict(raw.get("schedulingPolicy"))
+    resources = sched.get("minResources")
+    managed_by = raw.get("managedBy")
+    clean = raw.get("cleanPodPolicy")
+    return RunPolicy(
+        clean_pod_policy=clean if isinstance(clean, str) else None,
+        ttl_seconds_after_finished=as_int(raw.get("ttlSecondsAfterFinished")),
+        active_deadline_seconds=as_int(raw.get("activeDeadlineSeconds")),
+        backoff_limit=as_int(raw.get("backoffLimit")),
+        scheduling=SchedulingPolicy(
+            min_available=as_int(sched.get("minAvailable")),
+            queue=as_str(sched.get("queue")),
+            min_resources=resources if isinstance(resources, dict) else None,
+            priority_class=as_str(sched.get("priorityClass")),
+            schedule_timeout_seconds=as_int(sched.get("scheduleTimeoutSeconds")),
+        ),
+        suspend=as_bool(raw.get("suspend")) is True,
+        managed_by=managed_by if isinstance(managed_by, str) else None,
+    )

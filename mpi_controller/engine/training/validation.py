@@ -1,0 +1,81 @@
+"""Validation the ``kubeflow.org/v1`` kinds' webhooks share (training-operator v1.9
+``pkg/common/util/webhooks.go`` and the per-kind webhooks), with upstream's messages:
+
+* :func:`validate_name`: ``metadata.name: Invalid value: "<name>": should match: <problems>``
+  (a DNS-1035 label);
+* :func:`validate_run_policy`: ``spec.runPolicy.managedBy`` must be
+  ``kubeflow.org/training-operator`` or ``kueue.x-k8s.io/multikueue`` (Unsupported value);
+  :func:`validate_run_policy_update`: it is immutable;
+* :func:`validate_replica_containers`: the replica specs are required; each needs containers
+  (``...template.spec.containers: Required value: must be specified``), each container an image
+  (``...containers[i].image: Required value: must be required``) and one container named after
+  the kind's default (``must have at least one container with name <name>``).
+
+Errors come in the order of the replica specs as written (upstream walks a Go map).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from mpi_controller.engine.training.api import KUBEFLOW_JOBS_CONTROLLER, MULTIKUEUE_CONTROLLER
+from mpi_controller.kube.fielderrors import FieldError, invalid, not_supported, required
+from mpi_controller.kube.jsonvalue import as_dict, as_list, as_str
+from mpi_controller.kube.names import is_dns1035_label
+
+__all__ = ["validate_name", "validate_replica_containers", "validate_run_policy",
+           "validate_run_policy_update"]
+
+MANAGED_BY_PATH = "spec.runPolicy.managedBy"
+SUPPORTED_MANAGERS = (KUBEFLOW_JOBS_CONTROLLER, MULTIKUEUE_CONTROLLER)
+
+
+def validate_name(job: Mapping[str, Any]) -> list[FieldError]:
+    name = as_str(as_dict(job.get("metadata")).get("name"))
+    problems = is_dns1035_label(name)
+    if not problems:
+        return []
+    return [invalid("metadata.name", name, f"should match: {','.join(problems)}")]
+
+
+def _managed_by(job: Mapping[str, Any]) -> object:
+    return as_dict(as_dict(job.get("spec")).get("runPolicy")).get("managedBy")
+
+
+def validate_run_policy(job: Mapping[str, Any]) -> list[FieldError]:
+    manager = _managed_by(job)
+    if manager is None or manager in SUPPORTED_MANAGERS:
+        return []
+    return [not_supported(MANAGED_BY_PATH, manager, SUPPORTED_MANAGERS)]
+
+
+def validate_run_policy_update(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[FieldError]:
+    if _managed_by(old) == _managed_by(new):
+        return []
+    return [invalid(MANAGED_BY_PATH, _managed_by(new), "field is immutable")]
+
+
+def validate_replica_containers(job: Mapping[str, Any], specs_field: str,
+                                container_name: str) -> list[FieldError]:
+    """The replica spec checks of the module doc for ``spec.<specs_field>``."""
+    path = f"spec.{specs_field}"
+    specs = as_dict(job.get("spec")).get(specs_field)
+    if not isinstance(specs, dict):
+        return [required(path, "must be required")]
+    errors: list[FieldError] = []
+    for rtype, spec in specs.items():
+        containers_path = f"{path}[{rtype}].template.spec.containers"
+        pod_spec = as_dict(as_dict(as_dict(spec).get("template")).get("spec"))
+        containers = as_list(pod_spec.get("containers"))
+        if not containers:
+            errors.append(required(containers_path, "must be specified"))
+        named = False
+        for index, container in enumerate(containers):
+            if not as_str(as_dict(container).get("image")):
+                errors.append(required(f"{containers_path}[{index}].image", "must be required"))
+            named = named or as_dict(container).get("name") == container_name
+        if not named:
+            errors.append(required(
+                containers_path, f"must have at least one container with name {container_name}"))
+    return errors

@@ -1,0 +1,61 @@
+"""A typed, read-only view of a TFJob (``kubeflow.org/v1``), parsed leniently.
+
+Jobs stay plain dicts in the Kubernetes JSON shape; :func:`parse_tfjob` gives code a typed way
+to read a (defaulted) one and never raises: a field of the wrong JSON type reads as unset. The
+shared parts (replica specs, run policy) are the engine's ``kubeflow.org/v1`` views.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from mpi_controller.engine.training.api import ReplicaSpec, RunPolicy, replica_specs, run_policy
+from mpi_controller.kube.jsonvalue import as_bool, as_dict, as_str
+from mpi_controller.tensorflow.constants import (
+    REPLICA_TYPE_CHIEF,
+    REPLICA_TYPE_MASTER,
+    SPECS_FIELD,
+    SUCCESS_POLICY_ALL_WORKERS,
+)
+
+__all__ = ["TFJob", "is_chief_or_master", "parse_tfjob"]
+
+
+def is_chief_or_master(rtype: str) -> bool:
+    return rtype in (REPLICA_TYPE_CHIEF, REPLICA_TYPE_MASTER)
+
+
+@dataclass(frozen=True)
+class TFJob:
+    """The parts of a TFJob the controller reads."""
+
+    name: str = ""
+    namespace: str = ""
+    replica_specs: dict[str, ReplicaSpec] = field(default_factory=dict)
+    run_policy: RunPolicy = field(default_factory=RunPolicy)
+    success_policy: str = ""
+    enable_dynamic_worker: bool = False
+
+    @property
+    def has_chief_or_master(self) -> bool:
+        return any(is_chief_or_master(t) for t in self.replica_specs)
+
+    @property
+    def all_workers_must_succeed(self) -> bool:
+        """``successPolicy: AllWorkers``."""
+        return self.success_policy == SUCCESS_POLICY_ALL_WORKERS
+
+
+def parse_tfjob(job: Mapping[str, Any]) -> TFJob:
+    meta = as_dict(job.get("metadata"))
+    spec = as_dict(job.get("spec"))
+    return TFJob(
+        name=as_str(meta.get("name")),
+        namespace=as_str(meta.get("namespace")),
+        replica_specs=replica_specs(job, SPECS_FIELD),
+        run_policy=run_policy(job),
+        success_policy=as_str(spec.get("successPolicy")),
+        enable_dynamic_worker=as_bool(spec.get("enableDynamicWorker")) is True,
+    )

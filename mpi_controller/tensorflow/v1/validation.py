@@ -1,0 +1,49 @@
+"""``validateTFJob`` (training-operator v1.9 ``pkg/webhooks/tensorflow``), with its messages:
+
+* ``metadata.name`` is a DNS-1035 label;
+* ``spec.runPolicy.managedBy`` is supported (and, on update, unchanged);
+* ``spec.tfReplicaSpecs`` is required; each replica has containers, each with an image, one of
+  them named ``tensorflow``;
+* ``spec.tfReplicaSpecs: Forbidden: must not have more than 1 Chief or Master role``.
+
+The controller runs it on every sync (an invalid job gets a Warning event naming the field and
+is not reconciled); a validating webhook can run the same function on admission.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from mpi_controller.engine.training.validation import (
+    validate_name,
+    validate_replica_containers,
+    validate_run_policy,
+    validate_run_policy_update,
+)
+from mpi_controller.kube.fielderrors import FieldError, forbidden
+from mpi_controller.kube.jsonvalue import as_dict
+from mpi_controller.tensorflow.constants import DEFAULT_CONTAINER_NAME, SPECS_FIELD
+from mpi_controller.tensorflow.v1.types import is_chief_or_master
+
+__all__ = ["validate", "validate_update"]
+
+
+def _spec_errors(job: Mapping[str, Any]) -> list[FieldError]:
+    errors = validate_replica_containers(job, SPECS_FIELD, DEFAULT_CONTAINER_NAME)
+    specs = as_dict(as_dict(job.get("spec")).get(SPECS_FIELD))
+    if sum(1 for rtype in specs if is_chief_or_master(rtype)) > 1:
+        errors.append(forbidden(f"spec.{SPECS_FIELD}",
+                                "must not have more than 1 Chief or Master role"))
+    return errors
+
+
+def validate(job: Mapping[str, Any]) -> list[FieldError]:
+    """The errors of a new TFJob (empty when valid)."""
+    return [*validate_name(job), *validate_run_policy(job), *_spec_errors(job)]
+
+
+def validate_update(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[FieldError]:
+    """The errors of an update from ``old`` to ``new``."""
+    return [*validate_name(new), *validate_run_policy_update(old, new),
+            *validate_run_policy(new), *_spec_errors(new)]

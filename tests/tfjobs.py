@@ -1,0 +1,109 @@
+"""Test helpers for TFJobs: manifests (the issue's example, small jobs) and, on a cluster, CRUD
+through the official sync client (an observer independent of the controller under test)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.mpijobs import MPIJobs
+from tests.support import REPO
+
+GROUP, VERSION, PLURAL = "kubeflow.org", "v1", "tfjobs"
+DURATION = "sim.mpi-controller.io/duration"
+EXIT_CODE = "sim.mpi-controller.io/exit-code"
+EXAMPLE = "tensorflow-dist-mnist.yaml"
+IMAGE = "kubeflow/tf-dist-mnist-test:1.0"
+
+
+def example(name: str = EXAMPLE) -> dict[str, Any]:
+    """An example manifest from examples/ (a fresh copy)."""
+    doc: dict[str, Any] = yaml.safe_load(Path(REPO, "examples", name).read_text())
+    return copy.deepcopy(doc)
+
+
+def replica(replicas: int | None = 1, *, restart: str | None = None, port: int | None = None,
+            annotations: dict[str, str] | None = None, **pod_spec: Any) -> dict[str, Any]:
+    """A replica spec with one ``tensorflow`` container (``port``: its ``tfjob-port``)."""
+    container: dict[str, Any] = {"name": "tensorflow", "image": IMAGE}
+    if port is not None:
+        container["ports"] = [{"name": "tfjob-port", "containerPort": port}]
+    template: dict[str, Any] = {"spec": {"containers": [container], **pod_spec}}
+    if annotations:
+        template["metadata"] = {"annotations": annotations}
+    spec: dict[str, Any] = {"template": template}
+    if replicas is not None:
+        spec["replicas"] = replicas
+    if restart is not None:
+        spec["restartPolicy"] = restart
+    return spec
+
+
+def tfjob(name: str, replicas: dict[str, dict[str, Any]], **spec: Any) -> dict[str, Any]:
+    """A TFJob with these replica specs (``run_policy=`` goes to ``spec.runPolicy``)."""
+    body: dict[str, Any] = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "TFJob",
+                            "metadata": {"name": name}, "spec": {"tfReplicaSpecs": replicas}}
+    for key, value in spec.items():
+        body["spec"]["runPolicy" if key == "run_policy" else key] = value
+    return body
+
+
+def tf_config(pod: dict[str, Any]) -> dict[str, Any] | None:
+    """The parsed TF_CONFIG of a pod's ``tensorflow`` container (``None`` without one)."""
+    for container in pod["spec"]["containers"]:
+        if container["name"] == "tensorflow":
+            for env in container.get("env") or []:
+                if env["name"] == "TF_CONFIG":
+                    value: dict[str, Any] = json.loads(env["value"])
+                    return value
+    return None
+
+
+def dense_config(job: str, ns: str, cluster: dict[str, int], rtype: str, index: int,
+                 ports: dict[str, int] | None = None) -> str:
+    """The exact dense TF_CONFIG string upstream writes (``cluster``: lower rtype -> replicas)."""
+    ports = ports or {}
+    hosts = {rt: [f"{job}-{rt}-{i}.{ns}.svc:{ports.get(rt, 2222)}" for i in range(n)]
+             for rt, n in sorted(cluster.items())}
+    return json.dumps({"cluster": hosts, "task": {"type": rtype, "index": index},
+                       "environment": "cloud"}, separators=(",", ":"))
+
+
+class TFJobs(MPIJobs):
+    """CRUD on TFJobs in one namespace, plus waits (a live cluster). ``conditions`` lists
+    ``(type, status, reason)`` in order; pods and Services are plain dicts by name."""
+
+    group, version, plural, kind = GROUP, VERSION, PLURAL, "TFJob"
+
+    def conditions(self, name: str) -> list[tuple[str, str, str]]:  # type: ignore[override]
+        status = self.get(name).get("status") or {}
+        return [(c["type"], c["status"], c.get("reason", "")) for c in
+                status.get("conditions") or []]
+
+    def pods(self, name: str) -> list[dict[str, Any]]:  # type: ignore[override]
+        """The job's pods as plain dicts, by name."""
+        items = self.core.list_namespaced_pod(
+            self.namespace, label_selector=f"training.kubeflow.org/job-name={name}").items
+        return self._plain(items)
+
+    def services(self, name: str) -> list[dict[str, Any]]:
+        items = self.core.list_namespaced_service(
+            self.namespace, label_selector=f"training.kubeflow.org/job-name={name}").items
+        return self._plain(items)
+
+    def _plain(self, items: list[Any]) -> list[dict[str, Any]]:
+        api = self.core.api_client
+        return sorted((api.sanitize_for_serialization(i) for i in items),
+                      key=lambda i: i["metadata"]["name"])
+
+    def events(self, name: str) -> list[tuple[str, str, str]]:
+        """``(type, reason, message)`` of the job's Events, oldest first."""
+        items = self.core.list_namespaced_event(
+            self.namespace, field_selector=f"involvedObject.name={name},"
+                                           "involvedObject.kind=TFJob").items
+        items.sort(key=lambda e: (e.first_timestamp or e.event_time, e.metadata.name))
+        return [(e.type, e.reason, e.message) for e in items]

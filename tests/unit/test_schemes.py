@@ -1,0 +1,79 @@
+"""Which job kinds ``mpi-controller run`` runs: ``--enable-scheme`` (training-operator's flag,
+repeatable, any case), else every kind whose CRD is installed; a clear exit when none (or an
+enabled one) is. Also the TFJob kind's flags (``--gang-scheduler-name``, the cluster domain)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from typing import Any
+
+import pytest
+
+from mpi_controller import app
+from mpi_controller.options import ServerOptions, add_run_arguments, options_from_args
+from mpi_controller.runtime.client import ApiError, Resource
+
+
+def _parse(*argv: str) -> ServerOptions:
+    parser = argparse.ArgumentParser()
+    add_run_arguments(parser)
+    return options_from_args(parser.parse_args(list(argv)))
+
+
+def test_enable_scheme_is_repeatable_and_case_insensitive() -> None:
+    assert _parse().enabled_schemes == ()
+    assert _parse("--enable-scheme=TFJob", "-enable-scheme", "mpijob",
+                  "--enable-scheme", "tfjob").enabled_schemes == ("tfjob", "mpijob")
+    with pytest.raises(ValueError, match=r"--enable-scheme: scheme pytorchjob is not supported "
+                                         r"yet \(supported: mpijob, tfjob\)"):
+        _parse("--enable-scheme", "pytorchjob")
+
+
+def test_gang_scheduler_name_and_cluster_domain_reach_the_training_kinds(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    opts = _parse("--gang-scheduler-name", "volcano", "--cluster-domain", "c.l",
+                  "--worker-create-concurrency", "4")
+    assert (opts.training.gang_scheduler_name, opts.mpi.gang_scheduling) == ("volcano",
+                                                                            "volcano")
+    assert (opts.training.cluster_domain, opts.training.create_concurrency) == ("c.l", 4)
+    monkeypatch.setenv("CUSTOM_CLUSTER_DOMAIN", "from.env")
+    assert _parse().training.cluster_domain == "from.env"
+    assert _parse("--cluster-domain", "flag").training.cluster_domain == "flag"
+
+
+class _Client:
+    """Lists succeed for the plurals in ``installed``, answer 404 otherwise."""
+
+    def __init__(self, *installed: str) -> None:
+        self.installed = installed
+        self.listed: list[str] = []
+
+    async def list(self, resource: Resource, **_: Any) -> dict[str, Any]:
+        self.listed.append(resource.plural)
+        if resource.plural not in self.installed:
+            raise ApiError(404, "NotFound")
+        return {"items": []}
+
+
+def _schemes(client: _Client, *enabled: str) -> list[str] | None:
+    opts = ServerOptions(enabled_schemes=enabled)
+    return asyncio.run(app._schemes_to_run(client, opts))  # type: ignore[arg-type]
+
+
+def test_without_the_flag_every_installed_kind_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _schemes(_Client("mpijobs", "tfjobs")) == ["mpijob", "tfjob"]
+    assert _schemes(_Client("tfjobs")) == ["tfjob"]
+    assert _schemes(_Client("mpijobs")) == ["mpijob"]
+    assert _schemes(_Client()) is None
+    out = capsys.readouterr().out
+    assert "CRD doesn't exist. Exiting" in out
+    assert "crd='mpijobs.kubeflow.org, tfjobs.kubeflow.org'" in out
+
+
+def test_an_enabled_kind_needs_its_crd(capsys: pytest.CaptureFixture[str]) -> None:
+    client = _Client("mpijobs")
+    assert _schemes(client, "tfjob") is None
+    assert client.listed == ["tfjobs"]
+    assert "crd=tfjobs.kubeflow.org" in capsys.readouterr().out
+    assert _schemes(_Client("mpijobs", "tfjobs"), "tfjob") == ["tfjob"]
