@@ -18,7 +18,8 @@
   else ``kind.sync`` with a fresh :class:`~mpi_controller.engine.sync.JobSync`.
   :class:`~mpi_controller.engine.writer.OwnerGone` (the job was deleted meanwhile) and a 409
   Conflict (a newer version is on its way) end the sync quietly; other errors are retried by
-  the runtime :class:`~mpi_controller.runtime.controller.Controller` with backoff.
+  the runtime :class:`~mpi_controller.runtime.controller.Controller` with backoff. A delay the
+  kind asked for (``JobSync.requeue_after``) is returned as the sync's ``Result``.
 
 Nothing here knows a job kind's semantics.
 """
@@ -227,8 +228,9 @@ class JobController:
             _log.debug("waiting for the cache to see earlier writes", key=key)
             return None
         self.expectations.set_expectations(key, add=0, delete=0)
+        ctx = self.new_sync(job, key)
         try:
-            await self.kind.sync(self.new_sync(job, key))
+            await self.kind.sync(ctx)
         except OwnerGone as gone:
             # Children were deleted (by the garbage collector) before the cache saw the job's
             # own deletion; the job informer's delete event follows.
@@ -239,6 +241,8 @@ class JobController:
             # The object changed since the cache read: its newer version is on its way through
             # the informer and will enqueue the key again; no backoff needed.
             _log.debug("conflict; waiting for the newer version", key=key, error=str(err))
+        if ctx.requeue is not None:
+            return Result(requeue_after=ctx.requeue)
         return None
 
     def new_sync(self, job: Obj, key: str) -> JobSync:

@@ -9,6 +9,10 @@ The status write is guarded (:class:`StatusWriteGuard`): it is skipped when noth
 sent with the cached ``resourceVersion`` (a conflict means a newer version is on its way),
 and afterwards the engine waits until the informer delivers that write before syncing the
 job again, for at most ``STATUS_WRITE_WAIT`` seconds (so a lost event cannot stall the job).
+
+A kind may ask for the job to be synced again after a delay (:meth:`JobSync.requeue_after`, for
+time-based decisions such as a TTL) and may delete the job itself (:meth:`JobSync.delete_job`,
+with a uid precondition so a newer job of the same name is never touched).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from mpi_controller.engine.writer import ChildWriter, Vanished
 from mpi_controller.kube.events import Event
 from mpi_controller.kube.jsonvalue import json_copy
 from mpi_controller.runtime.cache import CONTROLLER_UID_INDEX
-from mpi_controller.runtime.client import KubeClient, Resource
+from mpi_controller.runtime.client import ApiError, KubeClient, Resource
 from mpi_controller.runtime.clock import Clock
 from mpi_controller.runtime.expectations import ControllerExpectations
 from mpi_controller.runtime.informer import SharedIndexInformer
@@ -94,6 +98,8 @@ class JobSync:
         self._guard = guard
         self._emit = emit
         self._wall = wall
+        self.requeue: float | None = None
+        """The shortest delay asked for with :meth:`requeue_after` (``None``: none)."""
         self.writer = ChildWriter(client, expectations, job=job, key=key, emit=self.emit,
                                   owner=resource, owner_cached=self.job_still_cached,
                                   vanished=vanished)
@@ -125,7 +131,24 @@ class JobSync:
                 pods += self._pods.indexer.by_index(CONTROLLER_UID_INDEX, uid)
         return pods
 
+    def requeue_after(self, seconds: float) -> None:
+        """Sync the job again after ``seconds`` (the shortest of several requests wins)."""
+        delay = max(seconds, 0.0)
+        self.requeue = delay if self.requeue is None else min(self.requeue, delay)
+
     # -- writing ------------------------------------------------------------------------
+
+    async def delete_job(self, *, propagation_policy: str = "Background") -> None:
+        """Delete the job itself (its uid as a precondition; NotFound counts as done)."""
+        uid = self.job["metadata"].get("uid")
+        try:
+            await self._client.delete(
+                self.resource, self.name, namespace=self.namespace,
+                propagation_policy=propagation_policy,
+                preconditions={"uid": uid} if uid else None)
+        except ApiError as err:
+            if not err.is_not_found():
+                raise
 
     def emit(self, event: Event) -> None:
         """Record ``event`` on the job."""
