@@ -167,6 +167,7 @@ async def run(opts: ServerOptions) -> int:
     _log.info("mpi-controller starting", namespace=opts.namespace or "(all)",
               threadiness=opts.engine.threadiness, qps=opts.kube_api_qps,
               burst=opts.kube_api_burst, gang_scheduling=opts.mpi.gang_scheduling or None,
+              feature_gates=opts.mpi.features.enabled() or None,
               leader_elect=opts.leader_elect)
     try:
         await manager.run(stop)

@@ -18,6 +18,7 @@ from typing import Any
 
 from mpi_controller.app import build_controllers
 from mpi_controller.engine.controller import EngineConfig, JobController
+from mpi_controller.mpi.features import Features
 from mpi_controller.mpi.gang import SCHEDULER_PLUGINS_POD_GROUP, VOLCANO_POD_GROUP
 from mpi_controller.mpi.kind import MPIJOBS, MPIJobKind, MPIJobOptions
 from mpi_controller.options import ServerOptions
@@ -40,7 +41,8 @@ class EngineHarness:
     """See the module doc. Use as ``async with EngineHarness() as h:``."""
 
     def __init__(self, *, namespace: str = NAMESPACE, gang_scheduling: str = "",
-                 worker_create_concurrency: int = 16, pod_update_batch: float = 1.0) -> None:
+                 worker_create_concurrency: int = 16, pod_update_batch: float = 1.0,
+                 features: Features | None = None) -> None:
         self.namespace = namespace
         self.clock = ManualClock()
         self.api = FakeApi(clock=self.clock, wall=self.now)
@@ -51,7 +53,8 @@ class EngineHarness:
             namespace=namespace,
             engine=EngineConfig(threadiness=1, pod_update_batch=pod_update_batch),
             mpi=MPIJobOptions(gang_scheduling=gang_scheduling,
-                              worker_create_concurrency=worker_create_concurrency))
+                              worker_create_concurrency=worker_create_concurrency,
+                              features=features or Features()))
         self.built = build_controllers(self.api, options, clock=self.clock, wall=self.now)
         self.controller: JobController = self.built.controllers[0]
         kind = self.controller.kind
