@@ -11,7 +11,9 @@ from typing import Any
 
 import pytest
 from kubernetes import client
+from prometheus_client.parser import text_string_to_metric_families
 
+from e2e.conftest import ControllerProcess, http_get
 from mpi_controller.kube.timefmt import parse_time
 from mpi_controller.mpi.features import (
     SSH_READINESS_PORT_ANNOTATION,
@@ -335,3 +337,75 @@ def test_with_the_gate_the_failure_names_the_oom_killed_workers(
         f"launcher pod {launcher_pod.metadata.name}: container launcher terminated with exit "
         "code 1 (Error)")
     assert ("Warning", failed["reason"], failed["message"]) in jobs.events("oomd")
+
+
+# -- 6. job metrics (#808) -------------------------------------------------------------------
+
+
+@pytest.fixture
+def process(cluster: Cluster, namespace: str, mpijob_crd: str, tmp_path: Any,
+            ) -> Iterator[Any]:
+    """``process(*flags)``: ``mpi-controller run`` on the test's namespace (no leader
+    election), its /metrics scraped by the test."""
+    started: list[ControllerProcess] = []
+
+    def run(*flags: str) -> ControllerProcess:
+        proc = ControllerProcess(cluster.kubeconfig, tmp_path / "controller.log",
+                                 "--namespace", namespace, "--no-leader-elect", *flags)
+        proc.start()
+        started.append(proc)
+        wait_for(lambda: "caches synced" in proc.log() or not proc.alive(), timeout=60,
+                 what="the controller to sync its caches")
+        assert proc.alive(), proc.log()
+        return proc
+
+    yield run
+    for proc in started:
+        assert proc.stop() == 0, proc.log()[-3000:]
+
+
+def samples(proc: ControllerProcess, family: str) -> dict[frozenset[tuple[str, str]], float]:
+    status, text = http_get(proc.monitoring_port, "/metrics")
+    assert status == 200, text
+    return {frozenset(s.labels.items()): s.value
+            for f in text_string_to_metric_families(text) for s in f.samples
+            if s.name == family}
+
+
+def job_then_next(jobs: MPIJobs) -> None:
+    """Job "first" runs to success and is deleted; once job "next" is Created the controller
+    has seen the deletion (one informer, events in order)."""
+    jobs.create(small_job("first", workers=1))
+    jobs.wait_condition("first", "Succeeded", timeout=60)
+    jobs.delete("first")
+    jobs.create(small_job("next", workers=1, launcher_runs="600s"))
+    jobs.wait_condition("next", "Created", timeout=60)
+
+
+def info(namespace: str, job: str) -> frozenset[tuple[str, str]]:
+    return frozenset({("launcher", f"{job}-launcher"), ("namespace", namespace)})
+
+
+def test_upstream_job_info_outlives_its_job(jobs: MPIJobs, process: Any) -> None:
+    proc = process()
+    job_then_next(jobs)
+    job_info = samples(proc, "mpi_operator_job_info")
+    assert job_info[info(jobs.namespace, "first")] == 1.0  # a series per job, forever
+    assert samples(proc, "mpi_operator_job_duration_seconds_count") == {}
+    assert samples(proc, "mpi_operator_jobs") == {}
+
+
+def test_with_the_gate_series_follow_jobs_and_durations_are_observed(
+        jobs: MPIJobs, process: Any) -> None:
+    proc = process("--feature-gates", "JobMetrics=true")
+    job_then_next(jobs)
+    ns = jobs.namespace
+    wait_for(lambda: info(ns, "first") not in samples(proc, "mpi_operator_job_info"),
+             timeout=30, what="the deleted job's series to go")
+    assert info(ns, "next") in samples(proc, "mpi_operator_job_info")
+    durations = samples(proc, "mpi_operator_job_duration_seconds_count")
+    assert durations == {frozenset({("namespace", ns), ("result", "Succeeded")}): 1.0}
+    phases = {dict(k)["phase"]: v for k, v in samples(proc, "mpi_operator_jobs").items()
+              if dict(k)["namespace"] == ns}
+    assert phases.get("Succeeded") == 0.0  # "first" counted, then forgotten
+    assert sum(phases.values()) == 1.0  # "next", Created or Running

@@ -1,0 +1,144 @@
+"""The MPIJob scale subresource (CRD) and the ``ScaleSelector`` gate on the real API server,
+with the Kubernetes HPA controller (kubeflow/mpi-operator#278, #336): ``kubectl scale`` resizes
+the workers and ``discover_hosts.sh`` follows; an HPA drives the scale subresource, but without
+the gate it cannot select the worker pods (upstream never writes the selector).
+
+On the local cluster the HPA controller runs as its own kube-controller-manager process (the
+cluster's runs without it); on another cluster (kind) its own HPA controller is used. There is
+no metrics API here, so an HPA that got the selector stops at reading the pods' metrics."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+from mpi_controller.mpi.features import Features
+from tests.controller_harness import running_controller
+from tests.mpijobs import MPIJobs, small_job
+from tests.support import HACK, Cluster, wait_for
+
+pytestmark = pytest.mark.cluster
+
+SELECTOR = ("training.kubeflow.org/job-name=sc,training.kubeflow.org/job-role=worker,"
+            "training.kubeflow.org/operator-name=mpi-operator")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def hpa_controller(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory,
+                   ) -> Iterator[None]:
+    if not cluster.local:
+        yield  # kind and other clusters run the HPA controller in their controller-manager
+        return
+    bin_dir = subprocess.run(["bash", str(HACK), "bin-dir"], check=True, capture_output=True,
+                             text=True).stdout.strip()
+    log = (tmp_path_factory.mktemp("hpa") / "kube-controller-manager.log").open("wb")
+    proc = subprocess.Popen(
+        [str(Path(bin_dir) / "kube-controller-manager"), f"--kubeconfig={cluster.kubeconfig}",
+         "--controllers=horizontal-pod-autoscaler-controller", "--leader-elect=false",
+         "--bind-address=127.0.0.1", f"--secure-port={_free_port()}",
+         f"--authentication-kubeconfig={cluster.kubeconfig}",
+         f"--authorization-kubeconfig={cluster.kubeconfig}",
+         "--horizontal-pod-autoscaler-sync-period=1s"],
+        stdout=log, stderr=subprocess.STDOUT)
+    try:
+        yield
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        log.close()
+
+
+@pytest.fixture
+def jobs(kube_api: Any, namespace: str, mpijob_crd: str) -> MPIJobs:
+    return MPIJobs(kube_api, namespace)
+
+
+def scale(jobs: MPIJobs, cluster: Cluster, name: str) -> dict[str, Any]:
+    """The MPIJob's scale subresource as the API server serves it."""
+    raw = cluster.kubectl("get", "--raw",
+                          f"/apis/kubeflow.org/v2beta1/namespaces/{jobs.namespace}/mpijobs/"
+                          f"{name}/scale")
+    return json.loads(raw)  # type: ignore[no-any-return]
+
+
+def running_workers(jobs: MPIJobs, name: str) -> list[str]:
+    return sorted(p.metadata.name for p in jobs.workers(name) if p.status.phase == "Running")
+
+
+def hpa(jobs: MPIJobs, name: str) -> Any:
+    api = client.AutoscalingV2Api(jobs.custom.api_client)
+    return api.create_namespaced_horizontal_pod_autoscaler(jobs.namespace, {
+        "metadata": {"name": name},
+        "spec": {"scaleTargetRef": {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
+                                    "name": name},
+                 "minReplicas": 4, "maxReplicas": 6,
+                 "metrics": [{"type": "Resource", "resource": {
+                     "name": "cpu", "target": {"type": "Utilization",
+                                               "averageUtilization": 50}}}]}})
+
+
+def scaling_active(jobs: MPIJobs, name: str) -> tuple[str, str] | None:
+    api = client.AutoscalingV2Api(jobs.custom.api_client)
+    found = api.read_namespaced_horizontal_pod_autoscaler(name, jobs.namespace)
+    for cond in found.status.conditions or []:
+        if cond.type == "ScalingActive":
+            return cond.status, cond.reason
+    return None
+
+
+def scaled_by_kubectl_and_hpa(jobs: MPIJobs, cluster: Cluster) -> None:
+    """kubectl scale 2 -> 3 workers (discover_hosts.sh follows), then an HPA with
+    minReplicas 4 scales to 4."""
+    ns = jobs.namespace
+    jobs.create(small_job("sc", workers=2, launcher_runs="600s"))
+    wait_for(lambda: len(running_workers(jobs, "sc")) == 2, timeout=60, what="2 workers")
+    cluster.kubectl("scale", "-n", ns, "mpijob/sc", "--replicas=3")
+    wait_for(lambda: len(running_workers(jobs, "sc")) == 3, timeout=60, what="3 workers")
+    wait_for(lambda: jobs.core.read_namespaced_config_map("sc-config", ns).data[
+        "discover_hosts.sh"] == "#!/bin/sh\n" + "".join(
+            f"echo sc-worker-{i}.sc.{ns}.svc\n" for i in range(3)),
+        timeout=30, what="discover_hosts.sh to list the 3 workers")
+    hpa(jobs, "sc")
+    wait_for(lambda: jobs.get("sc")["spec"]["mpiReplicaSpecs"]["Worker"]["replicas"] == 4,
+             timeout=60, what="the HPA to scale to its minReplicas")
+    wait_for(lambda: len(running_workers(jobs, "sc")) == 4, timeout=60, what="4 workers")
+
+
+def test_without_the_gate_an_hpa_cannot_select_the_workers(
+        jobs: MPIJobs, cluster: Cluster, namespace: str, hpa_controller: None) -> None:
+    with running_controller(cluster.kubeconfig, namespace):
+        scaled_by_kubectl_and_hpa(jobs, cluster)
+        wait_for(lambda: scale(jobs, cluster, "sc")["status"] == {"replicas": 4}, timeout=30,
+                 what="the scale status: 4 replicas, no selector")
+        wait_for(lambda: scaling_active(jobs, "sc") == ("False", "InvalidSelector"),
+                 timeout=60, what="the HPA to report the missing selector")
+        events = jobs.core.list_namespaced_event(
+            namespace, field_selector="involvedObject.kind=HorizontalPodAutoscaler").items
+        assert ("Warning", "SelectorRequired", "selector is required") in {
+            (e.type, e.reason, e.message) for e in events}
+
+
+def test_with_the_gate_an_hpa_selects_the_workers(
+        jobs: MPIJobs, cluster: Cluster, namespace: str, hpa_controller: None) -> None:
+    with running_controller(cluster.kubeconfig, namespace,
+                            features=Features(scale_selector=True)):
+        scaled_by_kubectl_and_hpa(jobs, cluster)
+        wait_for(lambda: scale(jobs, cluster, "sc")["status"] == {"replicas": 4,
+                                                                  "selector": SELECTOR},
+                 timeout=30, what="the scale status: 4 replicas and the workers' selector")
+        # Past the selector, it reads the pods' CPU; this cluster has no metrics API.
+        wait_for(lambda: scaling_active(jobs, "sc") == ("False", "FailedGetResourceMetric"),
+                 timeout=60, what="the HPA to read the selected pods' metrics")
