@@ -1,7 +1,7 @@
 """The opt-ins of mpi_controller.mpi.features on the real API server (KWOK runs the pods): each
 pair of tests reproduces what mpi-operator v0.8.2's users report (kubeflow/mpi-operator issue
-cited) with the opt-in off, and shows the fix with it on. Gang scheduling with a real
-coscheduling scheduler and the HPA are in test_opt_ins_scheduling.py."""
+cited) with the opt-in off, and shows the fix with it on. Gang scheduling under a
+coscheduling rule and the HPA are in test_opt_ins_scheduling.py."""
 
 from __future__ import annotations
 
