@@ -14,6 +14,12 @@ PriorityClasses; and the shared pod informer) and how to default and validate a 
    concurrently), then the launcher when the creation policy allows;
 4. the launcher's suspension follows the job's; a suspended job's workers are deleted;
 5. the status from launcher, launcher pods and workers; its events and metrics; the write.
+
+The opt-ins of :mod:`~mpi_controller.mpi.features` (all off: exactly the above) hook in here:
+the PodGroup sized by the workers (step 3), the launcher held on resume (4), failure details
+and eviction completing the job (5), the worker selector and job metrics at every status
+write; and for a finished job (1) the launcher's cleanup and the TTL, which may ask the engine
+to sync the job again when it runs out (``JobSync.requeue_after``) or delete the job itself.
 """
 
 from __future__ import annotations
@@ -385,7 +391,9 @@ class _MPIJobSync:
         if self.features.scale_selector:
             new_status = status.with_worker_selector(new_status, self.job)
         await self.ctx.write_status(new_status, original)
-        if self.features.job_metrics:
+        # Not for a job deleted meanwhile: its series were dropped when it left the cache (no
+        # await between this check and the recording, so the deletion cannot come in between).
+        if self.features.job_metrics and self.ctx.job_still_cached():
             self.record_job_metrics(new_status, original)
 
     def record_job_metrics(self, new_status: Mapping[str, Any],
@@ -419,6 +427,7 @@ class _MPIJobSync:
             metrics.JOBS_SUCCESSFUL.inc()
         if update.launcher_failed:
             metrics.JOBS_FAILED.inc()
-        if launcher_job is not None:
+        if launcher_job is not None and (not self.features.job_metrics
+                                         or self.ctx.job_still_cached()):
             metrics.JOB_INFO.labels(launcher=naming.launcher_name(self.name),
                                     namespace=self.ctx.namespace).set(1)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from mpi_controller.mpi.features import (
     SSH_READINESS_PORT_ANNOTATION,
     TTL_DELETES_ANNOTATION,
@@ -388,6 +390,34 @@ async def test_with_the_gate_series_follow_the_job_and_its_duration_is_observed_
         await h.settle()
         assert sample("mpi_operator_job_info", **info) is None
         assert sample("mpi_operator_jobs", namespace=ns, phase="Succeeded") == 0
+
+
+async def test_with_the_gate_a_job_deleted_during_its_sync_leaves_no_series() -> None:
+    """The job is deleted while its sync waits on a write: the series it would record after
+    the deletion (job_info, phase) are not recorded."""
+    from mpi_controller.runtime.client import ApiError
+
+    ns = "m-race"
+    async with EngineHarness(namespace=ns, features=Features(job_metrics=True)) as h:
+        h.create(job())
+        await h.sync("pi")
+        assert sample("mpi_operator_job_info", launcher="pi-launcher", namespace=ns) == 1
+        h.api.modify(PODS, "pi-worker-0", lambda p: p.update(status={"phase": "Running"}),
+                     namespace=ns)
+
+        async def delete_the_job() -> None:
+            h.api.remove(MPIJOBS, "pi", namespace=ns)
+            await h.settle()
+
+        h.api.interceptor = lambda req: (delete_the_job() if req.verb == "update"
+                                         and req.resource == CONFIGMAPS else None)
+        # discover_hosts.sh changes: the ConfigMap update; the status write then finds the
+        # job gone.
+        with pytest.raises(ApiError, match=r"^404 NotFound"):
+            await h.sync("pi")
+        assert sample("mpi_operator_job_info", launcher="pi-launcher", namespace=ns) is None
+        assert not any(sample("mpi_operator_jobs", namespace=ns, phase=phase)
+                       for phase in ("Created", "Running"))
 
 
 # -- 7. the scale subresource's selector (#278) ----------------------------------------------
