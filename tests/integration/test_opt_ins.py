@@ -171,9 +171,12 @@ def test_with_the_gate_the_resumed_launcher_waits_for_the_workers(
                                        {"spec": {"schedulingGates": None}})
     wait_for(lambda: launcher_job(jobs, "held").spec.suspend is False, timeout=60,
              what="the launcher to be resumed once the workers are ready")
-    launcher_start = launcher_job(jobs, "held").status.start_time
-    assert all(ready_since(p) is not None and ready_since(p) <= launcher_start  # type: ignore[operator]
-               for p in jobs.workers("held"))
+    launcher_start = wait_for(lambda: launcher_job(jobs, "held").status.start_time,
+                              timeout=30, what="the launcher Job to start")
+    for pod in jobs.workers("held"):
+        ready = ready_since(pod)
+        assert ready is not None
+        assert ready <= launcher_start
     jobs.wait_condition("held", "Running", timeout=60)
 
 
@@ -208,8 +211,9 @@ def test_with_the_annotation_the_ttl_deletes_the_mpijob_and_everything_it_owns(
         jobs: MPIJobs, start: Any) -> None:
     start()
     jobs.create(annotate(ttl_job("drop"), **{TTL_DELETES_ANNOTATION: "MPIJob"}))
+    launcher = wait_for(lambda: launcher_job(jobs, "drop"), timeout=30, what="the launcher")
+    assert launcher.spec.ttl_seconds_after_finished is None
     done = jobs.wait_condition("drop", "Succeeded", timeout=60)
-    assert launcher_job(jobs, "drop").spec.ttl_seconds_after_finished is None
     wait_for(lambda: gone(lambda: jobs.get("drop")), timeout=30, what="the MPIJob deleted")
     wait_for(lambda: gone(lambda: jobs.core.read_namespaced_config_map(
         "drop-config", jobs.namespace)), timeout=60, what="its ConfigMap collected")

@@ -131,10 +131,13 @@ def test_without_the_gate_an_hpa_cannot_select_the_workers(
                  what="the scale status: 4 replicas, no selector")
         wait_for(lambda: scaling_active(jobs, "sc") == ("False", "InvalidSelector"),
                  timeout=60, what="the HPA to report the missing selector")
-        events = jobs.core.list_namespaced_event(
-            namespace, field_selector="involvedObject.kind=HorizontalPodAutoscaler").items
-        assert ("Warning", "SelectorRequired", "selector is required") in {
-            (e.type, e.reason, e.message) for e in events}
+
+        def hpa_events() -> set[tuple[str, str, str]]:
+            return {(e.type, e.reason, e.message) for e in jobs.core.list_namespaced_event(
+                namespace, field_selector="involvedObject.kind=HorizontalPodAutoscaler").items}
+
+        wait_for(lambda: ("Warning", "SelectorRequired", "selector is required") in hpa_events(),
+                 timeout=30, what="the HPA's SelectorRequired event")
 
 
 def test_with_the_gate_an_hpa_selects_the_workers(
