@@ -66,6 +66,9 @@ RULES: tuple[Rule, ...] = (
                r'(DeadlineExceeded|BackoffLimitExceeded|MPIJobFailed|MPIJobEvicted)): .*"\]'
                r'\.count'),
          when=_count_fewer),
+    Rule("crd-scale-subresource", readme="CRD scale subresource (#278, #336)",
+         obj="CustomResourceDefinition", phase="schema",
+         path=r"spec\.versions\[0\]\.subresources\.scale.*"),
     Rule("crd-printer-columns", readme="CRD printer columns",
          obj="CustomResourceDefinition", phase="schema",
          path=r"spec\.versions\[0\]\.additionalPrinterColumns.*"),

@@ -228,6 +228,7 @@ async def run(opts: ServerOptions) -> int:
               schemes=",".join(schemes),
               threadiness=opts.engine.threadiness, qps=opts.kube_api_qps,
               burst=opts.kube_api_burst, gang_scheduling=opts.mpi.gang_scheduling or None,
+              feature_gates=opts.mpi.features.enabled() or None,
               leader_elect=opts.leader_elect)
     try:
         await manager.run(stop)

@@ -3,7 +3,8 @@
 Go's ``flag`` package accepts ``-name`` and ``--name``; so does this parser. Beyond the Go
 operator: ``--health-port`` (default 8080; 0 disables), ``--log-format json|console``,
 ``--worker-create-concurrency`` (worker pods created in parallel within one sync),
-``--pod-update-batch`` (seconds pod updates are batched per job) and ``--no-leader-elect``.
+``--pod-update-batch`` (seconds pod updates are batched per job), ``--no-leader-elect`` and
+``--feature-gates`` (the opt-ins of :mod:`mpi_controller.mpi.features`, all off by default).
 ``--kubeconfig`` is an alias of ``--kubeConfig``; ``$KUBECONFIG`` overrides it, as in the Go
 operator.
 
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field
 
 from mpi_controller.engine.controller import EngineConfig
 from mpi_controller.engine.training.framework import TrainingOptions
+from mpi_controller.mpi.features import GATES, Features
 from mpi_controller.mpi.kind import MPIJobOptions
 
 __all__ = ["SCHEMES", "ServerOptions", "add_run_arguments", "options_from_args"]
@@ -106,6 +108,9 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     _flag(parser, "pod-update-batch", dest="pod_update_batch", type=float,
           default=e.pod_update_batch,
           help="seconds to batch a job's pod updates before syncing it (0: at once)")
+    _flag(parser, "feature-gates", dest="feature_gates", default="",
+          help="opt-ins beyond the Go operator, e.g. JobMetrics=true,FailureDetails=true "
+               "(all off by default); gates: " + ", ".join(GATES))
     _flag(parser, "version", action="store_true", help="print the version and exit")
 
 
@@ -155,6 +160,7 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
             gang_scheduling=args.gang_scheduling,
             cluster_domain=args.cluster_domain,
             worker_create_concurrency=args.worker_create_concurrency,
+            features=Features.parse(args.feature_gates),
         ),
         training=TrainingOptions(
             gang_scheduler_name=args.gang_scheduling,

@@ -22,6 +22,7 @@ from typing import Any
 from mpi_controller.app import build_controllers
 from mpi_controller.engine.controller import EngineConfig, JobController
 from mpi_controller.engine.training.framework import TrainingOptions
+from mpi_controller.mpi.features import Features
 from mpi_controller.mpi.gang import SCHEDULER_PLUGINS_POD_GROUP, VOLCANO_POD_GROUP
 from mpi_controller.mpi.kind import MPIJOBS, MPIJobOptions
 from mpi_controller.options import ServerOptions
@@ -46,7 +47,8 @@ class EngineHarness:
 
     def __init__(self, *, namespace: str = NAMESPACE, gang_scheduling: str = "",
                  worker_create_concurrency: int = 16, pod_update_batch: float = 1.0,
-                 schemes: tuple[str, ...] = ("mpijob",), cluster_domain: str = "") -> None:
+                 schemes: tuple[str, ...] = ("mpijob",), cluster_domain: str = "",
+                 features: Features | None = None) -> None:
         self.namespace = namespace
         self.clock = ManualClock()
         self.api = FakeApi(clock=self.clock, wall=self.now)
@@ -58,7 +60,8 @@ class EngineHarness:
             namespace=namespace,
             engine=EngineConfig(threadiness=1, pod_update_batch=pod_update_batch),
             mpi=MPIJobOptions(gang_scheduling=gang_scheduling,
-                              worker_create_concurrency=worker_create_concurrency),
+                              worker_create_concurrency=worker_create_concurrency,
+                              features=features or Features()),
             training=TrainingOptions(gang_scheduler_name=gang_scheduling,
                                      cluster_domain=cluster_domain,
                                      create_concurrency=worker_create_concurrency),

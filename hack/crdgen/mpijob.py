@@ -96,7 +96,9 @@ def _status() -> dict[str, Any]:
             "succeeded": integer("int32", "Succeeded pods."),
             "failed": integer("int32", "Failed pods."),
             "labelSelector": selector,
-            "selector": string("Never set."),
+            "selector": string(
+                "Label selector of the replica's pods (Worker, with the ScaleSelector gate: the "
+                "scale subresource's labelSelectorPath)."),
         },
     }
     return {
@@ -188,9 +190,22 @@ PRINTER_COLUMNS = [
 ]
 
 
+# Beyond upstream (kubeflow/mpi-operator#278, #336): `kubectl scale` and an HPA resize the
+# workers; the label selector is written with the controller's ScaleSelector feature gate.
+SUBRESOURCES = {
+    "status": {},
+    "scale": {
+        "specReplicasPath": ".spec.mpiReplicaSpecs.Worker.replicas",
+        "statusReplicasPath": ".status.replicaStatuses.Worker.active",
+        "labelSelectorPath": ".status.replicaStatuses.Worker.selector",
+    },
+}
+
+
 MPIJOB = CRD(
     group="kubeflow.org",
     kind="MPIJob",
     plural="mpijobs",
-    versions=(Version("v2beta1", mpijob_schema, PRINTER_COLUMNS, storage=True),),
+    versions=(Version("v2beta1", mpijob_schema, PRINTER_COLUMNS, storage=True,
+                      subresources=SUBRESOURCES),),
 )

@@ -11,6 +11,9 @@ The status write is guarded (:class:`StatusWriteGuard`): it is skipped when noth
 sent with the cached ``resourceVersion`` (a conflict means a newer version is on its way),
 and afterwards the engine waits until the informer delivers that write before syncing the
 job again, for at most ``STATUS_WRITE_WAIT`` seconds (so a lost event cannot stall the job).
+
+A requeue serves time-based decisions (a TTL, a deadline); the job's own deletion carries its
+uid as a precondition, so a newer job of the same name is never touched.
 """
 
 from __future__ import annotations

@@ -202,24 +202,31 @@ class ChildWriter:
                 created.append(result)
         return created, errors
 
-    async def delete(self, resource: Resource, name: str) -> None:
-        """Delete ``name``; NotFound counts as done."""
-        self._expectations.raise_expectations(self._key, delete=1)
+    async def delete(self, resource: Resource, name: str, *, expect: bool = True,
+                     propagation_policy: str | None = None) -> None:
+        """Delete ``name``; NotFound counts as done. ``expect=False`` for an object the job
+        does not control directly (a pod of a child Job): the engine never observes its
+        deletion for the job, so no expectation is raised for it."""
+        if expect:
+            self._expectations.raise_expectations(self._key, delete=1)
         try:
-            await self._client.delete(resource, name, namespace=self.namespace)
+            await self._client.delete(resource, name, namespace=self.namespace,
+                                      propagation_policy=propagation_policy)
         except ApiError as err:
-            self._expectations.lower_expectations(self._key, delete=1)
+            if expect:
+                self._expectations.lower_expectations(self._key, delete=1)
             if not err.is_not_found():
                 raise
 
     async def delete_many(
-        self, resource: Resource, names: Sequence[str], *, concurrency: int
+        self, resource: Resource, names: Sequence[str], *, concurrency: int,
+        expect: bool = True,
     ) -> None:
         limit = asyncio.Semaphore(max(concurrency, 1))
 
         async def one(name: str) -> None:
             async with limit:
-                await self.delete(resource, name)
+                await self.delete(resource, name, expect=expect)
 
         await gather_raising(*(one(n) for n in names))
 

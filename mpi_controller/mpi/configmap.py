@@ -7,7 +7,8 @@ implementation gives no lines.
 
 discover_hosts.sh (upstream ``updateDiscoverHostsInConfigMap``): ``#!/bin/sh\\n``, then
 ``echo <launcher fqdn>`` when ``runLauncherAsWorker``, then ``echo <pod fqdn>`` for each worker
-pod (matching the worker selector, phase Running) sorted by name as plain strings.
+pod (matching the worker selector, phase Running) sorted by name as plain strings. With the
+SSH readiness opt-in (:mod:`~mpi_controller.mpi.features`) only Ready workers are listed.
 
 The ConfigMap is updated whenever its ``data`` differs from the desired one.
 """
@@ -18,9 +19,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from mpi_controller.kube.jsonvalue import as_dict, as_str, json_copy
-from mpi_controller.kube.pods import pod_phase
+from mpi_controller.kube.pods import is_pod_ready, pod_phase
 from mpi_controller.mpi import constants as c
 from mpi_controller.mpi import naming as n
+from mpi_controller.mpi.features import ssh_readiness_port
 from mpi_controller.mpi.v2beta1.types import MPIJob, parse_mpi_job
 
 __all__ = [
@@ -61,8 +63,12 @@ def hostfile(
 def running_worker_pods(
     job: Mapping[str, Any], pods: Iterable[Mapping[str, Any]]
 ) -> list[Mapping[str, Any]]:
-    """The pods of ``pods`` that match ``job``'s worker selector and are in phase Running."""
-    return [pod for pod in n.worker_pods(job, pods) if pod_phase(pod) == "Running"]
+    """The pods of ``pods`` that match ``job``'s worker selector and are in phase Running
+    (and Ready, when the job opts in to SSH readiness: a Running worker whose sshd does not
+    accept connections yet is no host to add)."""
+    need_ready = ssh_readiness_port(job) is not None
+    return [pod for pod in n.worker_pods(job, pods)
+            if pod_phase(pod) == "Running" and (not need_ready or is_pod_ready(pod))]
 
 
 def discover_hosts_script(

@@ -1,43 +1,51 @@
 """Small pure decisions of the sync loop (spec sections 3, 3.2, 3.3, 3.5, 3.6).
 
 Predicates over the launcher ``batch/v1`` Job and pods, and the plans the controller acts on:
-whether to create the launcher now, whether to suspend or resume it, which worker pods to
-delete on scale-down and on clean-up. Nothing here performs I/O or mutates its inputs.
+whether to create the launcher now, whether to suspend or resume it (or hold it back), which
+worker pods to delete on scale-down and on clean-up, whether an eviction failed the job, when
+its TTL runs out. Nothing here performs I/O or mutates its inputs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from mpi_controller.kube.jsonvalue import as_dict, as_list
 from mpi_controller.kube.owners import is_controlled_by
 from mpi_controller.kube.pods import count_ready_pods, pod_phase
 from mpi_controller.kube.selectors import label_selector_matches
+from mpi_controller.kube.timefmt import parse_time
 from mpi_controller.mpi import constants as c
 from mpi_controller.mpi import naming as n
-from mpi_controller.mpi.conditions import is_finished
+from mpi_controller.mpi.conditions import get_condition, is_finished
 from mpi_controller.mpi.events import resource_exists_message
+from mpi_controller.mpi.features import ssh_readiness_port
 from mpi_controller.mpi.v2beta1.types import parse_mpi_job
 
 __all__ = [
     "CleanUpPlan",
     "ScaleDownPlan",
     "get_job_condition",
+    "hold_launcher",
     "is_clean_up_pods",
+    "is_evicted",
     "is_job_failed",
     "is_job_finished",
     "is_job_succeeded",
     "is_job_suspended",
     "is_suspended",
     "launcher_suspension_action",
+    "launcher_waits_for_workers",
     "managed_by_external_controller",
     "needs_finished_cleanup",
     "plan_worker_cleanup",
     "plan_worker_scale_down",
     "select_job_pods",
     "should_create_launcher",
+    "ttl_remaining",
 ]
 
 
@@ -126,26 +134,63 @@ def needs_finished_cleanup(job: Mapping[str, Any]) -> bool | None:
     return is_clean_up_pods(parse_mpi_job(job).spec.run_policy.clean_pod_policy)
 
 
+def launcher_waits_for_workers(job: Mapping[str, Any]) -> bool:
+    """The launcher is created only once every worker is Ready: the creation policy is not
+    ``AtStartup`` (``WaitForWorkersReady``; upstream treats any other value alike), or the job
+    opts in to SSH readiness (:mod:`~mpi_controller.mpi.features`)."""
+    policy = parse_mpi_job(job).spec.launcher_creation_policy
+    return (policy != c.LAUNCHER_CREATION_POLICY_AT_STARTUP
+            or ssh_readiness_port(job) is not None)
+
+
 def should_create_launcher(job: Mapping[str, Any], workers: Sequence[Mapping[str, Any]]) -> bool:
     """Launcher creation policy (3.2): ``AtStartup``, or every worker of this sync is Ready
     (vacuously true with no workers — e.g. while suspended)."""
-    policy = parse_mpi_job(job).spec.launcher_creation_policy
-    return policy == c.LAUNCHER_CREATION_POLICY_AT_STARTUP or count_ready_pods(workers) == len(
-        workers
-    )
+    return not launcher_waits_for_workers(job) or count_ready_pods(workers) == len(workers)
+
+
+def hold_launcher(job: Mapping[str, Any], workers: Sequence[Mapping[str, Any]], *,
+                  on_resume: bool) -> bool:
+    """Whether a suspended launcher Job of a running MPIJob must stay suspended: the launcher
+    waits for the workers, some worker of this sync is not Ready (or there is none yet), and
+    the hold applies (``on_resume``: the ``LauncherWaitsOnResume`` gate; always with the SSH
+    readiness annotation). Upstream resumes it at once (#615)."""
+    if not (on_resume or ssh_readiness_port(job) is not None):
+        return False
+    if not launcher_waits_for_workers(job) or parse_mpi_job(job).worker_replicas == 0:
+        return False
+    return not workers or count_ready_pods(workers) < len(workers)
 
 
 def launcher_suspension_action(
-    job: Mapping[str, Any], launcher: Mapping[str, Any]
+    job: Mapping[str, Any], launcher: Mapping[str, Any], *, hold: bool = False
 ) -> Literal["resume", "suspend"] | None:
-    """Sync step 13: ``resume`` an unsuspended MPIJob's suspended launcher, ``suspend`` a
-    suspended MPIJob's running launcher, else ``None``."""
+    """Sync step 13: ``resume`` an unsuspended MPIJob's suspended launcher (unless ``hold``,
+    see :func:`hold_launcher`), ``suspend`` a suspended MPIJob's running launcher, else
+    ``None``."""
     suspended, launcher_suspended = is_suspended(job), is_job_suspended(launcher)
     if not suspended and launcher_suspended:
-        return "resume"
+        return None if hold else "resume"
     if suspended and not launcher_suspended:
         return "suspend"
     return None
+
+
+def is_evicted(status: Mapping[str, Any]) -> bool:
+    """The job failed because workers were evicted (``Failed=True``, ``MPIJobEvicted``)."""
+    cond = get_condition(status, c.CONDITION_FAILED)
+    return (cond is not None and cond.get("status") == "True"
+            and cond.get("reason") == c.REASON_MPIJOB_EVICTED)
+
+
+def ttl_remaining(job: Mapping[str, Any], now: datetime) -> float | None:
+    """Seconds until ``runPolicy.ttlSecondsAfterFinished`` after the job's ``completionTime``
+    runs out (0 or less: it has), or ``None`` without a TTL or a completionTime."""
+    ttl = parse_mpi_job(job).spec.run_policy.ttl_seconds_after_finished
+    completed = parse_time(as_dict(job.get("status")).get("completionTime"))
+    if ttl is None or completed is None:
+        return None
+    return (completed + timedelta(seconds=ttl) - now).total_seconds()
 
 
 # --- plans -----------------------------------------------------------------------------------

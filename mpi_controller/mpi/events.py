@@ -17,6 +17,7 @@ from mpi_controller.mpi import constants as c
 
 __all__ = [
     "Event",
+    "job_deleted_event",
     "launcher_create_failed_event",
     "not_controlled_event",
     "resource_exists_message",
@@ -52,3 +53,9 @@ def launcher_create_failed_event(error: object) -> Event:
 def worker_create_failed_event(error: object) -> Event:
     """Warning ``MPIJobFailed`` ``worker pod created failed: <err>``."""
     return Event(c.EVENT_TYPE_WARNING, c.EVENT_MPIJOB_FAILED, f"worker pod created failed: {error}")
+
+
+def job_deleted_event(name: str) -> Event:
+    """Normal ``SuccessfulDeleteJob`` ``Deleted job: <name>`` (the training-operator's event when
+    a TTL deletes a job; recorded by the ``mpi-controller.io/ttl-deletes: MPIJob`` opt-in)."""
+    return Event(c.EVENT_TYPE_NORMAL, "SuccessfulDeleteJob", f"Deleted job: {name}")

@@ -14,6 +14,9 @@ PodGroup sizing (upstream podgroup.go):
   template's PriorityClass (``priority_classes`` maps names to values; unknown names count
   0), highest first; when the first two specs' replicas exceed minMember, the Worker (equal
   priorities) or the lower-priority spec is cut to minMember - 1.
+
+With the ``GangWaitForWorkersReady`` gate, a job whose launcher waits for its workers is sized
+by the workers alone: minMember = Worker replicas, minResources over the Worker spec.
 """
 
 from __future__ import annotations
@@ -108,13 +111,13 @@ def priority_class_values(priority_classes: Iterable[Mapping[str, Any]]) -> dict
     return out
 
 
-def calculate_min_available(job: MPIJob) -> int:
+def calculate_min_available(job: MPIJob, *, workers_only: bool = False) -> int:
     """``schedulingPolicy.minAvailable``, else Worker replicas + 1 (also with
-    runLauncherAsWorker)."""
+    runLauncherAsWorker), or Worker replicas alone with ``workers_only``."""
     policy = job.spec.run_policy.scheduling_policy
     if policy is not None and policy.min_available is not None:
         return policy.min_available
-    return job.worker_replicas + 1
+    return job.worker_replicas + (0 if workers_only else 1)
 
 
 def calculate_priority_class_name(job: MPIJob) -> str:
@@ -136,10 +139,11 @@ class _Entry:
     spec: ReplicaSpec
 
 
-def _ordered_entries(job: MPIJob, priority_classes: Mapping[str, int]) -> list[_Entry]:
+def _ordered_entries(job: MPIJob, priority_classes: Mapping[str, int],
+                     workers_only: bool = False) -> list[_Entry]:
     entries = []
     for rtype, replica in (job.spec.mpi_replica_specs or {}).items():
-        if replica is None:
+        if replica is None or (workers_only and rtype != c.REPLICA_TYPE_WORKER):
             continue
         pc = as_str(replica.pod_spec.get("priorityClassName"))
         value = priority_classes.get(pc, 0) if pc else 0
@@ -185,15 +189,17 @@ def _sum_resources(entries: list[_Entry]) -> dict[str, Quantity]:
 
 
 def calculate_min_resources(
-    job: MPIJob, min_member: int, priority_classes: Mapping[str, int] | None = None
+    job: MPIJob, min_member: int, priority_classes: Mapping[str, int] | None = None, *,
+    workers_only: bool = False,
 ) -> dict[str, Any] | None:
-    """PodGroup ``minResources`` (see the module docstring); ``None`` means "not set"."""
+    """PodGroup ``minResources`` (see the module docstring); ``None`` means "not set".
+    ``workers_only`` leaves the Launcher spec out."""
     policy = job.spec.run_policy.scheduling_policy
     if policy is not None and policy.min_resources is not None:
         return json_copy(policy.min_resources)
     if min_member == 0:
         return None
-    entries = _ordered_entries(job, priority_classes or {})
+    entries = _ordered_entries(job, priority_classes or {}, workers_only)
     if not entries:
         return None
     _cut_to_min_member(entries, min_member)
@@ -205,19 +211,26 @@ def new_pod_group(
     *,
     gang_scheduling: str,
     priority_classes: Mapping[str, int] | None = None,
+    workers_only: bool = False,
 ) -> dict[str, Any] | None:
-    """The PodGroup ``<job>`` for the chosen gang scheduler, or ``None`` when it is off."""
+    """The PodGroup ``<job>`` for the chosen gang scheduler, or ``None`` when it is off.
+
+    ``workers_only`` sizes the group by the workers alone (when ``minAvailable`` is unset):
+    for a job whose launcher is created only once the workers are ready (the
+    ``GangWaitForWorkersReady`` gate, :mod:`~mpi_controller.mpi.features`)."""
     api = pod_group_api(gang_scheduling)
     if api is None:
         return None
     view = parse_mpi_job(job)
-    min_member = calculate_min_available(view)
-    min_resources = calculate_min_resources(view, min_member, priority_classes)
+    policy = view.spec.run_policy.scheduling_policy
+    workers_only = workers_only and (policy is None or policy.min_available is None)
+    min_member = calculate_min_available(view, workers_only=workers_only)
+    min_resources = calculate_min_resources(view, min_member, priority_classes,
+                                            workers_only=workers_only)
     spec: dict[str, Any] = {}
     if min_member:
         spec["minMember"] = min_member
     if api is VOLCANO_POD_GROUP:
-        policy = view.spec.run_policy.scheduling_policy
         queue = policy.queue if policy is not None and policy.queue else ""
         queue = queue or view.annotations.get(VOLCANO_QUEUE_NAME_ANNOTATION, "")
         if queue:
@@ -228,7 +241,6 @@ def new_pod_group(
         if min_resources is not None:
             spec["minResources"] = min_resources
     else:
-        policy = view.spec.run_policy.scheduling_policy
         timeout = policy.schedule_timeout_seconds if policy is not None else None
         spec["scheduleTimeoutSeconds"] = timeout if timeout is not None else 0
         if min_resources:

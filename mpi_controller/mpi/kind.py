@@ -14,12 +14,18 @@ PriorityClasses; and the shared pod informer) and how to default and validate a 
    concurrently), then the launcher when the creation policy allows;
 4. the launcher's suspension follows the job's; a suspended job's workers are deleted;
 5. the status from launcher, launcher pods and workers; its events and metrics; the write.
+
+The opt-ins of :mod:`~mpi_controller.mpi.features` (all off: exactly the above) hook in here:
+the PodGroup sized by the workers (step 3), the launcher held on resume (4), failure details
+and eviction completing the job (5), the worker selector and job metrics at every status
+write; and for a finished job (1) the launcher's cleanup and the TTL, which may ask the engine
+to sync the job again when it runs out (``JobSync.requeue_after``) or delete the job itself.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from mpi_controller.engine.kind import KindInformers
@@ -27,11 +33,13 @@ from mpi_controller.engine.sync import JobSync
 from mpi_controller.engine.writer import ResourceNotControlled, gather_raising
 from mpi_controller.kube.events import WARNING, Event
 from mpi_controller.kube.jsonvalue import as_dict
+from mpi_controller.kube.timefmt import parse_time
 from mpi_controller.mpi import (
     configmap,
     constants,
     decisions,
     events,
+    features,
     gang,
     launcher,
     metrics,
@@ -41,8 +49,9 @@ from mpi_controller.mpi import (
     status,
     worker,
 )
-from mpi_controller.mpi.conditions import get_condition
-from mpi_controller.mpi.v2beta1 import set_defaults, validate
+from mpi_controller.mpi.conditions import get_condition, is_finished, is_succeeded
+from mpi_controller.mpi.features import Features
+from mpi_controller.mpi.v2beta1 import parse_mpi_job, set_defaults, validate
 from mpi_controller.runtime.client import (
     CONFIGMAPS,
     JOBS,
@@ -69,6 +78,8 @@ class MPIJobOptions:
     gang_scheduling: str = ""
     cluster_domain: str = ""
     worker_create_concurrency: int = 16
+    features: Features = field(default_factory=Features)
+    """The feature gates (``--feature-gates``; all off: the Go operator's behaviour)."""
 
 
 class MPIJobKind:
@@ -81,6 +92,7 @@ class MPIJobKind:
     def __init__(self, factory: InformerFactory, *, namespace: str = "",
                  pods: SharedIndexInformer, options: MPIJobOptions) -> None:
         self.options = options
+        self.phases = metrics.PhaseTracker()
         ns = namespace or None
         self.pods = pods
         self.mpijobs = factory.informer_for(MPIJOBS, ns)
@@ -122,7 +134,10 @@ class MPIJobKind:
         await _MPIJobSync(self, ctx).run()
 
     def forget(self, key: str) -> None:
-        return None
+        if self.options.features.job_metrics:
+            namespace, _, name = key.partition("/")
+            metrics.forget_job_info(naming.launcher_name(name), namespace)
+            self.phases.forget(key)
 
 
 class _MPIJobSync:
@@ -135,6 +150,7 @@ class _MPIJobSync:
         self.job = ctx.job
         self.name = ctx.name
         self.writer = ctx.writer
+        self.features = kind.options.features
 
     def job_pods(self) -> list[Obj]:
         """The job's pods: its workers, and the pods of its launcher Job."""
@@ -150,9 +166,7 @@ class _MPIJobSync:
             self.ctx.emit(event)
         cleanup = decisions.needs_finished_cleanup(self.job)
         if cleanup is not None:
-            if cleanup:
-                await self.clean_up_workers()
-                await self.ctx.write_status(self.job["status"], original)
+            await self.finished(cleanup, original)
             return
         self.job["status"] = status.mark_started(self.job, now=self.ctx.now())
         launcher_job = self.ctx.cached(self.kind.jobs, naming.launcher_name(self.name))
@@ -164,16 +178,31 @@ class _MPIJobSync:
             if launcher_job is None and decisions.should_create_launcher(self.job, workers):
                 launcher_job = await self.create_launcher()
         if launcher_job is not None:
-            launcher_job = await self.sync_launcher_suspension(launcher_job)
+            launcher_job = await self.sync_launcher_suspension(launcher_job, workers)
         if decisions.is_suspended(self.job):
             await self.clean_up_workers()
         launcher_pods = (decisions.select_job_pods(launcher_job, self.job_pods())
                          if launcher_job else ())
         update = status.update_mpi_job_status(
             self.job, launcher=launcher_job, launcher_pods=launcher_pods, workers=workers,
-            now=self.ctx.now())
+            now=self.ctx.now(),
+            failure_pods=self.job_pods() if self.features.failure_details else None,
+            complete_on_eviction=self.features.clean_up_evicted_jobs)
         self.record_status_outcome(update, launcher_job, original)
-        await self.ctx.write_status(update.status, original)
+        await self.write_status(update.status, original)
+
+    async def finished(self, cleanup: bool, original: Mapping[str, Any]) -> None:
+        """Sync step 8, a finished job: with cleanPodPolicy All or Running its workers (and,
+        with the gates, its launcher's pods) go; then the status write (upstream writes only
+        after a cleanup; an unchanged status is never written) and, with the opt-ins, the
+        TTL."""
+        launcher_job = self.ctx.cached(self.kind.jobs, naming.launcher_name(self.name))
+        if cleanup:
+            await self.clean_up_workers()
+            if launcher_job is not None:
+                await self.clean_up_launcher(launcher_job)
+        await self.write_status(self.job["status"], original)
+        await self.apply_ttl(launcher_job)
 
     # -- children --------------------------------------------------------------------------
 
@@ -212,8 +241,10 @@ class _MPIJobSync:
             return
         assert kind.pod_group_resource is not None
         priorities = gang.priority_class_values(kind.priority_classes.indexer.list())
+        workers_only = (self.features.gang_wait_for_workers_ready
+                        and decisions.launcher_waits_for_workers(self.job))
         desired = gang.new_pod_group(self.job, gang_scheduling=self.options.gang_scheduling,
-                                     priority_classes=priorities)
+                                     priority_classes=priorities, workers_only=workers_only)
         if desired is None:
             return
         existing = self.ctx.cached(kind.pod_groups, naming.pod_group_name(self.name))
@@ -271,8 +302,10 @@ class _MPIJobSync:
             self.ctx.emit(events.launcher_create_failed_event(err))
             raise
 
-    async def sync_launcher_suspension(self, launcher_job: Obj) -> Obj:
-        action = decisions.launcher_suspension_action(self.job, launcher_job)
+    async def sync_launcher_suspension(self, launcher_job: Obj, workers: list[Obj]) -> Obj:
+        hold = decisions.hold_launcher(self.job, workers,
+                                       on_resume=self.features.launcher_waits_on_resume)
+        action = decisions.launcher_suspension_action(self.job, launcher_job, hold=hold)
         if action == "suspend":
             return await self.writer.update(JOBS, launcher.suspend_launcher(launcher_job))
         if action != "resume":
@@ -307,7 +340,78 @@ class _MPIJobSync:
         self.writer.check_controlled(existing, "PodGroup")
         await self.writer.delete(self.kind.pod_group_resource, naming.pod_group_name(self.name))
 
+    async def clean_up_launcher(self, launcher_job: Obj) -> None:
+        """Opt-ins for a finished job's launcher (cleanPodPolicy All or Running): a launcher
+        Job still running after its workers were evicted is suspended (the Job controller
+        deletes its pod; ``CleanUpEvictedJobs``), and with ``All`` the launcher Job's pods
+        are deleted (``CleanPodPolicyAllLauncher``)."""
+        if (self.features.clean_up_evicted_jobs
+                and decisions.is_evicted(self.job.get("status") or {})
+                and not decisions.is_job_finished(launcher_job)
+                and not decisions.is_job_suspended(launcher_job)):
+            await self.writer.update(JOBS, launcher.suspend_launcher(launcher_job))
+        policy = parse_mpi_job(self.job).spec.run_policy.clean_pod_policy
+        if self.features.clean_pod_policy_all_launcher and policy == constants.CLEAN_POD_POLICY_ALL:
+            pods = decisions.select_job_pods(launcher_job, self.job_pods())
+            names = [p["metadata"]["name"] for p in pods
+                     if not p["metadata"].get("deletionTimestamp")]
+            await self.writer.delete_many(PODS, names, expect=False,
+                                          concurrency=self.options.worker_create_concurrency)
+
+    async def apply_ttl(self, launcher_job: Obj | None) -> None:
+        """``ttlSecondsAfterFinished`` counted from the job's completionTime, where the
+        controller applies it: with ``mpi-controller.io/ttl-deletes: MPIJob`` the MPIJob is
+        deleted; with ``CleanUpEvictedJobs`` an evicted job's launcher Job, which never
+        finishes on its own, is. Before then the job is synced again when the TTL runs out.
+        (Otherwise the Job TTL controller applies the TTL to the finished launcher Job.)"""
+        remaining = decisions.ttl_remaining(self.job, self.ctx.now())
+        if remaining is None:
+            return
+        if features.ttl_deletes_mpijob(self.job):
+            if remaining > 0:
+                self.ctx.requeue_after(remaining)
+                return
+            self.ctx.emit(events.job_deleted_event(self.name))
+            await self.ctx.delete_job()
+            return
+        if (self.features.clean_up_evicted_jobs and launcher_job is not None
+                and decisions.is_evicted(self.job.get("status") or {})
+                and not decisions.is_job_finished(launcher_job)):
+            if remaining > 0:
+                self.ctx.requeue_after(remaining)
+                return
+            await self.writer.delete(JOBS, naming.launcher_name(self.name),
+                                     propagation_policy="Background")
+
     # -- status ----------------------------------------------------------------------------
+
+    async def write_status(self, new_status: Mapping[str, Any],
+                           original: Mapping[str, Any]) -> None:
+        """Write the status (unless unchanged), with the opt-ins' additions and metrics."""
+        if self.features.scale_selector:
+            new_status = status.with_worker_selector(new_status, self.job)
+        await self.ctx.write_status(new_status, original)
+        # Not for a job deleted meanwhile: its series were dropped when it left the cache (no
+        # await between this check and the recording, so the deletion cannot come in between).
+        if self.features.job_metrics and self.ctx.job_still_cached():
+            self.record_job_metrics(new_status, original)
+
+    def record_job_metrics(self, new_status: Mapping[str, Any],
+                           original: Mapping[str, Any]) -> None:
+        """``JobMetrics``: the job's phase; its duration once, when its finished status (with
+        start and completion times) has been written."""
+        namespace = self.ctx.namespace
+        self.kind.phases.observe(self.ctx.key, namespace, status.job_phase(new_status))
+        if is_finished(original) and original.get("completionTime") is not None:
+            return  # observed when that status was written
+        start = parse_time(new_status.get("startTime"))
+        end = parse_time(new_status.get("completionTime"))
+        if start is None or end is None or not is_finished(new_status):
+            return
+        result = (constants.CONDITION_SUCCEEDED if is_succeeded(new_status)
+                  else constants.CONDITION_FAILED)
+        metrics.JOB_DURATION.labels(namespace, result).observe(
+            max((end - start).total_seconds(), 0.0))
 
     def record_status_outcome(self, update: status.StatusUpdate, launcher_job: Obj | None,
                               original_status: Mapping[str, Any]) -> None:
@@ -323,6 +427,7 @@ class _MPIJobSync:
             metrics.JOBS_SUCCESSFUL.inc()
         if update.launcher_failed:
             metrics.JOBS_FAILED.inc()
-        if launcher_job is not None:
+        if launcher_job is not None and (not self.features.job_metrics
+                                         or self.ctx.job_still_cached()):
             metrics.JOB_INFO.labels(launcher=naming.launcher_name(self.name),
                                     namespace=self.ctx.namespace).set(1)

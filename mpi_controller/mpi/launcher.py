@@ -11,8 +11,9 @@ SSH volume and mount; the replica's restart policy; the ``mpi-job-config`` volum
 ``/etc/mpi``. The template carries the controller reference too.
 
 Job spec: ``ttlSecondsAfterFinished``, ``activeDeadlineSeconds`` and ``backoffLimit`` from the
-run policy (omitted when unset), ``podReplacementPolicy: Failed``, and ``suspend: true`` only
-when the MPIJob is suspended.
+run policy (omitted when unset; no TTL when the job opts in to ``mpi-controller.io/ttl-deletes:
+MPIJob``), ``podReplacementPolicy: Failed``, and ``suspend: true`` only when the MPIJob is
+suspended.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from mpi_controller.kube.jsonvalue import as_dict, json_copy
 from mpi_controller.mpi import constants as c
 from mpi_controller.mpi import naming as n
 from mpi_controller.mpi.events import Event
+from mpi_controller.mpi.features import ttl_deletes_mpijob
 from mpi_controller.mpi.gang import decorate_pod_template
 from mpi_controller.mpi.podtemplate import (
     append_env,
@@ -150,8 +152,11 @@ def new_launcher_job(job: Mapping[str, Any], *, gang_scheduling: str = "") -> di
     view = parse_mpi_job(job)
     policy = view.spec.run_policy
     spec: dict[str, Any] = {}
+    # With `mpi-controller.io/ttl-deletes: MPIJob` the TTL deletes the MPIJob (and with it the
+    # launcher); a TTL of the launcher's own could delete it before its outcome is seen.
+    ttl = None if ttl_deletes_mpijob(job) else policy.ttl_seconds_after_finished
     for key, value in (
-        ("ttlSecondsAfterFinished", policy.ttl_seconds_after_finished),
+        ("ttlSecondsAfterFinished", ttl),
         ("activeDeadlineSeconds", policy.active_deadline_seconds),
         ("backoffLimit", policy.backoff_limit),
     ):

@@ -10,6 +10,9 @@ sync order:
    (Succeeded, Failed with ``BackoffLimitExceeded/<pod reason>``), replica counts, eviction,
    Running. Returns the new status, the events, and whether the status changed.
 
+For the opt-ins of :mod:`~mpi_controller.mpi.features`: :func:`job_phase` (per-phase gauges)
+and :func:`with_worker_selector` (the scale subresource's selector).
+
 Functions never mutate their inputs. Times are passed in (``now``) and written as RFC 3339.
 """
 
@@ -38,14 +41,19 @@ from mpi_controller.mpi.decisions import (
     is_job_succeeded,
     select_job_pods,
 )
+from mpi_controller.mpi.failures import failure_details
+from mpi_controller.mpi.naming import worker_selector
 from mpi_controller.mpi.v2beta1.types import MPIJob, parse_mpi_job
 
 __all__ = [
     "StatusUpdate",
     "clean_up_worker_status",
+    "job_phase",
     "mark_created",
     "mark_started",
     "update_mpi_job_status",
+    "with_worker_selector",
+    "worker_selector_string",
 ]
 
 _NORMAL, _WARNING = c.EVENT_TYPE_NORMAL, c.EVENT_TYPE_WARNING
@@ -102,10 +110,14 @@ def clean_up_worker_status(status: Mapping[str, Any]) -> dict[str, Any]:
 class _Builder:
     """Mutable working state of one status computation."""
 
-    def __init__(self, job: Mapping[str, Any], now: datetime) -> None:
+    def __init__(self, job: Mapping[str, Any], now: datetime,
+                 failure_pods: Sequence[Mapping[str, Any]] | None,
+                 complete_on_eviction: bool) -> None:
         self.view: MPIJob = parse_mpi_job(job)
         self.status = _status_of(job)
         self.now = now
+        self.failure_pods = failure_pods
+        self.complete_on_eviction = complete_on_eviction
         self.events: list[Event] = []
         self.succeeded = self.failed = False
 
@@ -162,6 +174,8 @@ def _launcher_failed(
             pod_status = as_dict(pod.get("status"))
             reason += "/" + as_str(pod_status.get("reason"))
             msg = truncate_message(msg + ": " + as_str(pod_status.get("message")))
+    if b.failure_pods is not None and (details := failure_details(b.failure_pods)):
+        msg = truncate_message(f"{msg}; failed: {details}")
     b.event(_WARNING, reason, msg)
     if b.status.get("completionTime") is None:
         b.status["completionTime"] = format_time(b.now)
@@ -197,21 +211,26 @@ def _launcher(
 
 def _workers(b: _Builder, workers: Sequence[Mapping[str, Any]]) -> int:
     counts = {"active": 0, "succeeded": 0, "failed": 0}
-    evicted = 0
+    evicted: list[Mapping[str, Any]] = []
     for pod in workers:
         phase = pod_phase(pod)
         if phase == "Failed":
             counts["failed"] += 1
-            evicted += as_dict(pod.get("status")).get("reason") == "Evicted"
+            if as_dict(pod.get("status")).get("reason") == "Evicted":
+                evicted.append(pod)
         elif phase == "Succeeded":
             counts["succeeded"] += 1
         elif phase == "Running":
             counts["active"] += 1
     b.replica_statuses()[c.REPLICA_TYPE_WORKER] = {k: v for k, v in counts.items() if v}
     if evicted:
-        msg = f"{evicted}/{len(workers)} workers are evicted"
+        msg = f"{len(evicted)}/{len(workers)} workers are evicted"
+        if b.failure_pods is not None:
+            msg = truncate_message(msg + ": " + failure_details(evicted))
         b.condition(c.CONDITION_FAILED, "True", c.REASON_MPIJOB_EVICTED, msg)
         b.event(_WARNING, c.EVENT_MPIJOB_EVICTED, msg)
+        if b.complete_on_eviction and b.status.get("completionTime") is None:
+            b.status["completionTime"] = format_time(b.now)
     return counts["active"]
 
 
@@ -248,14 +267,22 @@ def update_mpi_job_status(
     launcher_pods: Sequence[Mapping[str, Any]] = (),
     workers: Sequence[Mapping[str, Any]] = (),
     now: datetime,
+    failure_pods: Sequence[Mapping[str, Any]] | None = None,
+    complete_on_eviction: bool = False,
 ) -> StatusUpdate:
     """The new status of ``job`` (its ``status`` is the starting point) and the events.
 
     ``launcher`` is the launcher Job (or ``None``); ``launcher_pods`` are candidate pods, of
     which those matching the Job's ``spec.selector`` and controlled by it count; ``workers``
     are the worker pods fetched in this sync (empty when suspended or finished).
+
+    Opt-ins (:mod:`~mpi_controller.mpi.features`; off by default, as upstream):
+    ``failure_pods`` (the job's worker and launcher pods; ``FailureDetails``) makes the
+    Failed condition and event name what failed (:mod:`~mpi_controller.mpi.failures`);
+    ``complete_on_eviction`` (``CleanUpEvictedJobs``) sets ``completionTime`` when workers
+    are evicted, so the job is finished like any failed job.
     """
-    b = _Builder(job, now)
+    b = _Builder(job, now, failure_pods, complete_on_eviction)
     before = json_copy(b.status)
     _suspension(b)
     launcher_running = _launcher(b, launcher, launcher_pods) if launcher is not None else 0
@@ -268,3 +295,38 @@ def update_mpi_job_status(
         launcher_succeeded=b.succeeded,
         launcher_failed=b.failed,
     )
+
+
+_PHASES = (c.CONDITION_SUCCEEDED, c.CONDITION_FAILED, c.CONDITION_SUSPENDED,
+           c.CONDITION_RESTARTING, c.CONDITION_RUNNING)
+
+
+def job_phase(status: Mapping[str, Any]) -> str:
+    """The job's phase for the ``JobMetrics`` gauges: the first of Succeeded, Failed,
+    Suspended, Restarting, Running whose condition is True, else ``Created``."""
+    for phase in _PHASES:
+        cond = get_condition(status, phase)
+        if cond is not None and cond.get("status") == "True":
+            return phase
+    return c.CONDITION_CREATED
+
+
+def worker_selector_string(job: Mapping[str, Any]) -> str:
+    """The workers' label selector as ``metav1.FormatLabelSelector`` writes it (keys sorted)."""
+    name = parse_mpi_job(job).name
+    return ",".join(f"{k}={v}" for k, v in sorted(worker_selector(name).items()))
+
+
+def with_worker_selector(status: Mapping[str, Any], job: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of ``status`` whose ``replicaStatuses.Worker.selector`` is the workers' selector
+    (the ``ScaleSelector`` gate: the CRD's scale subresource reads it as
+    ``labelSelectorPath``, and an HPA selects the worker pods with it). Without a Worker spec
+    the status is returned unchanged."""
+    out = json_copy(dict(status))
+    if parse_mpi_job(job).spec.worker is None:
+        return out
+    replicas = out["replicaStatuses"] = dict(as_dict(out.get("replicaStatuses")))
+    worker = dict(as_dict(replicas.get(c.REPLICA_TYPE_WORKER)))
+    worker["selector"] = worker_selector_string(job)
+    replicas[c.REPLICA_TYPE_WORKER] = worker
+    return out

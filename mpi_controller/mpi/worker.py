@@ -5,7 +5,9 @@ From a deep copy of the Worker pod template: the default labels plus
 ``hostname``/``subdomain``, ``ClusterFirstWithHostNet`` for hostNetwork pods, the DNS search
 ``<job>.<ns>.svc.cluster.local`` (hard-coded ``cluster.local``, as upstream), the replica's
 restart policy, ``/usr/sbin/sshd -De`` as container[0]'s command when it has neither command
-nor args, ``K_MPI_JOB_ROLE=worker``, the SSH volume and mount, and gang decoration.
+nor args, ``K_MPI_JOB_ROLE=worker``, the SSH volume and mount, and gang decoration. With the
+SSH readiness opt-in (:mod:`~mpi_controller.mpi.features`), container[0] gets a TCP readiness
+probe on the sshd port unless it has a readiness probe of its own.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 from mpi_controller.kube.jsonvalue import as_dict, as_list
 from mpi_controller.mpi import constants as c
 from mpi_controller.mpi import naming as n
+from mpi_controller.mpi.features import ssh_readiness_port
 from mpi_controller.mpi.gang import decorate_pod_template
 from mpi_controller.mpi.podtemplate import (
     append_env,
@@ -26,9 +29,15 @@ from mpi_controller.mpi.podtemplate import (
 )
 from mpi_controller.mpi.v2beta1.types import MPIJob, parse_mpi_job
 
-__all__ = ["SSHD_COMMAND", "new_worker", "worker_replica_index_label"]
+__all__ = ["SSHD_COMMAND", "new_worker", "ssh_readiness_probe", "worker_replica_index_label"]
 
 SSHD_COMMAND = ["/usr/sbin/sshd", "-De"]
+
+
+def ssh_readiness_probe(port: int) -> dict[str, Any]:
+    """The readiness probe of the SSH readiness opt-in: a TCP connect to sshd's ``port``, every
+    second from the container's start (Ready about a second after sshd listens)."""
+    return {"tcpSocket": {"port": port}, "periodSeconds": 1}
 
 
 def worker_replica_index_label(job: MPIJob, index: int) -> str:
@@ -65,6 +74,9 @@ def new_worker(job: Mapping[str, Any], index: int, *, gang_scheduling: str = "")
         if not container.get("command") and not container.get("args"):
             container["command"] = list(SSHD_COMMAND)
         append_env(container, [{"name": "K_MPI_JOB_ROLE", "value": c.ROLE_WORKER}])
+        port = ssh_readiness_port(job)
+        if port is not None and "readinessProbe" not in container:
+            container["readinessProbe"] = ssh_readiness_probe(port)
     setup_ssh_on_pod(spec, view)
     decorate_pod_template(template, view.name, gang_scheduling)
     return _pod(job, view, name, template)

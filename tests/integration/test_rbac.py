@@ -7,7 +7,9 @@ deleting pods, Services and PodGroup, ttlSecondsAfterFinished deleting the job);
 one rule removed some step observably fails (the step never happens, or the controller logs
 Forbidden, or exits). All variants run at once, each in its own namespace (also its Lease's).
 With the whole role, a foreign object of each child kind outside the caches is reported with
-ErrResourceExists (the create's AlreadyExists answer is followed by a GET), not Forbidden."""
+ErrResourceExists (the create's AlreadyExists answer is followed by a GET), not Forbidden. The
+opt-ins that delete (a TTL deleting the MPIJob, an evicted job's launcher Job) work under the
+role, and fail Forbidden without its `delete` on mpijobs or on jobs."""
 
 from __future__ import annotations
 
@@ -51,8 +53,9 @@ class Variant:
     namespace (job and Lease), a kubeconfig with its token, and a controller process."""
 
     def __init__(self, tag: str, skip: int | None, cluster: Cluster, api: Any,
-                 tmp: Path) -> None:
+                 tmp: Path, *flags: str) -> None:
         self.skip = skip
+        self.flags = flags
         self.name = f"rbac-{tag}-{'all' if skip is None else skip}"
         self.cluster, self.tmp = cluster, tmp
         self.rbac = client.RbacAuthorizationV1Api(api)
@@ -85,7 +88,8 @@ class Variant:
         kubeconfig.write_text(yaml.safe_dump(config))
         self.proc = ControllerProcess(
             str(kubeconfig), self.tmp / f"{self.name}.log", "--namespace", self.name,
-            "--lock-namespace", self.name, "--gang-scheduling", "default-scheduler")
+            "--lock-namespace", self.name, "--gang-scheduling", "default-scheduler",
+            *self.flags)
         self.proc.start()
 
     def tear_down(self) -> None:
@@ -250,3 +254,85 @@ def test_the_role_grants_no_wildcards_or_exec() -> None:
         assert not {"pods/exec", "secrets/get"} & set(rule["resources"]), rule
         assert not {"escalate", "bind", "impersonate"} & set(rule["verbs"]), rule
 
+
+
+class OptInVariant(Variant):
+    """The whole role, or the role without one verb (``drop``: rule index and verb), driving
+    the opt-ins that delete: ``mpi-controller.io/ttl-deletes: MPIJob`` (delete on mpijobs) and
+    an evicted job's launcher Job under ``CleanUpEvictedJobs`` (delete on jobs)."""
+
+    def __init__(self, tag: str, drop: tuple[int, str] | None, cluster: Cluster, api: Any,
+                 tmp: Path) -> None:
+        super().__init__(tag, None, cluster, api, tmp,
+                         "--feature-gates", "CleanUpEvictedJobs=true")
+        self.drop = drop
+        self.name = f"rbac-{tag}-opt-{drop[1] + str(drop[0]) if drop else 'all'}"
+        self.jobs = MPIJobs(api, self.name)
+
+    def rules(self) -> list[dict[str, Any]]:
+        rules = super().rules()
+        if self.drop is not None:
+            index, verb = self.drop
+            rules[index]["verbs"] = [v for v in rules[index]["verbs"] if v != verb]
+        return rules
+
+    def drive(self) -> None:
+        """A finished job with ``ttl-deletes: MPIJob`` is deleted; an evicted job's launcher
+        Job is deleted after the TTL."""
+        body = small_job("ttl", workers=1, launcher_runs="1s",
+                         run_policy={"ttlSecondsAfterFinished": 1})
+        body["metadata"]["annotations"] = {"mpi-controller.io/ttl-deletes": "MPIJob"}
+        self.jobs.create(body)
+        self.jobs.create(small_job("ev", workers=2, launcher_runs="600s",
+                                   run_policy={"ttlSecondsAfterFinished": 1}))
+        if not self._wait("ev-running", self._cond_of("ev", "Running")):
+            return
+        self.core.patch_namespaced_pod_status("ev-worker-1", self.name, {"status": {
+            "phase": "Failed", "reason": "Evicted", "message": "low on memory"}})
+        self._wait("ttl-deleted", lambda: "ttl" not in self.mpijobs() or self.forbidden())
+        self._wait("ev-launcher-deleted", lambda: "ev-launcher" not in self.launchers()
+                   or self.forbidden())
+
+    def mpijobs(self) -> list[str]:
+        return [j["metadata"]["name"] for j in self.jobs.custom.list_namespaced_custom_object(
+            "kubeflow.org", "v2beta1", self.name, "mpijobs")["items"]]
+
+    def launchers(self) -> list[str]:
+        return [j.metadata.name for j in self.jobs.batch.list_namespaced_job(self.name).items]
+
+    def _cond_of(self, job: str, ctype: str) -> Callable[[], bool]:
+        return lambda: self.jobs.conditions(job).get(ctype, ("",))[0] == "True"
+
+
+def _rule_index(group: str, resource: str) -> int:
+    return next(i for i, r in enumerate(RULES)
+                if group in r["apiGroups"] and resource in r["resources"])
+
+
+def test_the_deleting_opt_ins_need_and_have_their_delete_verbs(
+        cluster: Cluster, kube_api: Any, mpijob_crd: str, tmp_path: Path) -> None:
+    tag = uuid.uuid4().hex[:5]
+    made = [OptInVariant(tag, drop, cluster, kube_api, tmp_path) for drop in
+            (None, (_rule_index("kubeflow.org", "mpijobs"), "delete"),
+             (_rule_index("batch", "jobs"), "delete"))]
+    try:
+        for v in made:
+            v.set_up()
+        threads = [threading.Thread(target=v.drive, daemon=True) for v in made]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=4 * STEP_TIMEOUT + 30)
+        full, no_mpijob_delete, no_job_delete = made
+        assert not full.forbidden(), full.log()[-3000:]
+        assert full.failed_step is None, (full.steps, full.log()[-3000:])
+        assert full.steps == ["ev-running", "ttl-deleted", "ev-launcher-deleted"]
+        for partial in (no_mpijob_delete, no_job_delete):
+            assert partial.forbidden(), (partial.name, partial.steps)
+        assert "ttl" in no_mpijob_delete.mpijobs()
+        assert "ev-launcher" in no_job_delete.launchers()
+        assert "ttl" not in full.mpijobs()
+        assert "ev-launcher" not in full.launchers()
+    finally:
+        for v in made:
+            v.tear_down()

@@ -16,7 +16,8 @@ paths and messages:
 
 Beyond upstream (whose Go decoder rejects such objects before validation runs), a field of the
 wrong JSON type gives ``Invalid value: <v>: must be of type <t>`` at the place where upstream
-checks that field; type checks of fields upstream does not validate come last. It never raises.
+checks that field; type checks of fields upstream does not validate come last. Then the opt-in
+annotations of :mod:`mpi_controller.mpi.features`, when they are set. It never raises.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from mpi_controller.kube.fielderrors import FieldError, invalid, not_supported, 
 from mpi_controller.kube.jsonvalue import as_dict, as_int, is_int
 from mpi_controller.kube.names import is_dns1035_label
 from mpi_controller.mpi import constants as c
+from mpi_controller.mpi.features import validate_annotations
 
 __all__ = ["validate"]
 
@@ -219,4 +221,4 @@ def validate(job: object) -> list[FieldError]:
     if raw_spec is not None and not isinstance(raw_spec, dict):
         return [*_validate_name(job, {}), _type_error("spec", raw_spec, "object")]
     spec = as_dict(raw_spec)
-    return _validate_name(job, spec) + _validate_spec(spec)
+    return _validate_name(job, spec) + _validate_spec(spec) + validate_annotations(job)

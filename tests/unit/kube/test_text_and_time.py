@@ -29,3 +29,14 @@ def test_timestamps_are_utc_rfc3339() -> None:
     assert format_micro_time(moment) == "2026-01-02T03:04:05.000006Z"
     assert format_time(datetime(2026, 1, 2, 3, 4, 5)) == "2026-01-02T03:04:05Z"  # naive: UTC
     assert format_time(datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)) == "2026-01-02T03:04:05Z"
+
+
+def test_api_timestamps_parse_back_to_aware_utc_datetimes() -> None:
+    from mpi_controller.kube.timefmt import parse_time
+
+    assert parse_time("2026-01-02T03:04:05Z") == datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    assert parse_time("2026-01-02T03:04:05.000006Z") == datetime(2026, 1, 2, 3, 4, 5, 6,
+                                                                 tzinfo=UTC)
+    assert parse_time("2026-01-02T05:04:05+02:00") == datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    for bad in (None, "", "yesterday", 17, ["2026-01-02T03:04:05Z"]):
+        assert parse_time(bad) is None
