@@ -31,6 +31,7 @@ if [[ -f $HACK/lib/cluster.sh ]]; then
 fi
 # shellcheck source=lib/realnode.sh
 source "$HACK/lib/realnode.sh"
+# shellcheck disable=SC2034  # read by cluster_down (lib/cluster.sh)
 CLUSTER_PRE_DOWN_HOOK=realnode_down
 
 case "${1:-}" in
@@ -43,6 +44,8 @@ case "${1:-}" in
       build_all; cluster_up
     fi ;;
   build-real-node) realnode_requirements && build_all && realnode_build ;;
+  real-node-check) realnode_check ;;
+  real-node-uncached) realnode_uncached ;;
   down) cluster_down ;;
   status) cluster_status; realnode_status ;;
   start | stop | restart) component_cmd "$1" "${2:?component name}" ;;

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,15 +89,13 @@ def deployed_controller(cluster: Cluster, real_node: RealNode, mpijob_crd: str,
     name, tag = real_node.image("controller").rsplit(":", 1)
     (overlay / "kustomization.yaml").write_text(
         "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
-        f"resources: [{DEPLOY_OVERLAY}]\n"
+        f"resources: [{os.path.relpath(DEPLOY_OVERLAY, overlay)}]\n"  # kustomize: no absolute
         f"images: [{{name: mpi-controller, newName: {name}, newTag: {tag}}}]\n")
     cluster.kubectl("apply", "--server-side", "--force-conflicts", "-k", str(overlay))
-    cluster.kubectl("-n", CONTROLLER_NAMESPACE, "rollout", "status", "deployment/mpi-operator",
-                    "--timeout=180s")
     pod = wait_for(lambda: next((p for p in controller_pods(cluster)
                                  if pod_ready(p) and "deletionTimestamp" not in p["metadata"]),
                                 None),
-                   timeout=120, what="a Ready mpi-operator pod")
+                   timeout=180, what="a Ready mpi-operator pod")
     yield pod
     cluster.kubectl("-n", CONTROLLER_NAMESPACE, "delete", "deployment", "mpi-operator",
                     "--ignore-not-found", "--wait=true", "--timeout=60s", check=False)

@@ -41,12 +41,13 @@ image_key() {  # image_key NAME: the content key of an image
       local root=$HACK/..
       {
         image_key base; echo "$IMAGE_FORMAT"
-        (cd "$root" && hash_files deploy/Dockerfile pyproject.toml constraints.txt README.md \
-          $(find mpi_controller -type f \( -name '*.py' -o -name py.typed \) | LC_ALL=C sort))
+        local sources
+        mapfile -t sources < <(cd "$root" && find mpi_controller -type f \( -name '*.py' -o -name py.typed \) | LC_ALL=C sort)
+        (cd "$root" && hash_files deploy/Dockerfile pyproject.toml constraints.txt README.md "${sources[@]}")
       } | sha256sum | cut -c1-16 ;;
     *)
       local IMAGE_BASE=""
-      # shellcheck disable=SC1091
+      # shellcheck disable=SC1090,SC1091
       source "$dir/recipe.sh"
       { hash_files "$dir"/*; echo "$IMAGE_FORMAT $IMAGE_SUITE $IMAGE_EPOCH"
         [[ -z $IMAGE_BASE ]] || image_key "$IMAGE_BASE"; } | sha256sum | cut -c1-16 ;;
@@ -66,8 +67,8 @@ apt_sources() {  # the machine's Debian apt sources, as mmdebstrap mirror argume
 
 debian_rootfs() {  # debian_rootfs NAME OUT_TAR: the root filesystem of a recipe image
   local name=$1 out=$2 dir=$HACK/images/$1
-  local IMAGE_VARIANT=essential IMAGE_PACKAGES="" IMAGE_BUILD_PACKAGES=""
-  # shellcheck disable=SC1090
+  local IMAGE_VARIANT=essential IMAGE_PACKAGES="" IMAGE_BUILD_PACKAGES="" IMAGE_SKIP=""
+  # shellcheck disable=SC1090,SC1091
   source "$dir/recipe.sh"
   local hooks=()
   if [[ -x $dir/customize.sh ]]; then
@@ -77,7 +78,7 @@ debian_rootfs() {  # debian_rootfs NAME OUT_TAR: the root filesystem of a recipe
   local sources
   mapfile -t sources < <(apt_sources)
   SOURCE_DATE_EPOCH=$IMAGE_EPOCH mmdebstrap --quiet --mode=root --variant="$IMAGE_VARIANT" \
-    --format=tar ${IMAGE_PACKAGES:+--include="${IMAGE_PACKAGES// /,}"} \
+    --format=tar ${IMAGE_PACKAGES:+--include="${IMAGE_PACKAGES// /,}"} ${IMAGE_SKIP:+--skip="$IMAGE_SKIP"} \
     --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
     --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-include=/usr/share/doc/*/copyright' \
     "${hooks[@]}" "$IMAGE_SUITE" "$out" "${sources[@]}"
@@ -89,7 +90,7 @@ build_recipe_image() {  # build_recipe_image NAME OUT TMP: an image from hack/im
   local name=$1 out=$2 dir=$HACK/images/$1 tmp=$3
   local IMAGE_ENTRYPOINT="" IMAGE_CMD="" IMAGE_USER="" IMAGE_ENV="" IMAGE_FILES="" IMAGE_WORKDIR=""
   local IMAGE_BASE=""
-  # shellcheck disable=SC1090
+  # shellcheck disable=SC1090,SC1091
   source "$dir/recipe.sh"
   local args=(--out "$out" --ref "$(image_ref "$name")") f e
   if [[ -n $IMAGE_BASE ]]; then  # layers on top of another recipe's image
@@ -114,7 +115,7 @@ build_recipe_image() {  # build_recipe_image NAME OUT TMP: an image from hack/im
 }
 
 build_pause_image() {  # build_pause_image OUT TMP
-  (cd "$HACK/images/pause" && CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS= GO111MODULE=off \
+  (cd "$HACK/images/pause" && CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS="" GO111MODULE=off \
      go build -trimpath -ldflags=-s -o "$2/pause" pause.go) || return 1
   oci_archive --out "$1" --ref "$(image_ref pause)" --file "$2/pause:/pause:0755" --entrypoint '["/pause"]'
 }

@@ -28,6 +28,9 @@ RN_COMPONENTS=(containerd coredns kube-proxy kubelet)
 RN_PACKAGES=(containerd runc containernetworking-plugins iptables conntrack mmdebstrap buildah)
 RN_CNI_BIN=/usr/lib/cni
 COREDNS_BIN_DIR=$CACHE/bin/coredns-v$COREDNS_VERSION-$GO_VERSION
+# One real node per machine (the bridge, kubepods cgroups and KUBE-* chains are global): this
+# file names the state directory of the one that runs.
+RN_OWNER=/run/mpi-controller-real-node
 # Kernel settings the node's components may change; saved at `up`, restored at `down`.
 RN_SYSCTLS=(vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops
   kernel.keys.root_maxkeys kernel.keys.root_maxbytes net.ipv4.conf.all.route_localnet
@@ -66,6 +69,33 @@ realnode_requirements() {  # installs the Debian packages the real node needs, w
   [[ -z $why ]] || { rn_log "cannot run the real node here: $why"; return 1; }
 }
 
+realnode_owner() {  # the state directory of the real node running on this machine, if any
+  local owner
+  owner=$(cat "$RN_OWNER" 2>/dev/null) || return 0
+  [[ -d $owner/realnode ]] && echo "$owner"
+  return 0
+}
+
+realnode_check() {  # succeeds when a real node can run here (installing packages); else says why
+  realnode_requirements 2>&1 || return 1
+  local owner
+  owner=$(realnode_owner)
+  if [[ -n $owner && $owner != "$STATE" ]]; then
+    echo "another real node runs on this machine (state in $owner)"
+    return 1
+  fi
+}
+
+realnode_uncached() {  # prints what `realnode_build` would still have to build (nothing: all cached)
+  local missing=() b n
+  for b in etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok kubelet kube-proxy; do
+    [[ -x $BIN_DIR/$b ]] || missing+=("$b")
+  done
+  [[ -x $COREDNS_BIN_DIR/coredns ]] || missing+=(coredns)
+  for n in "${IMAGE_NAMES[@]}"; do [[ -f $(image_archive "$n") ]] || missing+=("image $n"); done
+  echo "${missing[*]}"
+}
+
 realnode_build() {  # kubelet, kube-proxy, CoreDNS and the images, each skipped when cached
   local k8s=$HACK/tools/kubelet
   build_one kubelet "$k8s" "$(k8s_ldflags)" k8s.io/kubernetes/cmd/kubelet
@@ -82,7 +112,8 @@ realnode_configure() {  # the API server settings the real node needs; call befo
   export API_BIND_ADDRESS=0.0.0.0
   export API_EXTRA_SANS="IP:$RN_SERVICE_IP,IP:$RN_GATEWAY"
   export API_EXTRA_FLAGS="--kubelet-client-certificate=$STATE/pki/kubelet-client.crt --kubelet-client-key=$STATE/pki/kubelet-client.key --kubelet-preferred-address-types=InternalIP"
-  export KCM_EXTRA_CONTROLLERS=endpointslice-controller
+  export KCM_EXTRA_CONTROLLERS=endpointslice-controller,deployment-controller,replicaset-controller
+  # shellcheck disable=SC2034  # read by cluster_up (lib/cluster.sh)
   CLUSTER_PRE_START_HOOK=realnode_pre_start
 }
 
@@ -113,6 +144,9 @@ EOF
 }
 
 realnode_pre_start() {  # after the PKI exists, before the API server starts
+  local why
+  why=$(realnode_check) || { rn_log "$why"; return 1; }
+  echo "$STATE" >"$RN_OWNER"
   realnode_network_up
   client_cert kubelet-client kube-apiserver-kubelet-client system:masters
   client_cert kubelet "system:node:$RN_NODE" system:nodes
@@ -146,7 +180,7 @@ realnode_network_down() {
   if [[ -f $RN/sysctl.saved ]]; then
     local key value
     while IFS=' =' read -r key value; do
-      [[ -n $key ]] && sysctl -q -w "$key=$value" >/dev/null 2>&1 || true
+      if [[ -n $key ]]; then sysctl -q -w "$key=$value" >/dev/null 2>&1 || true; fi
     done <"$RN/sysctl.saved"
   fi
 }
@@ -450,6 +484,7 @@ realnode_down() {  # stops the real node (if any) and removes everything it set 
     return 1
   fi
   rm -rf "$RN" "$STATE/real-node.env"
+  [[ $(cat "$RN_OWNER" 2>/dev/null) != "$STATE" ]] || rm -f "$RN_OWNER"
   rn_log "real node stopped; its pods, mounts, network and state removed"
 }
 

@@ -13,6 +13,7 @@ for pod in $pods; do
     state=$(kubectl get pod -n "$NAMESPACE" "$pod" \
       -o 'jsonpath={.status.phase} {.status.conditions[?(@.type=="Ready")].status} {.status.podIP}' \
       2>/dev/null || true)
+    # shellcheck disable=SC2086  # split into phase, ready and IP
     set -- $state
     if [ "${1:-}" = Running ] && [ "${2:-}" = True ] && [ -n "${3:-}" ]; then
       echo "$3 $pod" >>"$target/hosts.tmp"

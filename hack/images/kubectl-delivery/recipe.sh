@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034  # sourced by hack/lib/images.sh
 # kubectl-delivery: copies kubectl into the launcher's /opt/kube volume and waits for the
 # workers listed in /etc/mpi/hostfile to be Running and Ready (MPIJob v1's kubectl-exec mode).
 IMAGE_VARIANT=essential

@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034  # sourced by hack/lib/images.sh
 # The mpi image laid out like upstream's mpi-pi:mpich example image: `mpirun` is mpich's and
 # /home/mpiuser/pi runs the pi program built against it.
 IMAGE_BASE=mpi

@@ -17,7 +17,10 @@ HostKey /root/.ssh/id_rsa
 StrictModes no
 CONF
 rm -f "$root"/etc/ssh/ssh_host_*
-mkdir -p "$root/run/sshd"
+# sshd as root needs its privilege separation directory; the image keeps /run (mmdebstrap's
+# cleanup of /run is skipped by the recipe) with only that in it.
+find "$root/run" -mindepth 1 -maxdepth 1 -exec rm -rf {} +
+mkdir -m 0755 "$root/run/sshd"
 chroot "$root" useradd --create-home --uid 1000 --shell /bin/bash mpiuser
 cat >"$root/home/mpiuser/.sshd_config" <<'CONF'
 Port 2222
