@@ -36,8 +36,15 @@ def pi_job(node: RealNode, name: str, impl: str, *, root: bool, workers: int = 2
     args = launcher_args if launcher_args is not None else [
         *(["--allow-run-as-root"] if root and impl == "openmpi" else []),
         "-n", str(workers), "/home/mpiuser/pi"]
-    launcher: dict[str, Any] = {"name": "launcher", "image": image, "command": ["mpirun"],
-                                "args": args}
+    # As upstream's examples: OpenMPI's launcher runs `mpirun` as its command; MPICH's passes it
+    # as args to the image's entry point, which first waits until the workers' names resolve
+    # (MPICH's mpirun waits forever when ssh cannot reach a worker; OpenMPI's exits, and the
+    # launcher is restarted).
+    launcher: dict[str, Any] = {"name": "launcher", "image": image}
+    if impl == "openmpi":
+        launcher.update(command=["mpirun"], args=args)
+    else:
+        launcher["args"] = ["mpirun", *args]
     worker: dict[str, Any] = {"name": "worker", "image": image}
     spec: dict[str, Any] = {
         "slotsPerWorker": 1,

@@ -160,6 +160,8 @@ realnode_pre_start() {  # after the PKI exists, before the API server starts
 realnode_network_up() {
   mkdir -p "$RN"
   [[ -f $RN/sysctl.saved ]] || sysctl -e "${RN_SYSCTLS[@]}" >"$RN/sysctl.saved" 2>/dev/null
+  # containerd's shims keep sockets in /run/containerd whatever its configured state directory.
+  [[ -e /run/containerd || -f $RN/run-containerd.made ]] || touch "$RN/run-containerd.made"
   [[ -f $RN/iptables.before ]] || iptables-save >"$RN/iptables.before" 2>/dev/null || true
   [[ -f $RN/ip6tables.before ]] || ip6tables-save >"$RN/ip6tables.before" 2>/dev/null || true
   if ! ip link show "$RN_BRIDGE" >/dev/null 2>&1; then
@@ -479,6 +481,9 @@ realnode_down() {  # stops the real node (if any) and removes everything it set 
   for m in $(mounts_under "$RN"); do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; done
   realnode_cgroups_down
   realnode_iptables_down
+  if [[ -f $RN/run-containerd.made && -d /run/containerd ]]; then
+    find /run/containerd -depth -type d -empty -delete
+  fi
   if [[ -n $(mounts_under "$RN") ]]; then
     rn_log "mounts remain under $RN, not removing it: $(mounts_under "$RN" | tr '\n' ' ')"
     return 1
