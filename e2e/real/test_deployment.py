@@ -53,7 +53,8 @@ def test_controller_runs_as_a_deployment_on_the_real_node(
     out = exec_in(cluster, name, "touch /probe 2>&1; echo rc=$?; mpi-controller --help >/dev/null;"
                   " echo help=$?")
     assert "Read-only file system" in out, out
-    assert "rc=1" in out and "help=0" in out, out
+    assert "rc=1" in out, out
+    assert "help=0" in out, out
 
     jobs = MPIJobs(kube_api, namespace)
     jobs.create(pi_job(real_node, "pi", "openmpi", root=False))

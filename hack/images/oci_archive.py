@@ -121,7 +121,7 @@ def write_archive(args: argparse.Namespace) -> str:
             "config": {"mediaType": CONFIG_TYPE, "digest": "sha256:" + sha(config),
                        "size": len(config)},
             "layers": [{"mediaType": LAYER_TYPE, "digest": f"sha256:{d}",
-                        "size": p.stat().st_size} for d, p in zip(digests, layers)],
+                        "size": p.stat().st_size} for d, p in zip(digests, layers, strict=True)],
         })
         tag = args.ref.rsplit(":", 1)[1] if ":" in args.ref.rsplit("/", 1)[-1] else "latest"
         index = canonical({
@@ -139,7 +139,7 @@ def write_archive(args: argparse.Namespace) -> str:
             add_bytes(tar, "index.json", index)
             add_bytes(tar, f"blobs/sha256/{sha(config)}", config)
             add_bytes(tar, f"blobs/sha256/{sha(manifest)}", manifest)
-            for digest, path in sorted(zip(digests, layers)):
+            for digest, path in sorted(zip(digests, layers, strict=True)):
                 info = tarfile.TarInfo(f"blobs/sha256/{digest}")
                 info.size, info.mtime = path.stat().st_size, 0
                 with path.open("rb") as f:
