@@ -31,7 +31,7 @@ why=$(bash hack/local-cluster.sh real-node-check 2>&1) || skip "${why:-the check
 if ((short)) && [[ ${REAL_NODE_BUILD:-} != 1 ]]; then
   missing=$(bash hack/local-cluster.sh real-node-uncached)
   [[ -z $missing ]] || skip "not built on this machine yet ($missing); the first build takes" \
-    "about 15 minutes: run 'make e2e-real' (or REAL_NODE_BUILD=1 make test) to build and run them"
+    "about 12 minutes: run 'make e2e-real' (or REAL_NODE_BUILD=1 make test) to build and run them"
 fi
 log=$(mktemp)
 if ! bash hack/local-cluster.sh up --real-node >"$log" 2>&1; then

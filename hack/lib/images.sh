@@ -155,7 +155,14 @@ build_image() {  # build_image NAME: the image's archive in the cache, built unl
   echo "built image $name in $((SECONDS - start))s: $(image_ref "$name")" >&2
 }
 
-build_images() {
-  local n
-  for n in "${IMAGE_NAMES[@]}"; do build_image "$n"; done
+build_images() {  # builds what is missing, then removes the cache's archives of other keys
+  local n f keep=()
+  for n in "${IMAGE_NAMES[@]}"; do
+    build_image "$n" || return 1
+    keep+=("$(image_archive "$n")")
+  done
+  for f in "$IMAGE_CACHE"/*.tar; do
+    [[ -e $f && " ${keep[*]} " != *" $f "* ]] && rm -f "$f"
+  done
+  return 0
 }

@@ -86,13 +86,16 @@ realnode_check() {  # succeeds when a real node can run here (installing package
   fi
 }
 
-realnode_uncached() {  # prints what `realnode_build` would still have to build (nothing: all cached)
+realnode_uncached() {  # what `realnode_build` would still have to build, bar the controller image
+  # (rebuilt from the sources on every change to them, in well under a minute)
   local missing=() b n
   for b in etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok kubelet kube-proxy; do
     [[ -x $BIN_DIR/$b ]] || missing+=("$b")
   done
   [[ -x $COREDNS_BIN_DIR/coredns ]] || missing+=(coredns)
-  for n in "${IMAGE_NAMES[@]}"; do [[ -f $(image_archive "$n") ]] || missing+=("image $n"); done
+  for n in "${IMAGE_NAMES[@]}"; do
+    [[ $n == controller || -f $(image_archive "$n") ]] || missing+=("image $n")
+  done
   echo "${missing[*]}"
 }
 
@@ -448,7 +451,7 @@ all_rn_running() {
 # ---- teardown ---------------------------------------------------------------------------
 
 mounts_under() {  # mount points at or below $1, deepest first
-  awk -v p="$1" '$5 == p || index($5, p "/") == 1 {print $5}' /proc/self/mountinfo | sort -r
+  awk -v p="$(realpath -m "$1")" '$5 == p || index($5, p "/") == 1 {print $5}' /proc/self/mountinfo | sort -r
 }
 
 realnode_down() {  # stops the real node (if any) and removes everything it set up
@@ -476,6 +479,7 @@ realnode_down() {  # stops the real node (if any) and removes everything it set 
   fi
   rn_stop containerd
   pkill_shims
+  realnode_kill_pods
   realnode_network_down
   local m
   for m in $(mounts_under "$RN"); do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; done
@@ -498,6 +502,12 @@ pkill_shims() {  # shims whose containerd was ours (their command line names our
   for pid in $(pgrep -f "containerd-shim-runc-v2 .*-address $RN/containerd.sock" 2>/dev/null); do
     kill -9 "$pid" 2>/dev/null || true
   done
+}
+
+realnode_kill_pods() {  # container processes left in the kubepods cgroups (their shims gone)
+  local pid
+  find /sys/fs/cgroup/*/kubepods /sys/fs/cgroup/kubepods -name cgroup.procs -exec cat {} + 2>/dev/null \
+    | sort -u | while read -r pid; do kill -9 "$pid" 2>/dev/null || true; done
 }
 
 realnode_cgroups_down() {  # the kubepods cgroups kubelet made (cgroup v1 or v2)
