@@ -58,7 +58,7 @@ def test_controller_runs_as_a_deployment_on_the_real_node(
 
     jobs = MPIJobs(kube_api, namespace)
     jobs.create(pi_job(real_node, "pi", "openmpi", root=False))
-    jobs.wait_condition("pi", "Succeeded", timeout=240)
+    jobs.wait_condition("pi", "Succeeded", timeout=300)
 
     # The API server saw the controller's requests as its ServiceAccount, from the pod's IP.
     def created_launcher() -> list[dict[str, Any]]:

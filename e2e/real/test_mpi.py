@@ -82,7 +82,7 @@ def test_pi_runs_across_the_workers(impl: str, user: str, cluster: Cluster, kube
                                     deployed_controller: dict[str, Any]) -> None:
     jobs = MPIJobs(kube_api, namespace)
     jobs.create(pi_job(real_node, "pi", impl, root=user == "root"))
-    job = jobs.wait_condition("pi", "Succeeded", timeout=240)
+    job = jobs.wait_condition("pi", "Succeeded", timeout=300)
 
     succeeded = next(c for c in job["status"]["conditions"] if c["type"] == "Succeeded")
     assert succeeded["reason"] == "MPIJobSucceeded"
@@ -126,7 +126,7 @@ def test_malformed_command_fails_the_job(cluster: Cluster, kube_api: Any, namesp
                                             *(["--previous"] if previous else []), check=False))
         return jobs.conditions("pi").get("Failed", ("", ""))[0] == "True"
 
-    wait_for(failed, timeout=240, interval=0.5, what="MPIJob pi condition Failed")
+    wait_for(failed, timeout=300, interval=0.5, what="MPIJob pi condition Failed")
     job = jobs.get("pi")
     failed_cond = next(c for c in job["status"]["conditions"] if c["type"] == "Failed")
     assert failed_cond["reason"].startswith("BackoffLimitExceeded"), failed_cond

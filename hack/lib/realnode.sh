@@ -163,8 +163,6 @@ realnode_pre_start() {  # after the PKI exists, before the API server starts
 realnode_network_up() {
   mkdir -p "$RN"
   [[ -f $RN/sysctl.saved ]] || sysctl -e "${RN_SYSCTLS[@]}" >"$RN/sysctl.saved" 2>/dev/null
-  # containerd's shims keep sockets in /run/containerd whatever its configured state directory.
-  [[ -e /run/containerd || -f $RN/run-containerd.made ]] || touch "$RN/run-containerd.made"
   [[ -f $RN/iptables.before ]] || iptables-save >"$RN/iptables.before" 2>/dev/null || true
   [[ -f $RN/ip6tables.before ]] || ip6tables-save >"$RN/ip6tables.before" 2>/dev/null || true
   if ! ip link show "$RN_BRIDGE" >/dev/null 2>&1; then
@@ -396,7 +394,7 @@ spec:
     image: $(image_ref base)
     command: [python3, -c, "import socket, ssl; a = socket.gethostbyname('kubernetes.default.svc.cluster.local'); s = socket.create_connection((a, 443), timeout=10); print('resolved', a, 'and connected')"]
 EOF
-  local phase deadline=$((SECONDS + 120))
+  local phase deadline=$((SECONDS + 300))
   while ((SECONDS < deadline)); do
     phase=$(kubectl_ -n kube-system get pod real-node-probe -o 'jsonpath={.status.phase}' 2>/dev/null)
     [[ $phase == Succeeded || $phase == Failed ]] && break
@@ -437,7 +435,7 @@ realnode_up() {  # after cluster_up: starts the node's components and waits for 
   for c in coredns kube-proxy kubelet; do rn_start "$c"; done
   # shellcheck disable=SC1091
   source "$RN/ports.env"
-  wait_until 120 "the real node to be Ready" node_ready || { tail -n 30 "$STATE/logs/kubelet.log" >&2; return 1; }
+  wait_until 300 "the real node to be Ready" node_ready || { tail -n 30 "$STATE/logs/kubelet.log" >&2; return 1; }
   wait_until 60 CoreDNS curl -sf "http://127.0.0.1:$DNS_READY_PORT/ready" || return 1
   realnode_smoke_test
   rn_log "real node $RN_NODE ready in $((SECONDS - start))s (taint $RN_LABEL=true:NoSchedule; images in $RN/images.env)"
@@ -485,7 +483,11 @@ realnode_down() {  # stops the real node (if any) and removes everything it set 
   for m in $(mounts_under "$RN"); do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; done
   realnode_cgroups_down
   realnode_iptables_down
-  if [[ -f $RN/run-containerd.made && -d /run/containerd ]]; then
+  # containerd's shims keep sockets in /run/containerd whatever its state directory: with no
+  # containerd or shim left running on the machine, its sockets and empty directories go.
+  if [[ -d /run/containerd ]] && ! pgrep -x containerd >/dev/null \
+     && ! pgrep -f "containerd-shim-runc-v2 -namespace" >/dev/null; then
+    find /run/containerd -type s -delete
     find /run/containerd -depth -type d -empty -delete
   fi
   if [[ -n $(mounts_under "$RN") ]]; then
@@ -507,7 +509,7 @@ pkill_shims() {  # shims whose containerd was ours (their command line names our
 realnode_kill_pods() {  # container processes left in the kubepods cgroups (their shims gone)
   local pid
   find /sys/fs/cgroup/*/kubepods /sys/fs/cgroup/kubepods -name cgroup.procs -exec cat {} + 2>/dev/null \
-    | sort -u | while read -r pid; do kill -9 "$pid" 2>/dev/null || true; done
+    | sort -u | while read -r pid; do kill -9 "$pid" 2>/dev/null || true; done || true
 }
 
 realnode_cgroups_down() {  # the kubepods cgroups kubelet made (cgroup v1 or v2)
