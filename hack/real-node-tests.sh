@@ -27,12 +27,12 @@ if [[ ${1:-} == --short ]]; then short=1; tests=("${SHORT_TESTS[@]}"); shift; fi
 
 skip() { echo "SKIPPED real-node tests: $*"; exit 0; }
 
-why=$(bash hack/local-cluster.sh real-node-check 2>&1) || skip "${why:-the check failed}"
 if ((short)) && [[ ${REAL_NODE_BUILD:-} != 1 ]]; then
   missing=$(bash hack/local-cluster.sh real-node-uncached)
   [[ -z $missing ]] || skip "not built on this machine yet ($missing); the first build takes" \
-    "about 12 minutes: run 'make e2e-real' (or REAL_NODE_BUILD=1 make test) to build and run them"
+    "10 to 16 minutes: run 'make e2e-real' (or REAL_NODE_BUILD=1 make test) to build and run them"
 fi
+why=$(bash hack/local-cluster.sh real-node-check 2>&1) || skip "${why:-the check failed}"
 log=$(mktemp)
 if ! bash hack/local-cluster.sh up --real-node >"$log" 2>&1; then
   tail -n 40 "$log" >&2
