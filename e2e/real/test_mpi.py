@@ -37,15 +37,18 @@ def pi_job(node: RealNode, name: str, impl: str, *, root: bool, workers: int = 2
         *(["--allow-run-as-root"] if root and impl == "openmpi" else []),
         "-n", str(workers), "/home/mpiuser/pi"]
     # As upstream's examples: OpenMPI's launcher runs `mpirun` as its command; MPICH's passes it
-    # as args to the image's entry point, which first waits until the workers' names resolve
-    # (MPICH's mpirun waits forever when ssh cannot reach a worker; OpenMPI's exits, and the
-    # launcher is restarted).
+    # as args to the image's entry point, which first waits until the workers' names resolve,
+    # and its workers are Ready once sshd listens (MPICH's mpirun waits forever when ssh cannot
+    # reach a worker; OpenMPI's exits, and the launcher is restarted).
     launcher: dict[str, Any] = {"name": "launcher", "image": image}
+    worker: dict[str, Any] = {"name": "worker", "image": image}
     if impl == "openmpi":
         launcher.update(command=["mpirun"], args=args)
     else:
         launcher["args"] = ["mpirun", *args]
-    worker: dict[str, Any] = {"name": "worker", "image": image}
+        # Ready (so named in DNS) only once sshd listens, as in upstream's pi-mpich.yaml.
+        worker["readinessProbe"] = {"tcpSocket": {"port": 2222}, "initialDelaySeconds": 1,
+                                    "periodSeconds": 1}
     spec: dict[str, Any] = {
         "slotsPerWorker": 1,
         "runPolicy": {"cleanPodPolicy": "Running"},

@@ -374,6 +374,10 @@ ports:
 EOF
 }
 
+kubernetes_service_routed() {
+  iptables -t nat -S KUBE-SERVICES 2>/dev/null | grep -q "default/kubernetes:https cluster IP"
+}
+
 node_ready() {
   [[ $(kubectl_ get node "$RN_NODE" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null) == True ]]
 }
@@ -437,6 +441,9 @@ realnode_up() {  # after cluster_up: starts the node's components and waits for 
   source "$RN/ports.env"
   wait_until 300 "the real node to be Ready" node_ready || { tail -n 30 "$STATE/logs/kubelet.log" >&2; return 1; }
   wait_until 60 CoreDNS curl -sf "http://127.0.0.1:$DNS_READY_PORT/ready" || return 1
+  # A pod's first packet to the Service before kube-proxy's rule exists would pin an un-NATed
+  # conntrack entry: wait for the rule.
+  wait_until 120 "kube-proxy's rule for the kubernetes Service" kubernetes_service_routed || return 1
   realnode_smoke_test
   rn_log "real node $RN_NODE ready in $((SECONDS - start))s (taint $RN_LABEL=true:NoSchedule; images in $RN/images.env)"
 }

@@ -36,6 +36,9 @@ int main(int argc, char **argv) {
         printf("pi is approximately %.10f, error %.2e from %d ranks\n", total, fabs(total - M_PI), size);
         free(hosts);
     }
+    /* Every rank is done communicating before any finalizes: with MPICH 4.0 over UCX's TCP
+     * transport, a rank that finalizes while its peer still flushes can leave both waiting. */
+    MPI_Barrier(MPI_COMM_WORLD);
     MPI_Finalize();
     return 0;
 }

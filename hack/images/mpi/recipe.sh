@@ -8,6 +8,4 @@ IMAGE_SKIP=cleanup/run
 IMAGE_PACKAGES="netbase passwd openssh-server openssh-client openmpi-bin mpich"
 IMAGE_BUILD_PACKAGES="gcc libc6-dev libopenmpi-dev libmpich-dev"
 IMAGE_ENTRYPOINT='["/usr/local/bin/mpi-entrypoint"]'
-# libfabric's default provider choice makes MPICH 4.0 hang in MPI_Finalize in these pods (seen
-# as root and as mpiuser, after the result is printed); its TCP provider does not.
-IMAGE_ENV="LANG=C.UTF-8 FI_PROVIDER=tcp"
+IMAGE_ENV="LANG=C.UTF-8"
