@@ -1,7 +1,9 @@
 # mpi-controller developer commands. Every target does its own setup on a fresh clone.
 #   make demo   run the controller on the local cluster and show an MPIJob succeed
 #   make test   lint, unit, integration and e2e tests (starts the local cluster unless
-#               KUBECONFIG points to a reachable cluster)
+#               KUBECONFIG points to a reachable cluster), then the real-node tests' short form
+#   make e2e-real  the real-node tests (e2e/real) on a local cluster with a real node: containers
+#               that really run (root; installs Debian's containerd, runc, CNI plugins if missing)
 #   make bench  performance workloads on a dedicated local cluster (BENCH_ARGS="--scale 0.1"
 #               to shrink them); writes bench-results/, docs/performance.md, docs/bench.png
 #   make chaos  fault runs (e2e/chaos) on a cluster of their own; results in chaos-results/
@@ -17,7 +19,7 @@ PYTEST_ARGS ?=
 BENCH_CLUSTER_DIR ?= $(HOME)/.cache/mpi-controller/cluster-bench
 BENCH_ARGS ?=
 
-.PHONY: install lint unit integration e2e test cluster-up cluster-down build-cluster demo demo-down bench chaos conformance clean
+.PHONY: install lint unit integration e2e e2e-real test cluster-up cluster-down build-cluster demo demo-down bench chaos conformance clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -39,7 +41,12 @@ integration: $(STAMP)
 	@. hack/ensure-cluster.sh && $(VENV)/bin/pytest -q tests/integration $(PYTEST_ARGS)
 
 e2e: $(STAMP)
-	@. hack/ensure-cluster.sh && $(VENV)/bin/pytest -q e2e $(PYTEST_ARGS)
+	@. hack/ensure-cluster.sh && $(VENV)/bin/pytest -q e2e --ignore=e2e/real $(PYTEST_ARGS)
+
+# Its own cluster (REAL_CLUSTER_DIR, default ~/.cache/mpi-controller/cluster-real), brought up
+# with a real node and taken down afterwards unless REAL_KEEP_CLUSTER=1 (hack/real-node-tests.sh).
+e2e-real: $(STAMP)
+	@bash hack/real-node-tests.sh $(PYTEST_ARGS)
 
 test: $(STAMP)
 	@hack/timed.sh lint $(MAKE) --no-print-directory lint
@@ -47,11 +54,12 @@ test: $(STAMP)
 	  $(PYTEST_ARGS)
 	@hack/timed.sh cluster bash -c '. hack/ensure-cluster.sh'
 	@. hack/ensure-cluster.sh >/dev/null && hack/timed.sh integration+e2e \
-	  $(VENV)/bin/pytest -q -p no:cacheprovider tests/integration e2e $(PYTEST_ARGS)
+	  $(VENV)/bin/pytest -q -p no:cacheprovider tests/integration e2e --ignore=e2e/real $(PYTEST_ARGS)
 	@hack/timed.sh reference-operators bash hack/reference-operators.sh build mpi-operator
 	@. hack/ensure-cluster.sh >/dev/null && hack/timed.sh conformance-short \
 	  $(PY) -m conformance --short --no-build --kubeconfig "$$KUBECONFIG" \
 	  --out conformance-results/short
+	@hack/timed.sh real-node bash hack/real-node-tests.sh --short
 
 build-cluster:
 	bash $(CLUSTER) build

@@ -5,6 +5,8 @@
 #
 #   hack/local-cluster.sh build    build (or reuse) the binaries in the cache
 #   hack/local-cluster.sh up       build if needed, start everything, print the kubeconfig path last
+#   hack/local-cluster.sh up --real-node   the same plus a real node (containerd, kubelet, CNI,
+#                                  CoreDNS, local images) beside the KWOK nodes; see lib/realnode.sh
 #   hack/local-cluster.sh down     stop the processes `up` started and remove the cluster state
 #   hack/local-cluster.sh status   say whether the cluster is running
 #   hack/local-cluster.sh env      print `export KUBECONFIG=...` for a running cluster
@@ -27,12 +29,25 @@ if [[ -f $HACK/lib/cluster.sh ]]; then
   # shellcheck source=lib/cluster.sh
   source "$HACK/lib/cluster.sh"
 fi
+# shellcheck source=lib/realnode.sh
+source "$HACK/lib/realnode.sh"
+# shellcheck disable=SC2034  # read by cluster_down (lib/cluster.sh)
+CLUSTER_PRE_DOWN_HOOK=realnode_down
 
 case "${1:-}" in
   build) build_all ;;
-  up) build_all; cluster_up ;;
+  up)
+    if [[ ${2:-} == --real-node ]]; then
+      realnode_requirements; build_all; realnode_build; realnode_configure
+      cluster_up; realnode_up
+    else
+      build_all; cluster_up
+    fi ;;
+  build-real-node) realnode_requirements && build_all && realnode_build ;;
+  real-node-check) realnode_check ;;
+  real-node-uncached) realnode_uncached ;;
   down) cluster_down ;;
-  status) cluster_status ;;
+  status) cluster_status; realnode_status ;;
   start | stop | restart) component_cmd "$1" "${2:?component name}" ;;
   compact) etcd_compact ;;
   env) echo "export KUBECONFIG=$STATE/kubeconfig" ;;

@@ -43,8 +43,8 @@ gen_pki() {
     -keyout "$pki/ca.key" -out "$pki/ca.crt" 2>/dev/null
   openssl req -newkey rsa:2048 -nodes -subj "/CN=kube-apiserver" \
     -keyout "$pki/apiserver.key" -out "$pki/apiserver.csr" 2>/dev/null
-  printf 'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc\nextendedKeyUsage=serverAuth\n' \
-    >"$pki/apiserver.ext"
+  printf 'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc%s\nextendedKeyUsage=serverAuth\n' \
+    "${API_EXTRA_SANS:+,$API_EXTRA_SANS}" >"$pki/apiserver.ext"
   openssl x509 -req -in "$pki/apiserver.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" \
     -CAcreateserial -days 3650 -extfile "$pki/apiserver.ext" -out "$pki/apiserver.crt" 2>/dev/null
   openssl genrsa -out "$pki/sa.key" 2048 2>/dev/null
@@ -137,7 +137,7 @@ exec $b/etcd --name local --data-dir $STATE/etcd \
 EOF
   cat >"$r/kube-apiserver.sh" <<EOF
 exec $b/kube-apiserver --etcd-servers=http://127.0.0.1:$ETCD_PORT \
-  --bind-address=127.0.0.1 --secure-port=$API_PORT --advertise-address=127.0.0.1 \
+  --bind-address=${API_BIND_ADDRESS:-127.0.0.1} --secure-port=$API_PORT --advertise-address=127.0.0.1 \
   --tls-cert-file=$STATE/pki/apiserver.crt --tls-private-key-file=$STATE/pki/apiserver.key \
   --client-ca-file=$STATE/pki/ca.crt --token-auth-file=$STATE/tokens.csv \
   --authorization-mode=Node,RBAC \
@@ -146,14 +146,14 @@ exec $b/kube-apiserver --etcd-servers=http://127.0.0.1:$ETCD_PORT \
   --service-cluster-ip-range=10.96.0.0/16 --allow-privileged=true --endpoint-reconciler-type=none \
   --enable-admission-plugins=OwnerReferencesPermissionEnforcement \
   --audit-policy-file=$STATE/audit-policy.yaml --audit-log-path=$STATE/logs/audit.log \
-  --audit-log-maxsize=500 --audit-log-maxbackup=1 --audit-log-mode=batch \
+  --audit-log-maxsize=500 --audit-log-maxbackup=1 --audit-log-mode=batch ${API_EXTRA_FLAGS:-} \
   \${KUBE_APISERVER_EXTRA_ARGS:---enable-priority-and-fairness=false --max-requests-inflight=0 --max-mutating-requests-inflight=0}
 EOF
   cat >"$r/kube-controller-manager.sh" <<EOF
 exec $b/kube-controller-manager --kubeconfig=$kc \
   --authentication-kubeconfig=$kc --authorization-kubeconfig=$kc \
   --leader-elect=false --bind-address=127.0.0.1 --secure-port=$KCM_PORT \
-  --controllers=job-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller,ttl-after-finished-controller,pod-garbage-collector-controller,node-lifecycle-controller,root-ca-certificate-publisher-controller \
+  --controllers=job-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller,ttl-after-finished-controller,pod-garbage-collector-controller,node-lifecycle-controller,root-ca-certificate-publisher-controller${KCM_EXTRA_CONTROLLERS:+,$KCM_EXTRA_CONTROLLERS} \
   --root-ca-file=$STATE/pki/ca.crt --service-account-private-key-file=$STATE/pki/sa.key \
   --kube-api-qps=1000 --kube-api-burst=2000 --concurrent-job-syncs=20 --concurrent-gc-syncs=40
 EOF
@@ -277,6 +277,7 @@ cluster_up() {
   gen_pki
   gen_tokens
   write_configs
+  "${CLUSTER_PRE_START_HOOK:-:}"  # e.g. the real node's certificates and bridge
   write_run_scripts
   local c
   for c in "${COMPONENTS[@]}"; do
@@ -304,6 +305,7 @@ stop_all() {  # stops every process started beside or as part of the cluster; ke
 }
 
 cluster_down() {
+  "${CLUSTER_PRE_DOWN_HOOK:-:}"  # e.g. the real node's pods, mounts and network go first
   stop_all
   rm -rf "$STATE"
   log "cluster stopped and its state removed"

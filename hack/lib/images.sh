@@ -1,0 +1,168 @@
+# Builds the real node's container images, without a container engine or a registry, into a
+# cache outside the repo. Sourced by hack/local-cluster.sh (HACK, CACHE, BIN_DIR, K8S_VERSION set).
+#
+# Each image is an OCI archive $IMAGE_CACHE/NAME-KEY.tar, named localhost/mpi-controller/NAME:KEY,
+# where KEY hashes everything the image is made from (its recipe under hack/images/NAME, the
+# Debian suite and timestamp, and for the controller the sources deploy/Dockerfile copies). An
+# archive whose key exists is reused; a changed input builds afresh.
+#   pause             the pod sandbox process (hack/images/pause/pause.go), built with Go
+#   base              Debian's essential set + Python 3 and pip (mmdebstrap)
+#   mpi               OpenMPI, MPICH, OpenSSH, the pi program built for each (mmdebstrap)
+#   mpi-pi-openmpi    mpi laid out as upstream's mpi-pi:openmpi (mpirun, /home/mpiuser/pi)
+#   mpi-pi-mpich      mpi laid out as upstream's mpi-pi:mpich
+#   kubectl-delivery  kubectl (from BIN_DIR) + the delivery script (mmdebstrap)
+#   controller        deploy/Dockerfile with BASE_IMAGE=the base image (buildah, chroot isolation)
+# Debian images come from the machine's own apt sources, with SOURCE_DATE_EPOCH fixed, so the
+# same package versions give the same files.
+# shellcheck shell=bash
+
+IMAGE_NAMES=(pause base mpi mpi-pi-openmpi mpi-pi-mpich kubectl-delivery controller)
+IMAGE_SUITE=${IMAGE_SUITE:-bookworm}
+IMAGE_EPOCH=1704067200
+IMAGE_FORMAT=1  # bump when a build step below changes what an image holds
+IMAGE_CACHE=${MPI_CONTROLLER_IMAGE_CACHE:-$CACHE/images}
+
+hash_files() {  # hash_files PATH...: one hash over the names and contents of the files given
+  local f
+  for f in "$@"; do
+    printf '%s\n' "${f#"$HACK/"}"
+    sha256sum <"$f"
+  done | sha256sum | cut -c1-16
+}
+
+image_key() {  # image_key NAME: the content key of an image
+  local name=$1 dir=$HACK/images/$1
+  case $name in
+    pause) { hash_files "$dir/pause.go"; echo "$IMAGE_FORMAT $GO_VERSION"; } | sha256sum | cut -c1-16 ;;
+    kubectl-delivery)
+      { hash_files "$dir"/*; echo "$IMAGE_FORMAT $IMAGE_SUITE $IMAGE_EPOCH $K8S_VERSION $GO_VERSION"; } \
+        | sha256sum | cut -c1-16 ;;
+    controller)
+      local root=$HACK/..
+      {
+        image_key base; echo "$IMAGE_FORMAT"
+        local sources
+        mapfile -t sources < <(cd "$root" && find mpi_controller -type f \( -name '*.py' -o -name py.typed \) | LC_ALL=C sort)
+        (cd "$root" && hash_files deploy/Dockerfile pyproject.toml constraints.txt README.md "${sources[@]}")
+      } | sha256sum | cut -c1-16 ;;
+    *)
+      local IMAGE_BASE=""
+      # shellcheck disable=SC1090,SC1091
+      source "$dir/recipe.sh"
+      { hash_files "$dir"/*; echo "$IMAGE_FORMAT $IMAGE_SUITE $IMAGE_EPOCH"
+        [[ -z $IMAGE_BASE ]] || image_key "$IMAGE_BASE"; } | sha256sum | cut -c1-16 ;;
+  esac
+}
+
+image_ref() { echo "localhost/mpi-controller/$1:$(image_key "$1")"; }
+image_archive() { echo "$IMAGE_CACHE/$1-$(image_key "$1").tar"; }
+
+apt_sources() {  # the machine's Debian apt sources, as mmdebstrap mirror arguments
+  local f
+  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
+    [[ -s $f ]] && echo "$f"
+  done
+  return 0
+}
+
+debian_rootfs() {  # debian_rootfs NAME OUT_TAR: the root filesystem of a recipe image
+  local name=$1 out=$2 dir=$HACK/images/$1
+  local IMAGE_VARIANT=essential IMAGE_PACKAGES="" IMAGE_BUILD_PACKAGES="" IMAGE_SKIP=""
+  # shellcheck disable=SC1090,SC1091
+  source "$dir/recipe.sh"
+  local hooks=()
+  if [[ -x $dir/customize.sh ]]; then
+    # shellcheck disable=SC2016
+    hooks+=(--customize-hook="$dir/customize.sh \"\$1\" $IMAGE_BUILD_PACKAGES")
+  fi
+  local sources
+  mapfile -t sources < <(apt_sources)
+  SOURCE_DATE_EPOCH=$IMAGE_EPOCH mmdebstrap --quiet --mode=root --variant="$IMAGE_VARIANT" \
+    --format=tar ${IMAGE_PACKAGES:+--include="${IMAGE_PACKAGES// /,}"} ${IMAGE_SKIP:+--skip="$IMAGE_SKIP"} \
+    --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
+    --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-include=/usr/share/doc/*/copyright' \
+    "${hooks[@]}" "$IMAGE_SUITE" "$out" "${sources[@]}"
+}
+
+oci_archive() { python3 "$HACK/images/oci_archive.py" "$@" >/dev/null; }
+
+build_recipe_image() {  # build_recipe_image NAME OUT TMP: an image from hack/images/NAME/recipe.sh
+  local name=$1 out=$2 dir=$HACK/images/$1 tmp=$3
+  local IMAGE_ENTRYPOINT="" IMAGE_CMD="" IMAGE_USER="" IMAGE_ENV="" IMAGE_FILES="" IMAGE_WORKDIR=""
+  local IMAGE_BASE=""
+  # shellcheck disable=SC1090,SC1091
+  source "$dir/recipe.sh"
+  local args=(--out "$out" --ref "$(image_ref "$name")") f e
+  if [[ -n $IMAGE_BASE ]]; then  # layers on top of another recipe's image
+    build_image "$IMAGE_BASE" || return 1
+    args+=(--base "$(image_archive "$IMAGE_BASE")")
+  else
+    debian_rootfs "$name" "$tmp/rootfs.tar" || return 1
+    args+=(--layer "$tmp/rootfs.tar")
+  fi
+  for f in $IMAGE_FILES; do
+    case $f in
+      kubectl:*) args+=(--file "$BIN_DIR/$f") ;;
+      *) args+=(--file "$HACK/images/$f") ;;
+    esac
+  done
+  for e in $IMAGE_ENV; do args+=(--env "$e"); done
+  [[ -z $IMAGE_ENTRYPOINT ]] || args+=(--entrypoint "$IMAGE_ENTRYPOINT")
+  [[ -z $IMAGE_CMD ]] || args+=(--cmd "$IMAGE_CMD")
+  [[ -z $IMAGE_USER ]] || args+=(--user "$IMAGE_USER")
+  [[ -z $IMAGE_WORKDIR ]] || args+=(--workdir "$IMAGE_WORKDIR")
+  oci_archive "${args[@]}"
+}
+
+build_pause_image() {  # build_pause_image OUT TMP
+  (cd "$HACK/images/pause" && CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS="" GO111MODULE=off \
+     go build -trimpath -ldflags=-s -o "$2/pause" pause.go) || return 1
+  oci_archive --out "$1" --ref "$(image_ref pause)" --file "$2/pause:/pause:0755" --entrypoint '["/pause"]'
+}
+
+buildah_() { buildah --root "$BUILDAH_ROOT" --runroot "$BUILDAH_ROOT/run" --storage-driver vfs "$@"; }
+
+build_controller_image() {  # build_controller_image OUT TMP: deploy/Dockerfile on the base image
+  local out=$1 base ref
+  base=$(image_ref base); ref=$(image_ref controller)
+  build_image base || return 1
+  local BUILDAH_ROOT=$2/buildah
+  buildah_ pull --quiet "oci-archive:$(image_archive base)" >/dev/null || return 1
+  buildah_ tag "$(buildah_ images --quiet | head -n 1)" "$base" || return 1
+  buildah_ bud --quiet --isolation chroot --network host --timestamp 0 --pull=false \
+    --volume /etc/ssl/certs/ca-certificates.crt:/etc/ssl/certs/ca-certificates.crt:ro \
+    --build-arg BASE_IMAGE="$base" -f "$HACK/../deploy/Dockerfile" -t "$ref" "$HACK/.." >/dev/null || return 1
+  buildah_ push --quiet "$ref" "oci-archive:$out:$ref" >/dev/null || return 1
+  buildah_ rmi --all --force >/dev/null
+}
+
+# Every build step below returns at its first failure (no `set -e` inside `||` lists).
+build_image() {  # build_image NAME: the image's archive in the cache, built unless present
+  local name=$1 out
+  out=$(image_archive "$name")
+  [[ -f $out ]] && return 0
+  mkdir -p "$IMAGE_CACHE"
+  local start=$SECONDS tmp
+  tmp=$(mktemp -d "$IMAGE_CACHE/build-$name.XXXXXX")
+  echo "building image $name (cached in $IMAGE_CACHE)" >&2
+  case $name in
+    pause) build_pause_image "$out.tmp" "$tmp" ;;
+    controller) build_controller_image "$out.tmp" "$tmp" ;;
+    *) build_recipe_image "$name" "$out.tmp" "$tmp" ;;
+  esac || { rm -rf "$tmp" "$out.tmp"; return 1; }
+  rm -rf "$tmp"
+  mv "$out.tmp" "$out"
+  echo "built image $name in $((SECONDS - start))s: $(image_ref "$name")" >&2
+}
+
+build_images() {  # builds what is missing, then removes the cache's archives of other keys
+  local n f keep=()
+  for n in "${IMAGE_NAMES[@]}"; do
+    build_image "$n" || return 1
+    keep+=("$(image_archive "$n")")
+  done
+  for f in "$IMAGE_CACHE"/*.tar; do
+    [[ -e $f && " ${keep[*]} " != *" $f "* ]] && rm -f "$f"
+  done
+  return 0
+}

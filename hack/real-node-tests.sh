@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Runs the real-node tests (e2e/real) on a local cluster of their own that has a real node.
+#
+#   hack/real-node-tests.sh [PYTEST_ARGS...]           all of e2e/real (make e2e-real)
+#   hack/real-node-tests.sh --short [PYTEST_ARGS...]   the short form (make test): the OpenMPI pi
+#       job as mpiuser, the malformed launcher command, the controller Deployment
+#
+# The cluster lives in $REAL_CLUSTER_DIR (default ~/.cache/mpi-controller/cluster-real); it is
+# brought up with `hack/local-cluster.sh up --real-node` and taken down afterwards (its pods,
+# mounts, bridge, iptables rules and state removed) unless REAL_KEEP_CLUSTER=1.
+# When this machine cannot run a real node (not root, no cgroups or overlayfs, Debian packages
+# missing and not installable, another real node running here), or with --short when the real
+# node's binaries and images are not all cached yet and REAL_NODE_BUILD is not 1, it prints
+# "SKIPPED real-node tests: <reason>" and exits 0: nothing ran, nothing passed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export MPI_CONTROLLER_CLUSTER_DIR=${REAL_CLUSTER_DIR:-$HOME/.cache/mpi-controller/cluster-real}
+STATE=$MPI_CONTROLLER_CLUSTER_DIR
+SHORT_TESTS=(
+  "e2e/real/test_mpi.py::test_pi_runs_across_the_workers[mpiuser-openmpi]"
+  e2e/real/test_mpi.py::test_malformed_command_fails_the_job
+  e2e/real/test_deployment.py
+)
+tests=(e2e/real)
+short=0
+if [[ ${1:-} == --short ]]; then short=1; tests=("${SHORT_TESTS[@]}"); shift; fi
+
+skip() { echo "SKIPPED real-node tests: $*"; exit 0; }
+
+if ((short)) && [[ ${REAL_NODE_BUILD:-} != 1 ]]; then
+  missing=$(bash hack/local-cluster.sh real-node-uncached)
+  [[ -z $missing ]] || skip "not built on this machine yet ($missing); the first build takes" \
+    "10 to 16 minutes: run 'make e2e-real' (or REAL_NODE_BUILD=1 make test) to build and run them"
+fi
+why=$(bash hack/local-cluster.sh real-node-check 2>&1) || skip "${why:-the check failed}"
+log=$(mktemp)
+if ! bash hack/local-cluster.sh up --real-node >"$log" 2>&1; then
+  tail -n 40 "$log" >&2
+  rm -f "$log"
+  bash hack/local-cluster.sh down >/dev/null 2>&1 || true
+  echo "the cluster with a real node did not come up (log above)" >&2
+  exit 1
+fi
+grep -E '^\[(local-cluster|real-node)\] .*ready in' "$log" || true
+rm -f "$log"
+rc=0
+KUBECONFIG=$STATE/kubeconfig .venv/bin/pytest -q -rs -p no:cacheprovider "${tests[@]}" "$@" || rc=$?
+if [[ -z ${REAL_KEEP_CLUSTER:-} ]]; then bash hack/local-cluster.sh down; fi
+exit "$rc"
