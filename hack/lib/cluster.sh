@@ -109,6 +109,11 @@ clientConnection:
 leaderElection:
   leaderElect: false
 EOF
+  write_kwok_config
+}
+
+# KWOK's configuration: upstream's fast node and pod stages, then ours (hack/kwok/stages.yaml).
+write_kwok_config() {
   local kwok_dir
   kwok_dir=$(cd "$HACK/tools/kwok" && GOFLAGS= go mod download -json "sigs.k8s.io/kwok@v$KWOK_VERSION" \
     | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
@@ -121,7 +126,10 @@ EOF
     done
     printf -- '---\n'; cat "$HACK/kwok/stages.yaml"
   } >"$STATE/kwok.yaml"
+  stages_digest >"$STATE/kwok-stages.sha256"
 }
+
+stages_digest() { sha256sum "$HACK/kwok/stages.yaml" | cut -d' ' -f1; }
 
 write_run_scripts() {
   local r=$STATE/run b=$BIN_DIR kc=$STATE/kubeconfig
@@ -259,6 +267,13 @@ cluster_up() {
   local start=$SECONDS
   if [[ -f $STATE/ports.env ]] && all_running; then
     log "reusing the running cluster (state in $STATE)"
+    if [[ $(cat "$STATE/kwok-stages.sha256" 2>/dev/null) != "$(stages_digest)" ]]; then
+      # hack/kwok/stages.yaml changed since this cluster started (a checkout of other code):
+      # KWOK reads its stages only at start.
+      log "KWOK stages changed; restarting kwok with them"
+      write_kwok_config
+      component_cmd restart kwok
+    fi
     echo "$STATE/kubeconfig"
     return 0
   fi
