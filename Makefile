@@ -32,6 +32,10 @@ install: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check mpi_controller tests e2e bench hack conformance conftest.py
 	$(VENV)/bin/mypy --strict mpi_controller conformance
+	@$(VENV)/bin/pytest -q --collect-only -p no:cacheprovider tests e2e conformance/tests \
+	  >/dev/null || { echo "test collection failed (an import error?):"; \
+	  $(VENV)/bin/pytest -q --collect-only -p no:cacheprovider tests e2e conformance/tests \
+	  | tail -20; exit 1; }
 
 unit: $(STAMP)
 	$(VENV)/bin/pytest -q tests/unit conformance/tests $(PYTEST_ARGS)

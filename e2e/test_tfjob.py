@@ -13,7 +13,7 @@ import pytest
 from kubernetes import client
 
 from e2e.chaos import audit
-from e2e.conftest import ControllerProcess
+from tests.processes import ControllerProcess
 from tests.support import Cluster, wait_for
 from tests.tfjobs import DURATION, TFJobs, dense_config, replica, tfjob
 

@@ -13,7 +13,6 @@ import pytest
 from kubernetes import client
 from prometheus_client.parser import text_string_to_metric_families
 
-from e2e.conftest import ControllerProcess, http_get
 from mpi_controller.kube.timefmt import parse_time
 from mpi_controller.mpi.features import (
     SSH_READINESS_PORT_ANNOTATION,
@@ -22,6 +21,7 @@ from mpi_controller.mpi.features import (
 )
 from tests.controller_harness import InProcessController, running_controller
 from tests.mpijobs import DURATION, EXIT_CODE, MPIJobs, small_job
+from tests.processes import ControllerProcess, http_get
 from tests.support import Cluster, wait_for
 
 pytestmark = pytest.mark.cluster
