@@ -5,7 +5,8 @@ operator: ``--health-port`` (default 8080; 0 disables), ``--log-format json|cons
 ``--worker-create-concurrency`` (worker pods created in parallel within one sync),
 ``--pod-update-batch`` (seconds pod updates are batched per job) and ``--no-leader-elect``.
 ``--kubeconfig`` is an alias of ``--kubeConfig``; ``$KUBECONFIG`` overrides it, as in the Go
-operator.
+operator. The webhook flags (``--webhook-server-port`` as the training-operator's, and the
+certificate settings) fill :class:`~mpi_controller.webhook.WebhookOptions`.
 
 :class:`ServerOptions` groups what each part needs: the process (client, ports, logs, leader
 election), the job engine (:class:`~mpi_controller.engine.controller.EngineConfig`) and the
@@ -16,10 +17,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import urllib.parse
 from dataclasses import dataclass, field
 
 from mpi_controller.engine.controller import EngineConfig
+from mpi_controller.kube.timefmt import parse_duration
 from mpi_controller.mpi.kind import MPIJobOptions
+from mpi_controller.webhook import WebhookOptions
 
 __all__ = ["ServerOptions", "add_run_arguments", "options_from_args"]
 
@@ -39,6 +43,7 @@ class ServerOptions:
     leader_elect: bool = True
     engine: EngineConfig = field(default_factory=EngineConfig)
     mpi: MPIJobOptions = field(default_factory=MPIJobOptions)
+    webhook: WebhookOptions = field(default_factory=WebhookOptions)
 
 
 def _flag(parser: argparse.ArgumentParser, name: str, *aliases: str, **kw: object) -> None:
@@ -87,6 +92,36 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
           default=e.pod_update_batch,
           help="seconds to batch a job's pod updates before syncing it (0: at once)")
     _flag(parser, "version", action="store_true", help="print the version and exit")
+    _add_webhook_arguments(parser)
+
+
+def _add_webhook_arguments(parser: argparse.ArgumentParser) -> None:
+    w = WebhookOptions()
+    _flag(parser, "webhooks", dest="webhooks", choices=["auto", "on", "off"], default=w.mode,
+          help="serve the conversion and validating webhooks (auto: in a pod, or with "
+               "--webhook-url or --webhook-cert-dir)")
+    _flag(parser, "webhook-server-port", dest="webhook_server_port", type=int, default=w.port,
+          help="HTTPS port of the webhooks")
+    _flag(parser, "webhook-service-name", dest="webhook_service_name", default=w.service_name,
+          help="the Service in front of the webhooks (the certificate names "
+               "<service>.<namespace>.svc)")
+    _flag(parser, "webhook-secret-name", dest="webhook_secret_name", default=w.secret_name,
+          help="the Secret that keeps the CA and serving certificate (shared by replicas)")
+    _flag(parser, "webhook-configuration-name", dest="webhook_configuration_name",
+          default=w.configuration_name,
+          help="the ValidatingWebhookConfiguration whose caBundle is kept")
+    _flag(parser, "webhook-namespace", dest="webhook_namespace", default=w.namespace,
+          help="namespace of the Secret and the Service (default $POD_NAMESPACE, else "
+               "--lock-namespace)")
+    _flag(parser, "webhook-url", dest="webhook_url", default=w.url,
+          help="https://host:port at which the API server reaches this process directly; the "
+               "CRD and webhook configuration are pointed there instead of at the Service")
+    _flag(parser, "webhook-cert-dir", dest="webhook_cert_dir", default=w.cert_dir,
+          help="serve tls.crt/tls.key from this directory (e.g. cert-manager's) instead of "
+               "managing certificates")
+    _flag(parser, "webhook-cert-validity", dest="webhook_cert_validity", default="87600h",
+          help="lifetime of the CA and serving certificate the controller issues (Go "
+               "duration); renewed 90 days (or a quarter of it) before the end")
 
 
 def _positive(name: str, value: float) -> None:
@@ -102,7 +137,8 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
     _positive("worker-create-concurrency", args.worker_create_concurrency)
     if args.pod_update_batch < 0:
         raise ValueError(f"--pod-update-batch must not be negative, got {args.pod_update_batch:g}")
-    ports = (("monitoring-port", args.monitoring_port), ("health-port", args.health_port))
+    ports = (("monitoring-port", args.monitoring_port), ("health-port", args.health_port),
+             ("webhook-server-port", args.webhook_server_port))
     for flag, port in ports:
         if not 0 <= port <= 65535:
             raise ValueError(f"--{flag} must be between 0 and 65535, got {port}")
@@ -131,4 +167,24 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
             cluster_domain=args.cluster_domain,
             worker_create_concurrency=args.worker_create_concurrency,
         ),
+        webhook=_webhook_options(args),
     )
+
+
+def _webhook_options(args: argparse.Namespace) -> WebhookOptions:
+    try:
+        validity = parse_duration(args.webhook_cert_validity)
+    except ValueError as err:
+        raise ValueError(f"--webhook-cert-validity: {err}") from None
+    if validity.total_seconds() <= 0:
+        raise ValueError(f"--webhook-cert-validity must be positive, got "
+                         f"{args.webhook_cert_validity}")
+    url = args.webhook_url
+    if url and not (url.startswith("https://") and urllib.parse.urlsplit(url).hostname):
+        raise ValueError(f"--webhook-url must be https://<host>[:<port>], got {url!r}")
+    return WebhookOptions(
+        mode=args.webhooks, port=args.webhook_server_port,
+        service_name=args.webhook_service_name, secret_name=args.webhook_secret_name,
+        configuration_name=args.webhook_configuration_name,
+        namespace=args.webhook_namespace, url=url, cert_dir=args.webhook_cert_dir,
+        cert_validity=validity)
