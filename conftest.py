@@ -79,6 +79,18 @@ def namespace(kube_api: object) -> Iterator[str]:
 CRD_PATH = "deploy/crd/kubeflow.org_mpijobs.yaml"
 
 
+def restore_conversion_service(cluster: Cluster) -> None:
+    """A controller run with ``--webhook-url`` points the CRD's conversion webhook at a URL;
+    the manifest names the Service, and a CRD with both is invalid: go back to the Service
+    form before applying (the apply then sets the manifest's values)."""
+    url = cluster.kubectl("get", "crd", "mpijobs.kubeflow.org", "-o",
+                          "jsonpath={.spec.conversion.webhook.clientConfig.url}", check=False)
+    if url:
+        cluster.kubectl("patch", "crd", "mpijobs.kubeflow.org", "--type", "merge", "-p",
+                        '{"spec":{"conversion":{"webhook":{"clientConfig":{"url":null,'
+                        '"service":{"name":"mpi-operator-webhook","namespace":"mpi-operator"}}}}}}')
+
+
 @pytest.fixture(scope="session")
 def mpijob_crd(cluster: Cluster, kube_api: object) -> str:
     """Installs (server-side apply) the MPIJob CRD and waits until it is Established."""
@@ -86,6 +98,7 @@ def mpijob_crd(cluster: Cluster, kube_api: object) -> str:
 
     from tests.support import REPO
 
+    restore_conversion_service(cluster)
     cluster.kubectl("apply", "--server-side", "--force-conflicts", "-f", str(REPO / CRD_PATH))
     ext = client.ApiextensionsV1Api(kube_api)
 

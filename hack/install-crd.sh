@@ -7,6 +7,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 kubectl="$(bash hack/local-cluster.sh bin-dir)/kubectl"
 command -v "$kubectl" >/dev/null 2>&1 || kubectl=kubectl
+# A controller run with --webhook-url points the conversion webhook at a URL; the manifest
+# names the Service, and a CRD with both is invalid: go back to the Service form first.
+url=$("$kubectl" get crd mpijobs.kubeflow.org \
+  -o jsonpath='{.spec.conversion.webhook.clientConfig.url}' 2>/dev/null || true)
+if [[ -n $url ]]; then
+  "$kubectl" patch crd mpijobs.kubeflow.org --type merge -p '{"spec":{"conversion":{"webhook":
+    {"clientConfig":{"url":null,"service":{"name":"mpi-operator-webhook","namespace":"mpi-operator"}}}}}}'
+fi
 "$kubectl" apply --server-side --force-conflicts -f deploy/crd/kubeflow.org_mpijobs.yaml
 for _ in $(seq 120); do
   established=$("$kubectl" get crd mpijobs.kubeflow.org \

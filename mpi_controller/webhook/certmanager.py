@@ -209,7 +209,7 @@ class CertificateManager:
             _log.warning("webhook certificates: the Secret cannot be used", reason=str(err))
             bundle = None
         now = self._wall()
-        verdict = assess(bundle, cfg.identity, now=now)
+        verdict = assess(bundle, cfg.identity, now=now, validity=cfg.validity)
         if verdict.action != "keep":
             fresh = issue(cfg.identity, now=now, validity=cfg.validity, ca_name=cfg.ca_name,
                           organization=cfg.organization, previous=bundle,
@@ -219,7 +219,7 @@ class CertificateManager:
             _log.info("webhook certificates issued", action=verdict.action,
                       reason=verdict.reason, secret=f"{cfg.namespace}/{cfg.secret_name}")
             bundle = fresh
-            verdict = assess(bundle, cfg.identity, now=now)
+            verdict = assess(bundle, cfg.identity, now=now, validity=cfg.validity)
         assert bundle is not None
         injected = await self._inject(bundle.ca_cert)
         if self._served != (bundle.cert, bundle.key):

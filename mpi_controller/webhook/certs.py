@@ -12,7 +12,8 @@ generation is the only randomness).
   cert-controller does.
 * :func:`assess` says what a bundle needs at ``now``: nothing until ``renew_at``, a new
   serving certificate (expiring, names missing, not signed by the CA or not matching its key),
-  or everything (no bundle, unreadable, the CA expiring). "Expiring" means within
+  or everything (no bundle, unreadable, the CA expiring or issued for longer than the
+  configured validity). "Expiring" means within
   :func:`lookahead` of the end: 90 days (cert-controller's), or a quarter of the validity for
   shorter ones.
 """
@@ -248,8 +249,7 @@ def _serving_problem(bundle: Bundle, ca: x509.Certificate, identity: Identity,
         return "tls.crt is not signed by the CA", cert
     if missing:
         return "tls.crt does not name " + ", ".join(missing), cert
-    valid = cert.not_valid_after_utc - cert.not_valid_before_utc - BACKDATE
-    if now >= cert.not_valid_after_utc - lookahead(valid):
+    if now >= cert.not_valid_after_utc - lookahead(_lifetime(cert)):
         return "tls.crt expires at " + cert.not_valid_after_utc.isoformat(), cert
     return None, cert
 
@@ -264,23 +264,32 @@ def _ca_problem(bundle: Bundle, now: dt.datetime) -> tuple[str | None, x509.Cert
     if not isinstance(public, ec.EllipticCurvePublicKey) or \
             _public_bytes(public) != _public_bytes(ca_key.public_key()):
         return "ca.key does not match ca.crt", None
-    valid = ca.not_valid_after_utc - ca.not_valid_before_utc - BACKDATE
-    if now >= ca.not_valid_after_utc - lookahead(valid):
+    if now >= ca.not_valid_after_utc - lookahead(_lifetime(ca)):
         return "the CA expires at " + ca.not_valid_after_utc.isoformat(), ca
     return None, ca
 
 
-def assess(bundle: Bundle | None, identity: Identity, *, now: dt.datetime) -> Assessment:
-    """What ``bundle`` needs at ``now`` to serve ``identity`` (see the module docstring)."""
+def _lifetime(cert: x509.Certificate) -> dt.timedelta:
+    return cert.not_valid_after_utc - cert.not_valid_before_utc - BACKDATE
+
+
+def assess(bundle: Bundle | None, identity: Identity, *, now: dt.datetime,
+           validity: dt.timedelta | None = None) -> Assessment:
+    """What ``bundle`` needs at ``now`` to serve ``identity`` (see the module docstring).
+
+    With ``validity``, a CA issued for longer than that (plus a minute) is renewed too, so a
+    shorter lifetime takes effect at once."""
     if bundle is None:
         return Assessment("renew-all", "no certificates yet")
     problem, ca = _ca_problem(bundle, now)
     if problem is not None or ca is None:
         return Assessment("renew-all", problem or "no CA")
+    if validity is not None and _lifetime(ca) > validity + dt.timedelta(minutes=1):
+        return Assessment("renew-all", f"the CA was issued for {_lifetime(ca)}, longer than "
+                                       f"{validity}")
     problem, cert = _serving_problem(bundle, ca, identity, now)
     if problem is not None or cert is None:
         return Assessment("renew-serving", problem or "no serving certificate")
     ends: Sequence[x509.Certificate] = (ca, cert)
-    renew_at = min(c.not_valid_after_utc - lookahead(
-        c.not_valid_after_utc - c.not_valid_before_utc - BACKDATE) for c in ends)
+    renew_at = min(c.not_valid_after_utc - lookahead(_lifetime(c)) for c in ends)
     return Assessment("keep", "valid", renew_at=renew_at)

@@ -16,6 +16,10 @@ ANNOTATION`), and an update that changes the job's origin. An update that leaves
 it was is not judged again (so metadata changes, such as finalizers or labels, of a job
 admitted before the webhook existed keep working).
 
+The webhooks' ``failurePolicy`` is ``Ignore``: while no replica answers, ``v2beta1`` jobs are
+still admitted (and the controller's own validation reports what is wrong with them), and
+``v1``/``v1alpha2`` requests fail anyway, at the conversion webhook, with the reason.
+
 Paths (one webhook per version, ``matchPolicy: Exact``):
 ``/validate-kubeflow-org-v2beta1-mpijob``, ``/validate-kubeflow-org-v1-mpijob``,
 ``/validate-kubeflow-org-v1alpha2-mpijob``.
@@ -89,7 +93,7 @@ def _webhook(version: str) -> ValidatingWebhook:
         name=f"validator.{version}.mpijob.mpi-operator.kubeflow.org",
         path=f"/validate-kubeflow-org-{version}-mpijob",
         group=GROUP, version=version, resource="mpijobs", kind=KIND,
-        validate=validate_mpijob)
+        validate=validate_mpijob, failure_policy="Ignore")
 
 
 WEBHOOKS = tuple(_webhook(v) for v in VERSIONS)

@@ -63,7 +63,9 @@ class ValidatingWebhook:
     """One validating webhook: where it is served, what it admits, and its validator.
 
     ``name`` is the webhook's name in the ValidatingWebhookConfiguration (shown by kubectl:
-    ``admission webhook "<name>" denied the request: ...``)."""
+    ``admission webhook "<name>" denied the request: ...``). ``failure_policy`` is what the
+    API server does when it cannot reach the webhook: ``Fail`` (refuse the request, as
+    training-operator's webhooks) or ``Ignore`` (admit it)."""
 
     name: str
     path: str
@@ -73,6 +75,7 @@ class ValidatingWebhook:
     kind: str
     validate: Validator
     operations: tuple[str, ...] = ("CREATE", "UPDATE")
+    failure_policy: str = "Fail"
 
     def configuration_entry(self, client_config: Mapping[str, Any]) -> dict[str, Any]:
         """This webhook's entry in a ValidatingWebhookConfiguration."""
@@ -80,7 +83,7 @@ class ValidatingWebhook:
             "name": self.name,
             "admissionReviewVersions": ["v1"],
             "clientConfig": dict(client_config),
-            "failurePolicy": "Fail",
+            "failurePolicy": self.failure_policy,
             "matchPolicy": "Exact",
             "rules": [{"apiGroups": [self.group], "apiVersions": [self.version],
                        "operations": list(self.operations), "resources": [self.resource],

@@ -148,3 +148,11 @@ def test_a_new_ca_is_published_beside_the_previous_one_while_that_is_valid() -> 
                   organization="test", previous=rotated)
     assert len(certs(later.ca_cert)) == 2  # the expired first CA is gone
     assert certs(later.ca_cert)[1] == chain[0]
+
+
+def test_a_ca_issued_for_longer_than_the_validity_is_renewed() -> None:
+    bundle = make(validity=100 * HOUR)
+    assert assess(bundle, SERVICE, now=NOW, validity=100 * HOUR).action == "keep"
+    verdict = assess(bundle, SERVICE, now=NOW, validity=4 * HOUR)
+    assert verdict.action == "renew-all"
+    assert verdict.reason == "the CA was issued for 4 days, 4:00:00, longer than 4:00:00"
