@@ -343,7 +343,8 @@ def test_certificates_rotate_while_a_job_runs(env: Env, serving: ControllerProce
             cas.append(current)
         time.sleep(0.5)
     assert failures == [], (f"{len(failures)} of {reads + len(failures)} reads failed: "
-                            f"{failures[:3]} ... {failures[-2:]}")
+                            f"{failures[:3]} ... {failures[-2:]}; alive: {rotating.alive()}; "
+                            f"log: {rotating.log()[-4000:]}")
     assert len(cas) == 3, "two rotations within 150 s"
     firsts = [x509.load_pem_x509_certificates(c)[0] for c in cas]
     assert len({c.serial_number for c in firsts}) == 3

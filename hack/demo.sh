@@ -18,7 +18,7 @@ KUBECTL="$(bash "$CLUSTER" bin-dir)/kubectl"
 k() { "$KUBECTL" "$@"; }
 k get nodes
 
-step "Installing the MPIJob CRD (mpijobs.kubeflow.org, v2beta1)"
+step "Installing the MPIJob CRD (mpijobs.kubeflow.org: v2beta1 stored; v1 and v1alpha2 through the conversion webhook)"
 bash hack/install-crd.sh
 
 step "Starting mpi-controller locally against the cluster (logs: $STATE/logs/mpi-controller.log)"
@@ -26,11 +26,21 @@ if [[ -f $STATE/pids/mpi-controller.pid ]] && kill -0 "$(cat "$STATE/pids/mpi-co
   echo "    already running (pid $(cat "$STATE/pids/mpi-controller.pid"))"
 else
   k create namespace mpi-operator --dry-run=client -o yaml | k apply -f - >/dev/null
+  # The API server runs on 127.0.0.1 too, so it can call the webhooks of this local process:
+  # --webhook-url points the CRD's conversion and the ValidatingWebhookConfiguration at it.
+  port=$(.venv/bin/python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   setsid .venv/bin/mpi-controller run --kubeConfig "$KUBECONFIG" --monitoring-port 0 --health-port 0 \
+    --webhook-url "https://127.0.0.1:$port" --webhook-server-port "$port" \
     --log-format console >>"$STATE/logs/mpi-controller.log" 2>&1 </dev/null &
   echo $! >"$STATE/pids/mpi-controller.pid"
-  echo "    pid $(cat "$STATE/pids/mpi-controller.pid")"
+  echo "    pid $(cat "$STATE/pids/mpi-controller.pid"), webhooks on https://127.0.0.1:$port"
 fi
+echo "    waiting for the conversion webhook (MPIJob v1 and v1alpha2)"
+for _ in $(seq 1 120); do  # a server-side dry run of a v1 create needs the conversion
+  sed 's/name: tensorflow-mnist-elastic/name: webhook-probe/' examples/v1/tensorflow-mnist-elastic.yaml |
+    k create --dry-run=server -f - >/dev/null 2>&1 && break
+  sleep 0.5
+done
 
 step "Submitting examples/pi.yaml: an MPIJob with 1 launcher and 2 workers"
 k delete mpijob pi --ignore-not-found --wait=true >/dev/null
@@ -76,4 +86,5 @@ k get events --field-selector "involvedObject.uid=$uid" --sort-by=.lastTimestamp
 
 step "Done. The MPIJob pi succeeded."
 echo "    The cluster and the controller keep running: export KUBECONFIG=$KUBECONFIG"
+echo "    It serves MPIJob v2beta1, v1 and v1alpha2: kubectl create -f examples/v1/tensorflow-mnist-elastic.yaml"
 echo "    Stop everything with: make demo-down   (or: hack/local-cluster.sh down)"

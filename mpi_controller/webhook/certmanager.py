@@ -182,6 +182,9 @@ class CertificateManager:
                 _log.warning("webhook certificates: API error; retrying", error=str(err),
                              delay=delay)
                 wait, delay = delay, min(delay * 2, _BACKOFF[1])
+            except Exception:  # a bug must not take the webhook (and the controller) down
+                _log.exception("webhook certificates: unexpected error; retrying", delay=delay)
+                wait, delay = delay, min(delay * 2, _BACKOFF[1])
             await self._wait(wait)
 
     async def _wait(self, seconds: float) -> None:

@@ -310,3 +310,26 @@ async def test_certificate_files_are_served_and_reloaded(tmp_path: Path) -> None
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
+
+
+async def test_an_unexpected_error_is_retried_not_fatal() -> None:
+    world = World()
+
+    class Flaky(Sink):
+        def __init__(self) -> None:
+            super().__init__()
+            self.failures = 1
+
+        def set_certificate(self, cert_pem: bytes, key_pem: bytes) -> None:
+            if self.failures:
+                self.failures -= 1
+                raise RuntimeError("boom")
+            super().set_certificate(cert_pem, key_pem)
+
+    sink = Flaky()
+    manager = world.manager(sink)
+    async with running(manager):
+        await world.run_for(5.0)
+        assert sink.failures == 0  # it failed once, then was tried again after 0.5 s
+        assert manager.ready()
+        assert sink.loaded == [(world.bundle().cert, world.bundle().key)]
