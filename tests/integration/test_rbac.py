@@ -30,7 +30,7 @@ from tests.integration.test_controller import (
     not_managed,
 )
 from tests.mpijobs import MPIJobs, small_job
-from tests.support import REPO, Cluster, wait_for
+from tests.support import REPO, Cluster, token_kubeconfig, wait_for
 
 pytestmark = pytest.mark.cluster
 
@@ -71,16 +71,10 @@ class Variant:
             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
                         "name": self.name},
             "subjects": [{"kind": "ServiceAccount", "name": "ctl", "namespace": self.name}]})
-        token = self.cluster.kubectl("create", "token", "ctl", "-n", self.name,
-                                     "--duration=1h").strip()
-        config = yaml.safe_load(Path(self.cluster.kubeconfig).read_text())
-        config["users"] = [{"name": "sa", "user": {"token": token}}]
-        for ctx in config["contexts"]:
-            ctx["context"]["user"] = "sa"
-        kubeconfig = self.tmp / f"{self.name}.kubeconfig"
-        kubeconfig.write_text(yaml.safe_dump(config))
+        kubeconfig = token_kubeconfig(self.cluster, self.name, "ctl",
+                                      self.tmp / f"{self.name}.kubeconfig")
         self.proc = ControllerProcess(
-            str(kubeconfig), self.tmp / f"{self.name}.log", "--namespace", self.name,
+            kubeconfig, self.tmp / f"{self.name}.log", "--namespace", self.name,
             "--lock-namespace", self.name, "--gang-scheduling", "default-scheduler")
         self.proc.start()
 

@@ -22,7 +22,7 @@ import yaml
 from kubernetes import client
 
 from e2e.conftest import ControllerProcess, free_port, http_get
-from tests.support import REPO, Cluster, wait_for
+from tests.support import REPO, Cluster, token_kubeconfig, wait_for
 
 pytestmark = pytest.mark.cluster
 
@@ -62,16 +62,10 @@ class Identity:
         self.core.create_namespaced_service_account(self.ns, {"metadata": {"name": "ctl"}})
         self._bind_cluster_role(self.ns, copy.deepcopy(CONTROLLER_ROLE["rules"]))
         self._bind_cluster_role(f"{self.ns}-webhook", self._rules())
-        token = self.cluster.kubectl("create", "token", "ctl", "-n", self.ns,
-                                     "--duration=1h").strip()
-        config = yaml.safe_load(Path(self.cluster.kubeconfig).read_text())
-        config["users"] = [{"name": "sa", "user": {"token": token}}]
-        for ctx in config["contexts"]:
-            ctx["context"]["user"] = "sa"
-        kubeconfig = self.tmp / f"{self.ns}.kubeconfig"
-        kubeconfig.write_text(yaml.safe_dump(config))
+        kubeconfig = token_kubeconfig(self.cluster, self.ns, "ctl",
+                                      self.tmp / f"{self.ns}.kubeconfig")
         self.proc = ControllerProcess(
-            str(kubeconfig), self.tmp / f"{self.ns}.log", "--namespace", self.ns,
+            kubeconfig, self.tmp / f"{self.ns}.log", "--namespace", self.ns,
             "--lock-namespace", self.ns, "--webhooks", "on", "--webhook-namespace", self.ns,
             "--webhook-server-port", str(free_port()))
         self.proc.start()
