@@ -34,6 +34,7 @@ import pytest
 import yaml
 from cryptography import x509
 
+from conftest import delete_mpijobs
 from e2e.conftest import ControllerProcess, free_port, http_get
 from e2e.tcpproxy import RoundRobinProxy
 from mpi_controller.mpi import v1alpha2
@@ -120,11 +121,7 @@ def env(cluster: Cluster, mpijob_crd: str, kube_api: Any,
         cluster.kubectl("patch", "crd", CRD, "--type", "merge", "-p", json.dumps(
             {"spec": {"conversion": {"webhook": {"clientConfig": DEPLOYED_CLIENT_CONFIG}}}}))
         for namespace in (env.ns, env.home, f"{env.home}-idle"):
-            # Through the storage version: deleting the namespace alone would need the
-            # conversion webhook (kubectl's and the namespace controller's preferred version
-            # is v1).
-            cluster.kubectl("delete", "mpijobs.v2beta1.kubeflow.org", "--all", "-n", namespace,
-                            "--wait=false")
+            delete_mpijobs(kube_api, namespace)
             cluster.kubectl("delete", "namespace", namespace, "--wait=false")
 
 

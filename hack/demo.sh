@@ -43,13 +43,13 @@ for _ in $(seq 1 120); do  # a server-side dry run of a v1 create needs the conv
 done
 
 step "Submitting examples/pi.yaml: an MPIJob with 1 launcher and 2 workers"
-k delete mpijob pi --ignore-not-found --wait=true >/dev/null
+k delete mpijobs.v2beta1.kubeflow.org pi --ignore-not-found --wait=true >/dev/null
 k apply -f examples/pi.yaml
 
 step "Following the MPIJob's conditions (KWOK simulates the pods: workers run, the launcher finishes)"
 last="" deadline=$((SECONDS + 180))
 while ((SECONDS < deadline)); do
-  conds=$(k get mpijob pi -o jsonpath='{range .status.conditions[*]}{.type}={.status} {end}' 2>/dev/null || true)
+  conds=$(k get mpijobs.v2beta1.kubeflow.org pi -o jsonpath='{range .status.conditions[*]}{.type}={.status} {end}' 2>/dev/null || true)
   if [[ $conds != "$last" ]]; then
     printf '    %s  %s\n' "$(date +%H:%M:%S)" "${conds:-(no status yet)}"
     last=$conds
@@ -67,7 +67,7 @@ for _ in $(seq 1 60); do
   [[ -z $(k get pods -l training.kubeflow.org/job-name=pi,training.kubeflow.org/job-role=worker -o name) ]] && break
   sleep 0.5
 done
-uid=$(k get mpijob pi -o jsonpath='{.metadata.uid}')
+uid=$(k get mpijobs.v2beta1.kubeflow.org pi -o jsonpath='{.metadata.uid}')
 for _ in $(seq 1 20); do  # events are written asynchronously
   k get events --field-selector "involvedObject.uid=$uid,reason=MPIJobSucceeded" -o name | grep -q . && break
   sleep 0.5
@@ -75,7 +75,7 @@ done
 
 step "What the controller made: the MPIJob, its launcher Job (and pod), Service, ConfigMap, Secret"
 k get mpijobs,jobs,pods,services,configmaps,secrets -l 'app=pi'
-k get mpijob pi
+k get mpijobs.v2beta1.kubeflow.org pi
 k get pods -l training.kubeflow.org/job-name=pi
 echo
 echo "The hostfile the launcher sees at /etc/mpi/hostfile:"

@@ -22,6 +22,7 @@ import pytest
 import yaml
 from kubernetes import client
 
+from conftest import delete_mpijobs
 from e2e.conftest import ControllerProcess
 from tests.integration.test_controller import (
     FOREIGN_KINDS,
@@ -81,6 +82,7 @@ class Variant:
     def tear_down(self) -> None:
         if self.proc is not None and self.proc.alive():
             self.proc.kill()
+        delete_mpijobs(self.core.api_client, self.name)
         for call in (lambda: self.rbac.delete_cluster_role_binding(self.name),
                      lambda: self.rbac.delete_cluster_role(self.name),
                      lambda: self.core.delete_namespace(self.name)):
