@@ -109,7 +109,8 @@ def _add_webhook_arguments(parser: argparse.ArgumentParser) -> None:
           help="the Secret that keeps the CA and serving certificate (shared by replicas)")
     _flag(parser, "webhook-configuration-name", dest="webhook_configuration_name",
           default=w.configuration_name,
-          help="the ValidatingWebhookConfiguration whose caBundle is kept")
+          help="the ValidatingWebhookConfiguration whose caBundle is kept (default "
+               "mpi-operator; mpi-operator-local with --webhook-url)")
     _flag(parser, "webhook-namespace", dest="webhook_namespace", default=w.namespace,
           help="namespace of the Secret and the Service (default $POD_NAMESPACE, else "
                "--lock-namespace)")

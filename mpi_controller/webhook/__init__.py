@@ -45,7 +45,7 @@ class WebhookOptions:
     port: int = 9443
     service_name: str = "mpi-operator-webhook"
     secret_name: str = "mpi-operator-webhook-cert"
-    configuration_name: str = "mpi-operator"
+    configuration_name: str = ""
     namespace: str = ""
     url: str = ""
     cert_dir: str = ""
@@ -56,6 +56,13 @@ class WebhookOptions:
         if self.mode == "auto":
             return in_pod or bool(self.url or self.cert_dir)
         return self.mode == "on"
+
+    @property
+    def configuration(self) -> str:
+        """The ValidatingWebhookConfiguration: ``--webhook-configuration-name``, else
+        ``mpi-operator`` (deploy/'s), or ``mpi-operator-local`` with ``--webhook-url`` (which the
+        controller creates itself, so that it never rewrites the deployed one)."""
+        return self.configuration_name or ("mpi-operator-local" if self.url else "mpi-operator")
 
     def namespace_or(self, fallback: str) -> str:
         """The namespace of the Secret and the Service: ``--webhook-namespace``, else
@@ -93,7 +100,7 @@ def build_webhook(client: KubeClient, opts: WebhookOptions, *, namespace: str,
             namespace=namespace, secret_name=opts.secret_name,
             identity=webhook_identity(opts, namespace), validity=opts.cert_validity,
             crds=tuple(registry.conversion_crds),
-            webhook_configuration=opts.configuration_name if registry.validating else "",
+            webhook_configuration=opts.configuration if registry.validating else "",
             url=opts.url)
         source = CertificateManager(client, config, server, registry=registry, clock=clock,
                                     wall=wall)

@@ -128,3 +128,9 @@ async def test_the_runnables_serve_https_with_the_managed_certificate() -> None:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def test_the_configuration_name_follows_the_mode() -> None:
+    assert WebhookOptions().configuration == "mpi-operator"
+    assert WebhookOptions(url="https://127.0.0.1:1").configuration == "mpi-operator-local"
+    assert WebhookOptions(url="https://127.0.0.1:1", configuration_name="x").configuration == "x"
