@@ -44,6 +44,8 @@ done
 
 step "Submitting examples/pi.yaml: an MPIJob with 1 launcher and 2 workers"
 k delete mpijobs.v2beta1.kubeflow.org pi --ignore-not-found --wait=true >/dev/null
+# The garbage collector removes a previous run's children; do not race it on a re-run.
+k delete services,configmaps,secrets,jobs -l app=pi --ignore-not-found --wait=true >/dev/null
 k apply -f examples/pi.yaml
 
 step "Following the MPIJob's conditions (KWOK simulates the pods: workers run, the launcher finishes)"

@@ -7,15 +7,20 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 kubectl="$(bash hack/local-cluster.sh bin-dir)/kubectl"
 command -v "$kubectl" >/dev/null 2>&1 || kubectl=kubectl
-# A controller run with --webhook-url points the conversion webhook at a URL; the manifest
-# names the Service, and a CRD with both is invalid: go back to the Service form first.
+# A controller run with --webhook-url points the conversion webhook at its URL (the local
+# cluster, make demo). The manifest names the Service instead, and a CRD with both is invalid:
+# then apply the manifest without its clientConfig, keeping the URL and its caBundle.
 url=$("$kubectl" get crd mpijobs.kubeflow.org \
   -o jsonpath='{.spec.conversion.webhook.clientConfig.url}' 2>/dev/null || true)
 if [[ -n $url ]]; then
-  "$kubectl" patch crd mpijobs.kubeflow.org --type merge -p '{"spec":{"conversion":{"webhook":
-    {"clientConfig":{"url":null,"service":{"name":"mpi-operator-webhook","namespace":"mpi-operator"}}}}}}'
+  echo "keeping the conversion webhook at $url"
+  awk '/^      clientConfig:$/ {skip = 1; next}
+       skip && /^      [a-zA-Z]/ {skip = 0}
+       !skip' deploy/crd/kubeflow.org_mpijobs.yaml |
+    "$kubectl" apply --server-side --force-conflicts -f -
+else
+  "$kubectl" apply --server-side --force-conflicts -f deploy/crd/kubeflow.org_mpijobs.yaml
 fi
-"$kubectl" apply --server-side --force-conflicts -f deploy/crd/kubeflow.org_mpijobs.yaml
 for _ in $(seq 120); do
   established=$("$kubectl" get crd mpijobs.kubeflow.org \
     -o jsonpath='{.status.conditions[?(@.type=="Established")].status}' 2>/dev/null || true)
