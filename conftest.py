@@ -12,6 +12,7 @@ Tests in ``tests/unit`` never touch these fixtures and need no cluster.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 from collections.abc import Iterator
@@ -73,7 +74,21 @@ def namespace(kube_api: object) -> Iterator[str]:
         what=f"the default ServiceAccount in namespace {name}",
     )
     yield name
+    delete_mpijobs(kube_api, name)
     core.delete_namespace(name, propagation_policy="Background")
+
+
+def delete_mpijobs(api: object, namespace: str) -> None:
+    """Delete the MPIJobs of ``namespace`` through the stored version, v2beta1. Deleting the
+    namespace alone would wait for a conversion webhook: the namespace controller lists them
+    through the group's preferred version, v1."""
+    from kubernetes import client
+
+    from tests.mpijobs import GROUP, PLURAL, VERSION
+
+    with contextlib.suppress(client.ApiException):
+        client.CustomObjectsApi(api).delete_collection_namespaced_custom_object(
+            GROUP, VERSION, namespace, PLURAL)
 
 
 CRD_PATH = "deploy/crd/kubeflow.org_mpijobs.yaml"
@@ -99,9 +114,22 @@ def install_crd(cluster: Cluster, kube_api: object, path: str, name: str) -> str
     return name
 
 
+def restore_conversion_service(cluster: Cluster) -> None:
+    """A controller run with ``--webhook-url`` points the CRD's conversion webhook at a URL;
+    the manifest names the Service, and a CRD with both is invalid: go back to the Service
+    form before applying (the apply then sets the manifest's values)."""
+    url = cluster.kubectl("get", "crd", "mpijobs.kubeflow.org", "-o",
+                          "jsonpath={.spec.conversion.webhook.clientConfig.url}", check=False)
+    if url:
+        cluster.kubectl("patch", "crd", "mpijobs.kubeflow.org", "--type", "merge", "-p",
+                        '{"spec":{"conversion":{"webhook":{"clientConfig":{"url":null,'
+                        '"service":{"name":"mpi-operator-webhook","namespace":"mpi-operator"}}}}}}')
+
+
 @pytest.fixture(scope="session")
 def mpijob_crd(cluster: Cluster, kube_api: object) -> str:
     """Installs (server-side apply) the MPIJob CRD and waits until it is Established."""
+    restore_conversion_service(cluster)
     return install_crd(cluster, kube_api, CRD_PATH, "mpijobs.kubeflow.org")
 
 

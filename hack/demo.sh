@@ -19,7 +19,7 @@ KUBECTL="$(bash "$CLUSTER" bin-dir)/kubectl"
 k() { "$KUBECTL" "$@"; }
 k get nodes
 
-step "Installing the CRDs (mpijobs.kubeflow.org v2beta1, tfjobs.kubeflow.org v1)"
+step "Installing the CRDs (mpijobs.kubeflow.org: v2beta1 stored, v1 and v1alpha2 through the conversion webhook; tfjobs.kubeflow.org v1)"
 bash hack/install-crd.sh
 
 step "Starting mpi-controller locally against the cluster (logs: $STATE/logs/mpi-controller.log)"
@@ -27,20 +27,32 @@ if [[ -f $STATE/pids/mpi-controller.pid ]] && kill -0 "$(cat "$STATE/pids/mpi-co
   echo "    already running (pid $(cat "$STATE/pids/mpi-controller.pid"))"
 else
   k create namespace mpi-operator --dry-run=client -o yaml | k apply -f - >/dev/null
+  # The API server runs on 127.0.0.1 too, so it can call the webhooks of this local process:
+  # --webhook-url points the CRD's conversion and the ValidatingWebhookConfiguration at it.
+  port=$(.venv/bin/python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   setsid .venv/bin/mpi-controller run --kubeConfig "$KUBECONFIG" --monitoring-port 0 --health-port 0 \
+    --webhook-url "https://127.0.0.1:$port" --webhook-server-port "$port" \
     --log-format console >>"$STATE/logs/mpi-controller.log" 2>&1 </dev/null &
   echo $! >"$STATE/pids/mpi-controller.pid"
-  echo "    pid $(cat "$STATE/pids/mpi-controller.pid")"
+  echo "    pid $(cat "$STATE/pids/mpi-controller.pid"), webhooks on https://127.0.0.1:$port"
 fi
+echo "    waiting for the conversion webhook (MPIJob v1 and v1alpha2)"
+for _ in $(seq 1 120); do  # a server-side dry run of a v1 create needs the conversion
+  sed 's/name: tensorflow-mnist-elastic/name: webhook-probe/' examples/v1/tensorflow-mnist-elastic.yaml |
+    k create --dry-run=server -f - >/dev/null 2>&1 && break
+  sleep 0.5
+done
 
 step "Submitting examples/pi.yaml: an MPIJob with 1 launcher and 2 workers"
-k delete mpijob pi --ignore-not-found --wait=true >/dev/null
+k delete mpijobs.v2beta1.kubeflow.org pi --ignore-not-found --wait=true >/dev/null
+# The garbage collector removes a previous run's children; do not race it on a re-run.
+k delete services,configmaps,secrets,jobs -l app=pi --ignore-not-found --wait=true >/dev/null
 k apply -f examples/pi.yaml
 
 step "Following the MPIJob's conditions (KWOK simulates the pods: workers run, the launcher finishes)"
 last="" deadline=$((SECONDS + 180))
 while ((SECONDS < deadline)); do
-  conds=$(k get mpijob pi -o jsonpath='{range .status.conditions[*]}{.type}={.status} {end}' 2>/dev/null || true)
+  conds=$(k get mpijobs.v2beta1.kubeflow.org pi -o jsonpath='{range .status.conditions[*]}{.type}={.status} {end}' 2>/dev/null || true)
   if [[ $conds != "$last" ]]; then
     printf '    %s  %s\n' "$(date +%H:%M:%S)" "${conds:-(no status yet)}"
     last=$conds
@@ -58,7 +70,7 @@ for _ in $(seq 1 60); do
   [[ -z $(k get pods -l training.kubeflow.org/job-name=pi,training.kubeflow.org/job-role=worker -o name) ]] && break
   sleep 0.5
 done
-uid=$(k get mpijob pi -o jsonpath='{.metadata.uid}')
+uid=$(k get mpijobs.v2beta1.kubeflow.org pi -o jsonpath='{.metadata.uid}')
 for _ in $(seq 1 20); do  # events are written asynchronously
   k get events --field-selector "involvedObject.uid=$uid,reason=MPIJobSucceeded" -o name | grep -q . && break
   sleep 0.5
@@ -66,7 +78,7 @@ done
 
 step "What the controller made: the MPIJob, its launcher Job (and pod), Service, ConfigMap, Secret"
 k get mpijobs,jobs,pods,services,configmaps,secrets -l 'app=pi'
-k get mpijob pi
+k get mpijobs.v2beta1.kubeflow.org pi
 k get pods -l training.kubeflow.org/job-name=pi
 echo
 echo "The hostfile the launcher sees at /etc/mpi/hostfile:"
@@ -104,4 +116,5 @@ echo
 
 step "Done. The MPIJob pi and the TFJob tf-dist-mnist-for-e2e-test succeeded."
 echo "    The cluster and the controller keep running: export KUBECONFIG=$KUBECONFIG"
+echo "    It serves MPIJob v2beta1, v1 and v1alpha2: kubectl create -f examples/v1/tensorflow-mnist-elastic.yaml"
 echo "    Stop everything with: make demo-down   (or: hack/local-cluster.sh down)"

@@ -7,10 +7,23 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 kubectl="$(bash hack/local-cluster.sh bin-dir)/kubectl"
 command -v "$kubectl" >/dev/null 2>&1 || kubectl=kubectl
+# A controller run with --webhook-url points the MPIJob conversion webhook at its URL (the local
+# cluster, make demo). The manifest names the Service instead, and a CRD with both is invalid:
+# then apply the manifest without its clientConfig, keeping the URL and its caBundle.
+url=$("$kubectl" get crd mpijobs.kubeflow.org \
+  -o jsonpath='{.spec.conversion.webhook.clientConfig.url}' 2>/dev/null || true)
 for file in deploy/crd/kubeflow.org_*.yaml; do
-  "$kubectl" apply --server-side --force-conflicts -f "$file"
+  if [[ -n $url && $file == */kubeflow.org_mpijobs.yaml ]]; then
+    echo "keeping the conversion webhook at $url"
+    awk '/^      clientConfig:$/ {skip = 1; next}
+         skip && /^      [a-zA-Z]/ {skip = 0}
+         !skip' "$file" | "$kubectl" apply --server-side --force-conflicts -f -
+  else
+    "$kubectl" apply --server-side --force-conflicts -f "$file"
+  fi
 done
-for crd in mpijobs.kubeflow.org tfjobs.kubeflow.org; do
+for file in deploy/crd/kubeflow.org_*.yaml; do
+  crd=$(basename "$file" .yaml); crd=${crd#kubeflow.org_}.kubeflow.org
   established=""
   for _ in $(seq 120); do
     established=$("$kubectl" get crd "$crd" \

@@ -11,13 +11,15 @@ Startup follows the Go operators: build the client (QPS/burst), check that the C
 selected kinds are installed (exit 1 with "CRD doesn't exist. Exiting", naming the CRDs,
 when one is not, or without ``--enable-scheme`` when none is), serve health, run leader
 election on Lease ``<lock-namespace>/mpi-operator`` (15 s / 5 s / 3 s), and when leading start
-the informers and the controllers. Losing the lease exits with status 1 (so the pod restarts
+the informers and the controllers. The webhooks (:mod:`mpi_controller.webhook`), when enabled,
+run on every replica, leader or not. Losing the lease exits with status 1 (so the pod restarts
 as a candidate); SIGTERM drains the queue and exits 0.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
@@ -48,6 +50,7 @@ from mpi_controller.runtime.manager import (
 )
 from mpi_controller.tensorflow import constants as tf_constants
 from mpi_controller.tensorflow.kind import TFJOBS, TFJobKind
+from mpi_controller.webhook import build_webhook
 
 __all__ = ["LEASE_NAME", "SCHEMES", "Controllers", "build_controllers", "run"]
 
@@ -218,6 +221,9 @@ async def run(opts: ServerOptions) -> int:
     runnables: list[Runnable] = [*built.recorders]
     if opts.monitoring_port:
         runnables.append(HttpEndpoint("0.0.0.0", opts.monitoring_port))
+    if opts.webhook.enabled(in_pod=bool(os.environ.get("KUBERNETES_SERVICE_HOST"))):
+        runnables += build_webhook(client, opts.webhook,
+                                   namespace=opts.webhook.namespace_or(opts.lock_namespace))
     manager = Manager(
         informers=built.informers(), controllers=[c.controller for c in built.controllers],
         runnables=runnables, elector=elector, close=client.close,

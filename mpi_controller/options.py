@@ -6,7 +6,8 @@ operator: ``--health-port`` (default 8080; 0 disables), ``--log-format json|cons
 ``--pod-update-batch`` (seconds pod updates are batched per job), ``--no-leader-elect`` and
 ``--feature-gates`` (the opt-ins of :mod:`mpi_controller.mpi.features`, all off by default).
 ``--kubeconfig`` is an alias of ``--kubeConfig``; ``$KUBECONFIG`` overrides it, as in the Go
-operator.
+operator. The webhook flags (``--webhook-server-port`` as the training-operator's, and the
+certificate settings) fill :class:`~mpi_controller.webhook.WebhookOptions`.
 
 From training-operator: ``--enable-scheme`` (repeatable, any case: ``tfjob``, ``mpijob``)
 selects the job kinds; without it every kind whose CRD is installed runs.
@@ -23,12 +24,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import urllib.parse
 from dataclasses import dataclass, field
 
 from mpi_controller.engine.controller import EngineConfig
 from mpi_controller.engine.training.framework import TrainingOptions
+from mpi_controller.kube.timefmt import parse_duration
 from mpi_controller.mpi.features import GATES, Features
 from mpi_controller.mpi.kind import MPIJobOptions
+from mpi_controller.webhook import WebhookOptions
 
 __all__ = ["SCHEMES", "ServerOptions", "add_run_arguments", "options_from_args"]
 
@@ -54,6 +58,7 @@ class ServerOptions:
     training: TrainingOptions = field(default_factory=TrainingOptions)
     enabled_schemes: tuple[str, ...] = ()
     """``--enable-scheme`` values (lower case); empty: every kind whose CRD is installed."""
+    webhook: WebhookOptions = field(default_factory=WebhookOptions)
 
 
 def _flag(parser: argparse.ArgumentParser, name: str, *aliases: str, **kw: object) -> None:
@@ -112,6 +117,37 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
           help="opt-ins beyond the Go operator, e.g. JobMetrics=true,FailureDetails=true "
                "(all off by default); gates: " + ", ".join(GATES))
     _flag(parser, "version", action="store_true", help="print the version and exit")
+    _add_webhook_arguments(parser)
+
+
+def _add_webhook_arguments(parser: argparse.ArgumentParser) -> None:
+    w = WebhookOptions()
+    _flag(parser, "webhooks", dest="webhooks", choices=["auto", "on", "off"], default=w.mode,
+          help="serve the conversion and validating webhooks (auto: in a pod, or with "
+               "--webhook-url or --webhook-cert-dir)")
+    _flag(parser, "webhook-server-port", dest="webhook_server_port", type=int, default=w.port,
+          help="HTTPS port of the webhooks")
+    _flag(parser, "webhook-service-name", dest="webhook_service_name", default=w.service_name,
+          help="the Service in front of the webhooks (the certificate names "
+               "<service>.<namespace>.svc)")
+    _flag(parser, "webhook-secret-name", dest="webhook_secret_name", default=w.secret_name,
+          help="the Secret that keeps the CA and serving certificate (shared by replicas)")
+    _flag(parser, "webhook-configuration-name", dest="webhook_configuration_name",
+          default=w.configuration_name,
+          help="the ValidatingWebhookConfiguration whose caBundle is kept (default "
+               "mpi-operator; mpi-operator-local with --webhook-url)")
+    _flag(parser, "webhook-namespace", dest="webhook_namespace", default=w.namespace,
+          help="namespace of the Secret and the Service (default $POD_NAMESPACE, else "
+               "--lock-namespace)")
+    _flag(parser, "webhook-url", dest="webhook_url", default=w.url,
+          help="https://host:port at which the API server reaches this process directly; the "
+               "CRD and webhook configuration are pointed there instead of at the Service")
+    _flag(parser, "webhook-cert-dir", dest="webhook_cert_dir", default=w.cert_dir,
+          help="serve tls.crt/tls.key from this directory (e.g. cert-manager's) instead of "
+               "managing certificates")
+    _flag(parser, "webhook-cert-validity", dest="webhook_cert_validity", default="87600h",
+          help="lifetime of the CA and serving certificate the controller issues (Go "
+               "duration); renewed 90 days (or a quarter of it) before the end")
 
 
 def _positive(name: str, value: float) -> None:
@@ -132,7 +168,8 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
         if scheme not in SCHEMES:
             raise ValueError(f"--enable-scheme: scheme {scheme} is not supported yet "
                              f"(supported: {', '.join(SCHEMES)})")
-    ports = (("monitoring-port", args.monitoring_port), ("health-port", args.health_port))
+    ports = (("monitoring-port", args.monitoring_port), ("health-port", args.health_port),
+             ("webhook-server-port", args.webhook_server_port))
     for flag, port in ports:
         if not 0 <= port <= 65535:
             raise ValueError(f"--{flag} must be between 0 and 65535, got {port}")
@@ -168,4 +205,24 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
             create_concurrency=args.worker_create_concurrency,
         ),
         enabled_schemes=schemes,
+        webhook=_webhook_options(args),
     )
+
+
+def _webhook_options(args: argparse.Namespace) -> WebhookOptions:
+    try:
+        validity = parse_duration(args.webhook_cert_validity)
+    except ValueError as err:
+        raise ValueError(f"--webhook-cert-validity: {err}") from None
+    if validity.total_seconds() <= 0:
+        raise ValueError(f"--webhook-cert-validity must be positive, got "
+                         f"{args.webhook_cert_validity}")
+    url = args.webhook_url
+    if url and not (url.startswith("https://") and urllib.parse.urlsplit(url).hostname):
+        raise ValueError(f"--webhook-url must be https://<host>[:<port>], got {url!r}")
+    return WebhookOptions(
+        mode=args.webhooks, port=args.webhook_server_port,
+        service_name=args.webhook_service_name, secret_name=args.webhook_secret_name,
+        configuration_name=args.webhook_configuration_name,
+        namespace=args.webhook_namespace, url=url, cert_dir=args.webhook_cert_dir,
+        cert_validity=validity)

@@ -133,6 +133,22 @@ class Cluster:
         return out.stdout
 
 
+def token_kubeconfig(cluster: Cluster, namespace: str, service_account: str,
+                     path: Path) -> str:
+    """Write a kubeconfig for ``cluster`` that authenticates as the ServiceAccount (a token
+    from ``kubectl create token``, valid 1 h) to ``path``; returns the path."""
+    import yaml
+
+    token = cluster.kubectl("create", "token", service_account, "-n", namespace,
+                            "--duration=1h").strip()
+    config = yaml.safe_load(Path(cluster.kubeconfig).read_text())
+    config["users"] = [{"name": "sa", "user": {"token": token}}]
+    for ctx in config["contexts"]:
+        ctx["context"]["user"] = "sa"
+    path.write_text(yaml.safe_dump(config))
+    return str(path)
+
+
 def _local_kubectl() -> str:
     bin_dir = subprocess.run(
         ["bash", str(HACK), "bin-dir"], check=True, capture_output=True, text=True

@@ -118,6 +118,11 @@ class Workload:
             time.sleep(0.2)
 
     def delete_namespace(self) -> None:
+        # The MPIJobs first, through the stored version (the namespace controller would list
+        # them through v1, which needs the conversion webhook).
+        with contextlib.suppress(ApiException):
+            retrying(lambda: self.custom.delete_collection_namespaced_custom_object(
+                GROUP, VERSION, self.namespace, PLURAL))
         try:
             retrying(lambda: self.core.delete_namespace(self.namespace))
         except ApiException as exc:

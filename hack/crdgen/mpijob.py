@@ -1,8 +1,11 @@
-"""The MPIJob CRD (``mpijobs.kubeflow.org``): the ``kubeflow.org/v2beta1`` schema, written
-after upstream mpi-operator v0.8.2's CRD (defaults, enums, required fields)."""
+"""The MPIJob CRD (``mpijobs.kubeflow.org``): the ``kubeflow.org/v2beta1`` schema (storage),
+written after upstream mpi-operator v0.8.2's CRD (defaults, enums, required fields), and the
+older versions served through the conversion webhook: ``v1`` after training-operator v1.9's
+CRD and ``v1alpha2`` after mpi-operator v0.2.3's (its schema checks made structural)."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from crdgen.crd import CRD, Version
@@ -201,11 +204,153 @@ SUBRESOURCES = {
     },
 }
 
+def _spoke_spec(properties: dict[str, Any], description: str) -> dict[str, Any]:
+    return {"type": "object", "description": description, "properties": properties}
+
+
+def _root(description: str, spec: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "description": description,
+        "properties": {
+            "apiVersion": {"type": "string"},
+            "kind": {"type": "string"},
+            "metadata": {"type": "object"},
+            "spec": spec,
+            "status": status,
+        },
+    }
+
+
+def _undocumented(schema: Any) -> Any:
+    """``schema`` without ``description`` keys (a copy)."""
+    if isinstance(schema, dict):
+        return {k: _undocumented(v) for k, v in schema.items() if k != "description"}
+    if isinstance(schema, list):
+        return [_undocumented(v) for v in schema]
+    return schema
+
+
+def _replica_spec(template: dict[str, Any], **replicas: Any) -> dict[str, Any]:
+    """A replica spec of an older version. Its pod template carries no descriptions (the
+    v2beta1 one documents it): three documented copies would make the CRD 1.3 MB, near
+    etcd's 1.5 MiB request limit."""
+    return {
+        "type": "object",
+        "properties": {
+            "replicas": integer("int32", "Number of pods.", **replicas),
+            "restartPolicy": string("Always, OnFailure, Never or ExitCode."),
+            "template": _undocumented(template),
+        },
+    }
+
+
+def _common_spoke_fields() -> dict[str, Any]:
+    return {
+        "slotsPerWorker": integer("int32", "Slots per host in the hostfile (unset: 1)."),
+        "cleanPodPolicy": string("Which pods to delete when the job finishes: All, Running "
+                                 "or None."),
+        "mainContainer": string("The container kubexec.sh runs commands in (kubectl exec "
+                                "--container)."),
+    }
+
+
+def mpijob_v1_schema(template: dict[str, Any]) -> dict[str, Any]:
+    """training-operator v1.9's ``kubeflow.org/v1`` MPIJob."""
+    run_policy = copy.deepcopy(_run_policy())
+    policy = run_policy["properties"]
+    for key in ("ttlSecondsAfterFinished", "activeDeadlineSeconds", "backoffLimit"):
+        policy[key]["description"] = "Applied to the job's pods (training-operator semantics)."
+    policy["cleanPodPolicy"]["description"] = (
+        "Which pods to delete when the job finishes; wins over spec.cleanPodPolicy.")
+    policy["suspend"]["description"] = "Suspend the job: delete its pods."
+    policy["managedBy"]["description"] = (
+        "The controller that reconciles this job: kubeflow.org/training-operator or "
+        "kueue.x-k8s.io/multikueue.")
+    policy["schedulingPolicy"]["properties"]["queue"]["x-kubernetes-validations"] = [
+        {"rule": "self == oldSelf",
+         "message": "spec.runPolicy.schedulingPolicy.queue is immutable"}]
+    spec = _spoke_spec({
+        **_common_spoke_fields(),
+        "mpiReplicaSpecs": {"type": "object", "description": "Launcher and Worker replica specs.",
+                            "additionalProperties": _replica_spec(template)},
+        "runPolicy": run_policy,
+    }, "Desired state of the MPIJob (kubeflow.org/v1, kubectl-exec launch mode).")
+    spec["required"] = ["mpiReplicaSpecs"]
+    return _root("MPIJob of the Kubeflow training-operator: a launcher pod and N worker pods "
+                 "that it reaches with kubectl exec.", spec, _status())
+
+
+def mpijob_v1alpha2_schema(template: dict[str, Any]) -> dict[str, Any]:
+    """mpi-operator v0.2.3's ``kubeflow.org/v1alpha2`` MPIJob (its CRD's checks: slots >= 1,
+    Launcher replicas 1, Worker replicas >= 1)."""
+    policy = _run_policy()["properties"]
+    run_policy = {
+        "type": "object",
+        "description": "Run policies; backoffLimit and activeDeadlineSeconds here win over "
+                       "the spec's (the rest is ignored, as in v0.2.3).",
+        "properties": {
+            **{k: policy[k] for k in ("cleanPodPolicy", "ttlSecondsAfterFinished",
+                                      "activeDeadlineSeconds", "backoffLimit")},
+            "schedulingPolicy": {
+                "type": "object",
+                "properties": {"minAvailable": integer("int32", "Ignored.")},
+            },
+        },
+    }
+    spec = _spoke_spec({
+        **_common_spoke_fields(),
+        "slotsPerWorker": integer("int32", "Slots per host in the hostfile (unset: 1).",
+                                  minimum=1),
+        "backoffLimit": integer("int32", "Launcher Job backoffLimit (unset: 6)."),
+        "activeDeadlineSeconds": integer("int64", "Launcher Job activeDeadlineSeconds."),
+        "mpiReplicaSpecs": {
+            "type": "object",
+            "description": "Launcher and Worker replica specs.",
+            "properties": {
+                "Launcher": _replica_spec(template, minimum=1, maximum=1),
+                "Worker": _replica_spec(template, minimum=1),
+            },
+        },
+        "runPolicy": run_policy,
+    }, "Desired state of the MPIJob (kubeflow.org/v1alpha2: launcher Job, worker StatefulSet).")
+    status = _status()
+    replica_status = status["properties"]["replicaStatuses"]["additionalProperties"]
+    for key in ("labelSelector", "selector"):
+        del replica_status["properties"][key]
+    return _root("MPIJob of mpi-operator v0.2: a launcher Job and a worker StatefulSet that it "
+                 "reaches with kubectl exec.", spec, status)
+
+
+AGE = {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}
+V1_PRINTER_COLUMNS = [AGE, {"name": "State", "type": "string",
+                            "jsonPath": ".status.conditions[-1:].type"}]
+"""training-operator v1.9's columns, in its order."""
+V1ALPHA2_PRINTER_COLUMNS = [AGE]
+"""mpi-operator v0.2.3's CRD had none: kubectl printed NAME and AGE, as this does."""
+
+CONVERSION = {
+    "strategy": "Webhook",
+    "webhook": {
+        "conversionReviewVersions": ["v1"],
+        "clientConfig": {
+            "service": {"name": "mpi-operator-webhook", "namespace": "mpi-operator",
+                        "path": "/convert", "port": 443},
+        },
+    },
+}
+"""Served by every replica of ``mpi-controller run`` (Service ``mpi-operator-webhook``); the
+controller injects ``caBundle`` (or cert-manager's CA injector does)."""
 
 MPIJOB = CRD(
     group="kubeflow.org",
     kind="MPIJob",
     plural="mpijobs",
-    versions=(Version("v2beta1", mpijob_schema, PRINTER_COLUMNS, storage=True,
-                      subresources=SUBRESOURCES),),
+    versions=(
+        Version("v2beta1", mpijob_schema, PRINTER_COLUMNS, storage=True,
+                subresources=SUBRESOURCES),
+        Version("v1", mpijob_v1_schema, V1_PRINTER_COLUMNS),
+        Version("v1alpha2", mpijob_v1alpha2_schema, V1ALPHA2_PRINTER_COLUMNS),
+    ),
+    conversion=CONVERSION,
 )

@@ -133,8 +133,9 @@ def not_supported(path: str, value: object, supported: Iterable[str]) -> FieldEr
     return FieldError(ErrorType.NOT_SUPPORTED, path, value, detail)
 
 
-def aggregate_message(errors: Sequence[FieldError]) -> str:
-    """``errs.ToAggregate().Error()``: "" for none, the message for one, else ``[a, b]``."""
+def aggregate_message(errors: Sequence[FieldError | str]) -> str:
+    """``errs.ToAggregate().Error()``: "" for none, the message for one, else ``[a, b]``
+    (errors may also be plain messages)."""
     messages: list[str] = []
     for err in errors:
         text = str(err)

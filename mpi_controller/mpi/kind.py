@@ -50,6 +50,7 @@ from mpi_controller.mpi import (
     worker,
 )
 from mpi_controller.mpi.conditions import get_condition, is_finished, is_succeeded
+from mpi_controller.mpi.conversion import HUB, generation_of
 from mpi_controller.mpi.features import Features
 from mpi_controller.mpi.v2beta1 import parse_mpi_job, set_defaults, validate
 from mpi_controller.runtime.client import (
@@ -124,7 +125,10 @@ class MPIJobKind:
         return set_defaults(cached)  # a deep copy
 
     def managed_elsewhere(self, job: Mapping[str, Any]) -> bool:
-        return decisions.managed_by_external_controller(job) is not None
+        # A job created as kubeflow.org/v1 or v1alpha2 runs in its generation's launch mode,
+        # not in this v2beta1 sync (conversion.generation_of).
+        return (decisions.managed_by_external_controller(job) is not None
+                or generation_of(job) != HUB)
 
     def validate(self, job: Mapping[str, Any]) -> Event | None:
         errors = validate(job)

@@ -12,6 +12,7 @@ Contract:
 * The site starts listening once a certificate is set; :meth:`ready` is true while it
   listens, so readiness (and with it the Service's endpoints) waits for the certificate.
 * ``bound_port`` is the port bound while listening (useful with port 0).
+* Request bodies up to ``client_max_size`` bytes are read (aiohttp's default is 1 MiB).
 """
 
 from __future__ import annotations
@@ -36,11 +37,12 @@ class HttpsServer:
     """Serves ``routes`` (added to a fresh aiohttp application) over TLS on ``host:port``."""
 
     def __init__(self, host: str, port: int, routes: Callable[[web.Application], None],
-                 *, name: str = "https") -> None:
+                 *, name: str = "https", client_max_size: int = 1 << 20) -> None:
         self.host = host
         self.port = port
         self.name = name
         self._routes = routes
+        self._client_max_size = client_max_size
         self._context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         self._context.minimum_version = ssl.TLSVersion.TLSv1_2
         self._dir: Path | None = None
@@ -75,7 +77,7 @@ class HttpsServer:
     async def run(self) -> None:
         try:
             await self._has_certificate.wait()
-            app = web.Application()
+            app = web.Application(client_max_size=self._client_max_size)
             self._routes(app)
             runner = web.AppRunner(app, access_log=None)
             await runner.setup()

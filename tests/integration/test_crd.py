@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
+from conftest import restore_conversion_service
 from tests.support import REPO, Cluster, wait_for
 
 pytestmark = pytest.mark.cluster
@@ -29,6 +30,7 @@ GROUP, VERSION, PLURAL = "kubeflow.org", "v2beta1", "mpijobs"
 def crd_installed(cluster: Cluster, kube_api: object) -> None:
     from kubernetes import client
 
+    restore_conversion_service(cluster)
     cluster.kubectl("apply", "--server-side", "--force-conflicts", "-f", str(CRD))
     ext = client.ApiextensionsV1Api(kube_api)
 

@@ -26,6 +26,7 @@ import pytest
 import yaml
 from kubernetes import client
 
+from conftest import delete_mpijobs
 from tests.integration.test_controller import (
     FOREIGN_KINDS,
     _install_pod_group_crd,
@@ -34,7 +35,7 @@ from tests.integration.test_controller import (
 )
 from tests.mpijobs import MPIJobs, small_job
 from tests.processes import ControllerProcess
-from tests.support import REPO, Cluster, wait_for
+from tests.support import REPO, Cluster, token_kubeconfig, wait_for
 from tests.tfjobs import DURATION, TFJobs, replica, tfjob
 
 pytestmark = pytest.mark.cluster
@@ -78,16 +79,10 @@ class Variant:
             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
                         "name": self.name},
             "subjects": [{"kind": "ServiceAccount", "name": "ctl", "namespace": self.name}]})
-        token = self.cluster.kubectl("create", "token", "ctl", "-n", self.name,
-                                     "--duration=1h").strip()
-        config = yaml.safe_load(Path(self.cluster.kubeconfig).read_text())
-        config["users"] = [{"name": "sa", "user": {"token": token}}]
-        for ctx in config["contexts"]:
-            ctx["context"]["user"] = "sa"
-        kubeconfig = self.tmp / f"{self.name}.kubeconfig"
-        kubeconfig.write_text(yaml.safe_dump(config))
+        kubeconfig = token_kubeconfig(self.cluster, self.name, "ctl",
+                                      self.tmp / f"{self.name}.kubeconfig")
         self.proc = ControllerProcess(
-            str(kubeconfig), self.tmp / f"{self.name}.log", "--namespace", self.name,
+            kubeconfig, self.tmp / f"{self.name}.log", "--namespace", self.name,
             "--lock-namespace", self.name, "--gang-scheduling", "default-scheduler",
             *self.flags)
         self.proc.start()
@@ -95,6 +90,7 @@ class Variant:
     def tear_down(self) -> None:
         if self.proc is not None and self.proc.alive():
             self.proc.kill()
+        delete_mpijobs(self.core.api_client, self.name)
         for call in (lambda: self.rbac.delete_cluster_role_binding(self.name),
                      lambda: self.rbac.delete_cluster_role(self.name),
                      lambda: self.core.delete_namespace(self.name)):

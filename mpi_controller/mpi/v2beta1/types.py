@@ -20,12 +20,16 @@ from mpi_controller.kube.jsonvalue import as_bool, as_dict, as_int, as_str, as_s
 from mpi_controller.mpi import constants as c
 
 __all__ = [
+    "JobMeta",
     "MPIJob",
     "MPIJobSpec",
     "ReplicaSpec",
     "RunPolicy",
     "SchedulingPolicy",
+    "parse_metadata",
     "parse_mpi_job",
+    "parse_replica_specs",
+    "parse_run_policy",
 ]
 
 
@@ -96,13 +100,19 @@ class MPIJobSpec:
 
 
 @dataclass(frozen=True)
-class MPIJob:
-    """The parts of an MPIJob that the reconcile logic reads."""
+class JobMeta:
+    """The metadata an MPIJob view carries (every API version's; see :func:`parse_metadata`)."""
 
     name: str = ""
     namespace: str = ""
     uid: str = ""
     annotations: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MPIJob(JobMeta):
+    """The parts of an MPIJob that the reconcile logic reads."""
+
     spec: MPIJobSpec = field(default_factory=MPIJobSpec)
 
     @property
@@ -141,7 +151,8 @@ def _opt_str(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _parse_run_policy(raw: object) -> RunPolicy:
+def parse_run_policy(raw: object) -> RunPolicy:
+    """``spec.runPolicy`` (the same shape in ``v1``; ``v1alpha2`` has a subset)."""
     d = as_dict(raw)
     return RunPolicy(
         clean_pod_policy=_opt_str(d.get("cleanPodPolicy")),
@@ -164,7 +175,8 @@ def _parse_replica_spec(raw: object) -> ReplicaSpec | None:
     )
 
 
-def _parse_replica_specs(raw: object) -> dict[str, ReplicaSpec | None] | None:
+def parse_replica_specs(raw: object) -> dict[str, ReplicaSpec | None] | None:
+    """``spec.mpiReplicaSpecs`` (the same shape in every version)."""
     if not isinstance(raw, dict):
         return None
     return {k: _parse_replica_spec(v) for k, v in raw.items() if isinstance(k, str)}
@@ -175,22 +187,26 @@ def _parse_spec(raw: object) -> MPIJobSpec:
     return MPIJobSpec(
         slots_per_worker=as_int(d.get("slotsPerWorker")),
         run_launcher_as_worker=as_bool(d.get("runLauncherAsWorker")),
-        run_policy=_parse_run_policy(d.get("runPolicy")),
-        mpi_replica_specs=_parse_replica_specs(d.get("mpiReplicaSpecs")),
+        run_policy=parse_run_policy(d.get("runPolicy")),
+        mpi_replica_specs=parse_replica_specs(d.get("mpiReplicaSpecs")),
         ssh_auth_mount_path=as_str(d.get("sshAuthMountPath")),
         launcher_creation_policy=as_str(d.get("launcherCreationPolicy")),
         mpi_implementation=as_str(d.get("mpiImplementation")),
     )
 
 
+def parse_metadata(job: object) -> dict[str, Any]:
+    """The metadata fields of an MPIJob view (every version's): name, namespace, uid and
+    annotations, as keyword arguments."""
+    meta = as_dict(as_dict(job).get("metadata"))
+    return {
+        "name": as_str(meta.get("name")),
+        "namespace": as_str(meta.get("namespace")),
+        "uid": as_str(meta.get("uid")),
+        "annotations": as_str_map(meta.get("annotations")),
+    }
+
+
 def parse_mpi_job(job: object) -> MPIJob:
     """A typed view of ``job`` (any value; malformed parts read as unset). Never raises."""
-    d = as_dict(job)
-    meta = as_dict(d.get("metadata"))
-    return MPIJob(
-        name=as_str(meta.get("name")),
-        namespace=as_str(meta.get("namespace")),
-        uid=as_str(meta.get("uid")),
-        annotations=as_str_map(meta.get("annotations")),
-        spec=_parse_spec(d.get("spec")),
-    )
+    return MPIJob(**parse_metadata(job), spec=_parse_spec(as_dict(job).get("spec")))

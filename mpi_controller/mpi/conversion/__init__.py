@@ -1,0 +1,31 @@
+"""MPIJob conversion between ``kubeflow.org/v2beta1`` (hub, storage), ``v1`` and ``v1alpha2``.
+
+Public: :func:`convert` (any served version to any other, lossless; see
+:mod:`.convert`), :func:`generation_of` (the version a job was created in, kept through every
+conversion: the launch mode a job runs in), :func:`version_of`, :class:`ConversionError`, and
+the constants :data:`ANNOTATION`, :data:`HUB`, :data:`VERSIONS`, :data:`HUB_DEFAULTS`.
+"""
+
+from mpi_controller.mpi.conversion.convert import (
+    ANNOTATION,
+    GROUP,
+    HUB,
+    HUB_DEFAULTS,
+    VERSIONS,
+    ConversionError,
+    convert,
+    generation_of,
+    version_of,
+)
+
+__all__ = [
+    "ANNOTATION",
+    "GROUP",
+    "HUB",
+    "HUB_DEFAULTS",
+    "VERSIONS",
+    "ConversionError",
+    "convert",
+    "generation_of",
+    "version_of",
+]

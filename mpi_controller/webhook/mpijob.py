@@ -1,0 +1,100 @@
+"""The MPIJob's webhooks: conversion between its three versions, and validation at admission
+with the controller's own messages. Pure.
+
+A job is validated by the rules of the version it was created in (its origin,
+:func:`~mpi_controller.mpi.conversion.generation_of`), whatever version the request uses,
+because that is the generation the controller runs it as: the object is converted to that
+version and checked there.
+
+* ``v2beta1``: :func:`mpi_controller.mpi.v2beta1.validate` after the defaults (the messages of
+  the controller's ``ValidationError`` events);
+* ``v1``: training-operator v1.9's ``ValidateV1MpiJobSpec`` messages, prefixed with the field;
+* ``v1alpha2``: mpi-operator v0.2.3's CRD checks and what its controller needs.
+
+Also refused: an annotation conversion cannot read (:data:`~mpi_controller.mpi.conversion.
+ANNOTATION`), and an update that changes the job's origin. An update that leaves ``spec`` as
+it was is not judged again (so metadata changes, such as finalizers or labels, of a job
+admitted before the webhook existed keep working).
+
+The webhooks' ``failurePolicy`` is ``Ignore``: while no replica answers, ``v2beta1`` jobs are
+still admitted (and the controller's own validation reports what is wrong with them), and
+``v1``/``v1alpha2`` requests fail anyway, at the conversion webhook, with the reason.
+
+Paths (one webhook per version, ``matchPolicy: Exact``):
+``/validate-kubeflow-org-v2beta1-mpijob``, ``/validate-kubeflow-org-v1-mpijob``,
+``/validate-kubeflow-org-v1alpha2-mpijob``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from mpi_controller.kube.fielderrors import invalid
+from mpi_controller.mpi import v1, v1alpha2, v2beta1
+from mpi_controller.mpi.conversion import (
+    ANNOTATION,
+    GROUP,
+    VERSIONS,
+    ConversionError,
+    convert,
+    generation_of,
+)
+from mpi_controller.webhook.reviews import ValidatingWebhook, Verdict
+
+__all__ = ["CRD_NAME", "KIND", "WEBHOOKS", "convert_mpijob", "validate_mpijob"]
+
+KIND = "MPIJob"
+CRD_NAME = "mpijobs.kubeflow.org"
+
+_RULES: dict[str, Callable[[dict[str, Any]], list[str]]] = {
+    "v2beta1": lambda job: [str(e) for e in v2beta1.validate(v2beta1.set_defaults(job))],
+    "v1": lambda job: [e.with_field() for e in v1.validate(job)],
+    "v1alpha2": lambda job: [str(e) for e in v1alpha2.validate(job)],
+}
+
+
+def convert_mpijob(obj: Mapping[str, Any], version: str) -> dict[str, Any]:
+    """The conversion webhook's converter for MPIJob (raises ConversionError)."""
+    return convert(obj, version)
+
+
+def _readable(obj: Mapping[str, Any]) -> str | None:
+    """The problem with the object's conversion annotation, if any."""
+    try:
+        for version in VERSIONS:
+            convert(obj, version)
+    except ConversionError as err:
+        return str(err)
+    return None
+
+
+def validate_mpijob(obj: Mapping[str, Any], old: Mapping[str, Any] | None,
+                    operation: str) -> Verdict:
+    """The admission verdict on an MPIJob of any version (module docstring)."""
+    problem = _readable(obj)
+    if problem is not None:
+        return Verdict(errors=[problem])
+    origin = generation_of(obj)
+    errors: list[str] = []
+    if old is not None:
+        was = generation_of(old)
+        if was != origin:
+            errors.append(str(invalid(f"metadata.annotations[{ANNOTATION}]", origin,
+                                      f"the job was created as {GROUP}/{was}; the version a "
+                                      "job was created in cannot change")))
+        if old.get("spec") == obj.get("spec"):
+            return Verdict(errors=errors)
+    return Verdict(errors=errors + _RULES[origin](convert(obj, origin)))
+
+
+def _webhook(version: str) -> ValidatingWebhook:
+    return ValidatingWebhook(
+        name=f"validator.{version}.mpijob.mpi-operator.kubeflow.org",
+        path=f"/validate-kubeflow-org-{version}-mpijob",
+        group=GROUP, version=version, resource="mpijobs", kind=KIND,
+        validate=validate_mpijob, failure_policy="Ignore")
+
+
+WEBHOOKS = tuple(_webhook(v) for v in VERSIONS)
+"""The validating webhooks of MPIJob, one per served version."""

@@ -1,0 +1,69 @@
+"""What the webhook server serves: the validating webhooks and the conversions of every job
+kind, registered in one :class:`WebhookRegistry`. Pure.
+
+:func:`default_registry` registers every kind's webhooks; a kind adds its own with one line
+(``registry.add_validating(webhook)`` for each :class:`~.reviews.ValidatingWebhook`,
+``registry.add_conversion(...)`` for a CRD with several versions). From the registry come the
+server's routes (:mod:`.server`), the CRDs whose conversion ``caBundle`` the certificate
+manager keeps (:attr:`WebhookRegistry.conversion_crds`) and the ValidatingWebhookConfiguration
+manifest (:meth:`WebhookRegistry.validating_configuration`; ``deploy/`` has it, checked by a
+test).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+from mpi_controller.webhook import mpijob
+from mpi_controller.webhook.reviews import Converter, ValidatingWebhook
+
+__all__ = ["CONVERT_PATH", "WebhookRegistry", "default_registry"]
+
+CONVERT_PATH: Final = "/convert"
+
+
+class WebhookRegistry:
+    def __init__(self) -> None:
+        self.validating: list[ValidatingWebhook] = []
+        self.converters: dict[tuple[str, str], Converter] = {}
+        self.conversion_crds: list[str] = []
+
+    def add_validating(self, webhook: ValidatingWebhook) -> None:
+        """Serve ``webhook`` at its path (paths and names must be unique)."""
+        for other in self.validating:
+            if other.path == webhook.path or other.name == webhook.name:
+                raise ValueError(f"webhook {webhook.name} at {webhook.path} is already "
+                                 f"registered ({other.name} at {other.path})")
+        self.validating.append(webhook)
+
+    def add_conversion(self, crd_name: str, group: str, kind: str, converter: Converter) -> None:
+        """Convert ``group`` ``kind`` objects at ``/convert`` for CRD ``crd_name``."""
+        if (group, kind) in self.converters:
+            raise ValueError(f"a conversion of {group} {kind} is already registered")
+        self.converters[(group, kind)] = converter
+        self.conversion_crds.append(crd_name)
+
+    def validating_configuration(
+            self, name: str, client_config: Callable[[str], Mapping[str, Any]],
+            labels: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """The ValidatingWebhookConfiguration ``name`` of every registered webhook;
+        ``client_config(path)`` gives each one's ``clientConfig``."""
+        meta: dict[str, Any] = {"name": name}
+        if labels:
+            meta["labels"] = dict(labels)
+        return {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingWebhookConfiguration",
+            "metadata": meta,
+            "webhooks": [w.configuration_entry(client_config(w.path)) for w in self.validating],
+        }
+
+
+def default_registry() -> WebhookRegistry:
+    """Every job kind's webhooks."""
+    registry = WebhookRegistry()
+    registry.add_conversion(mpijob.CRD_NAME, "kubeflow.org", mpijob.KIND, mpijob.convert_mpijob)
+    for webhook in mpijob.WEBHOOKS:
+        registry.add_validating(webhook)
+    return registry

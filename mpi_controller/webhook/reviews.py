@@ -1,0 +1,211 @@
+"""The webhook protocols: ``ConversionReview`` and ``AdmissionReview`` (both
+``apiextensions.k8s.io/v1`` / ``admission.k8s.io/v1``), answered by pure functions.
+
+* :func:`convert_review` answers a ConversionReview with the objects converted by the
+  converter registered for their group and kind (:data:`Converters`). Any problem (a body that
+  is not a review, an unknown kind, an object of another group, a conversion error) becomes a
+  ``Failure`` result whose message names it (``request.objects[2]: ...``); it never raises.
+* :func:`admission_review` answers an AdmissionReview for one :class:`ValidatingWebhook`:
+  allowed, or denied with ``status: {code: 403, reason: Forbidden, message}``, the errors
+  joined as Kubernetes aggregates them (one message, or ``[a, b]``), as controller-runtime's
+  validators answer; a malformed review is denied with code 400 and the problem.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from mpi_controller.kube.fielderrors import aggregate_message
+
+__all__ = [
+    "ADMISSION_API_VERSION",
+    "CONVERSION_API_VERSION",
+    "Converter",
+    "Converters",
+    "ReviewError",
+    "ValidatingWebhook",
+    "Validator",
+    "Verdict",
+    "admission_review",
+    "convert_review",
+]
+
+CONVERSION_API_VERSION: Final = "apiextensions.k8s.io/v1"
+ADMISSION_API_VERSION: Final = "admission.k8s.io/v1"
+
+Converter = Callable[[Mapping[str, Any], str], dict[str, Any]]
+"""``(object, version) -> object in version``; raises ``ValueError`` naming the problem."""
+
+Converters = Mapping[tuple[str, str], Converter]
+"""Converters by (API group, kind)."""
+
+
+class ReviewError(ValueError):
+    """A review body that cannot be answered; the message names the problem."""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A validator's answer: the errors (empty: allowed) and warnings, as messages."""
+
+    errors: Sequence[str] = ()
+    warnings: Sequence[str] = ()
+
+
+Validator = Callable[[Mapping[str, Any], Mapping[str, Any] | None, str], Verdict]
+"""``(object, old object or None, operation) -> Verdict``. Must not raise."""
+
+
+@dataclass(frozen=True)
+class ValidatingWebhook:
+    """One validating webhook: where it is served, what it admits, and its validator.
+
+    ``name`` is the webhook's name in the ValidatingWebhookConfiguration (shown by kubectl:
+    ``admission webhook "<name>" denied the request: ...``). ``failure_policy`` is what the
+    API server does when it cannot reach the webhook: ``Fail`` (refuse the request, as
+    training-operator's webhooks) or ``Ignore`` (admit it)."""
+
+    name: str
+    path: str
+    group: str
+    version: str
+    resource: str
+    kind: str
+    validate: Validator
+    operations: tuple[str, ...] = ("CREATE", "UPDATE")
+    failure_policy: str = "Fail"
+
+    def configuration_entry(self, client_config: Mapping[str, Any]) -> dict[str, Any]:
+        """This webhook's entry in a ValidatingWebhookConfiguration."""
+        return {
+            "name": self.name,
+            "admissionReviewVersions": ["v1"],
+            "clientConfig": dict(client_config),
+            "failurePolicy": self.failure_policy,
+            "matchPolicy": "Exact",
+            "rules": [{"apiGroups": [self.group], "apiVersions": [self.version],
+                       "operations": list(self.operations), "resources": [self.resource],
+                       "scope": "Namespaced"}],
+            "sideEffects": "None",
+            "timeoutSeconds": 10,
+        }
+
+
+def _review(body: object, api_version: str, kind: str) -> tuple[dict[str, Any], str]:
+    """The review's ``request`` and its uid; ReviewError naming what is wrong."""
+    if not isinstance(body, dict):
+        raise ReviewError(f"the body must be a {kind} object")
+    if body.get("apiVersion") != api_version or body.get("kind") != kind:
+        raise ReviewError(f"expected apiVersion {api_version} kind {kind}, got apiVersion "
+                          f"{body.get('apiVersion')!r} kind {body.get('kind')!r}")
+    request = body.get("request")
+    if not isinstance(request, dict):
+        raise ReviewError("request: must be an object")
+    uid = request.get("uid")
+    if not isinstance(uid, str) or not uid:
+        raise ReviewError("request.uid: must be a non-empty string")
+    return request, uid
+
+
+def _uid_of(body: object) -> str:
+    request = body.get("request") if isinstance(body, dict) else None
+    uid = request.get("uid") if isinstance(request, dict) else None
+    return uid if isinstance(uid, str) else ""
+
+
+def conversion_failure(uid: str, message: str) -> dict[str, Any]:
+    """A ConversionReview response with a ``Failure`` result."""
+    return {"apiVersion": CONVERSION_API_VERSION, "kind": "ConversionReview",
+            "response": {"uid": uid, "result": {"status": "Failure", "message": message}}}
+
+
+def _convert_one(index: int, obj: object, group: str, version: str,
+                 converters: Converters) -> dict[str, Any]:
+    where = f"request.objects[{index}]"
+    if not isinstance(obj, dict):
+        raise ReviewError(f"{where}: must be an object")
+    api_version, kind = obj.get("apiVersion"), obj.get("kind")
+    obj_group = api_version.rpartition("/")[0] if isinstance(api_version, str) else None
+    if obj_group != group:
+        raise ReviewError(f"{where}: apiVersion {api_version!r} is not in group {group!r}")
+    converter = converters.get((group, kind if isinstance(kind, str) else ""))
+    if converter is None:
+        raise ReviewError(f"{where}: no conversion for kind {kind!r} in group {group!r}")
+    try:
+        return converter(obj, version)
+    except ValueError as err:
+        name = obj.get("metadata", {}).get("name") if isinstance(obj.get("metadata"), dict) \
+            else None
+        named = f" ({kind} {name})" if isinstance(name, str) else ""
+        raise ReviewError(f"{where}{named}: {err}") from None
+
+
+def convert_review(body: object, converters: Converters) -> dict[str, Any]:
+    """The ConversionReview response to ``body`` (never raises)."""
+    uid = _uid_of(body)
+    try:
+        request, uid = _review(body, CONVERSION_API_VERSION, "ConversionReview")
+        desired = request.get("desiredAPIVersion")
+        if not isinstance(desired, str) or desired.count("/") != 1:
+            raise ReviewError("request.desiredAPIVersion: must be <group>/<version>, got "
+                              f"{desired!r}")
+        group, version = desired.split("/")
+        objects = request.get("objects")
+        if not isinstance(objects, list):
+            raise ReviewError("request.objects: must be a list")
+        converted = [_convert_one(i, o, group, version, converters)
+                     for i, o in enumerate(objects)]
+    except ReviewError as err:
+        return conversion_failure(uid, str(err))
+    return {"apiVersion": CONVERSION_API_VERSION, "kind": "ConversionReview",
+            "response": {"uid": uid, "convertedObjects": converted,
+                         "result": {"status": "Success"}}}
+
+
+def _admission_response(uid: str, *, allowed: bool, code: int = 200, message: str = "",
+                        warnings: Sequence[str] = ()) -> dict[str, Any]:
+    response: dict[str, Any] = {"uid": uid, "allowed": allowed}
+    if not allowed:
+        reason = "Forbidden" if code == 403 else "BadRequest"
+        response["status"] = {"code": code, "reason": reason, "message": message}
+    if warnings:
+        response["warnings"] = list(warnings)
+    return {"apiVersion": ADMISSION_API_VERSION, "kind": "AdmissionReview",
+            "response": response}
+
+
+def _check_request(request: dict[str, Any], webhook: ValidatingWebhook) -> str:
+    kind = request.get("kind")
+    expected = {"group": webhook.group, "version": webhook.version, "kind": webhook.kind}
+    if not isinstance(kind, dict) or {k: kind.get(k) for k in expected} != expected:
+        raise ReviewError(f"request.kind: {webhook.path} validates {webhook.group}/"
+                          f"{webhook.version} {webhook.kind}, got {kind!r}")
+    operation = request.get("operation")
+    if operation not in webhook.operations:
+        raise ReviewError(f"request.operation: {operation!r} is not validated here "
+                          f"(only {', '.join(webhook.operations)})")
+    if not isinstance(request.get("object"), dict):
+        raise ReviewError("request.object: must be an object")
+    old = request.get("oldObject")
+    if operation == "UPDATE" and not isinstance(old, dict):
+        raise ReviewError("request.oldObject: must be an object for UPDATE")
+    return str(operation)
+
+
+def admission_review(body: object, webhook: ValidatingWebhook) -> dict[str, Any]:
+    """The AdmissionReview response of ``webhook`` to ``body`` (never raises)."""
+    uid = _uid_of(body)
+    try:
+        request, uid = _review(body, ADMISSION_API_VERSION, "AdmissionReview")
+        operation = _check_request(request, webhook)
+    except ReviewError as err:
+        return _admission_response(uid, allowed=False, code=400, message=str(err))
+    old = request.get("oldObject") if operation == "UPDATE" else None
+    verdict = webhook.validate(request["object"], old, operation)
+    if verdict.errors:
+        return _admission_response(uid, allowed=False, code=403,
+                                   message=aggregate_message(verdict.errors),
+                                   warnings=verdict.warnings)
+    return _admission_response(uid, allowed=True, warnings=verdict.warnings)
