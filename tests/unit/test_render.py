@@ -132,9 +132,10 @@ def test_non_mpijob_names_its_kind(tmp_path: Path, capsys: pytest.CaptureFixture
     path.write_text("apiVersion: v1\nkind: Service\nmetadata: {name: x}\n")
     assert main(["render", "-f", str(path)]) == 2
     assert capsys.readouterr().err == (
-        f"error: {path}: document 1: kind 'Service' (apiVersion 'v1') is not an MPIJob or "
-        "TFJob; expected kind 'MPIJob', apiVersion 'kubeflow.org/v2beta1', or kind 'TFJob', "
-        "apiVersion 'kubeflow.org/v1'\n"
+        f"error: {path}: document 1: kind 'Service' (apiVersion 'v1') is not an MPIJob, "
+        "TFJob or PyTorchJob; expected kind 'MPIJob', apiVersion 'kubeflow.org/v2beta1', or "
+        "kind 'TFJob', apiVersion 'kubeflow.org/v1', or kind 'PyTorchJob', apiVersion "
+        "'kubeflow.org/v1'\n"
     )
 
 
