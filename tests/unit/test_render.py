@@ -39,11 +39,13 @@ def test_pi_example_renders_in_creation_order(capsys: pytest.CaptureFixture[str]
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[p.name for p in EXAMPLES])
 def test_every_example_renders_cleanly(example: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """The PodGroup comes after the MPIJob's Service, ConfigMap and Secret; first for a TFJob."""
+    """The PodGroup comes after the MPIJob's Service, ConfigMap and Secret; first for a TFJob
+    or PyTorchJob."""
     assert main(["render", "-f", str(example), "--gang-scheduling", "volcano"]) == 0
     captured = capsys.readouterr()
     assert captured.err == ""
-    first_pod_group = 0 if yaml.safe_load(example.read_text())["kind"] == "TFJob" else 3
+    kind = yaml.safe_load(example.read_text())["kind"]
+    first_pod_group = 0 if kind in ("TFJob", "PyTorchJob") else 3
     assert [k for k, _ in _kinds(captured.out)][first_pod_group] == "PodGroup"
 
 
