@@ -2,17 +2,19 @@
 """Generate the CRDs in deploy/crd/ (one file per kind, ``<group>_<plural>.yaml``).
 
 Each kind's schema is written in ``hack/crdgen/<kind>.py``; the pod template schema is
-io.k8s.api.core.v1.PodTemplateSpec from a real API server's OpenAPI v3 document
-(``/openapi/v3/api/v1``), converted as ``hack/crdgen/openapi.py`` describes.
+io.k8s.api.core.v1.PodTemplateSpec from a real API server's OpenAPI v3 documents
+(``/openapi/v3/api/v1``; ``/openapi/v3/apis/autoscaling/v2`` for the PyTorchJob's
+``elasticPolicy.metrics``, io.k8s.api.autoscaling.v2.MetricSpec), converted as
+``hack/crdgen/openapi.py`` describes.
 
 Usage::
 
-    python hack/gen-crd.py [--kubeconfig PATH | --openapi FILE] [--crd PLURAL]... [--check]
+    python hack/gen-crd.py [--kubeconfig PATH | --openapi FILE...] [--crd PLURAL]... [--check]
 
-With ``--kubeconfig`` (default ``$KUBECONFIG``) the document is fetched from the cluster with
-the kubeconfig's credentials (sync ``kubernetes`` client). ``--openapi`` reads a saved copy of
-``/openapi/v3/api/v1`` instead. ``--check`` exits 1 when a file is not what would be
-generated.
+With ``--kubeconfig`` (default ``$KUBECONFIG``) the documents are fetched from the cluster with
+the kubeconfig's credentials (sync ``kubernetes`` client). ``--openapi`` (repeatable) reads
+saved copies of them instead (their schemas are merged). ``--check`` exits 1 when a file is not
+what would be generated.
 """
 
 from __future__ import annotations
@@ -30,22 +32,24 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from crdgen.crd import CRD
 from crdgen.mpijob import MPIJOB
-from crdgen.openapi import pod_template_schema
+from crdgen.openapi import component_schema, pod_template_schema
+from crdgen.pytorchjob import PYTORCHJOB
 from crdgen.tfjob import TFJOB
 
 REPO = Path(__file__).resolve().parent.parent
 OUTPUT_DIR = REPO / "deploy" / "crd"
-CRDS: dict[str, CRD] = {crd.plural: crd for crd in (MPIJOB, TFJOB)}
+CRDS: dict[str, CRD] = {crd.plural: crd for crd in (MPIJOB, TFJOB, PYTORCHJOB)}
+DOCUMENTS = ("/openapi/v3/api/v1", "/openapi/v3/apis/autoscaling/v2")
 
 
 def fetch(kubeconfig: str) -> tuple[dict[str, Any], str]:
-    """The /openapi/v3/api/v1 document and the server's gitVersion."""
+    """The OpenAPI documents of :data:`DOCUMENTS`, merged, and the server's gitVersion."""
     from kubernetes import config
 
     api = config.new_client_from_config(config_file=kubeconfig)
     try:
         documents = []
-        for path in ("/openapi/v3/api/v1", "/version"):
+        for path in (*DOCUMENTS, "/version"):
             method, url, headers, _, _ = api.param_serialize(
                 "GET",
                 path,
@@ -57,9 +61,17 @@ def fetch(kubeconfig: str) -> tuple[dict[str, Any], str]:
             if response.status != 200:
                 raise RuntimeError(f"GET {path}: HTTP {response.status}")
             documents.append(json.loads(response.data))
-        return documents[0], documents[1].get("gitVersion", "unknown")
+        return merged(documents[:-1]), documents[-1].get("gitVersion", "unknown")
     finally:
         api.close()
+
+
+def merged(documents: list[dict[str, Any]]) -> dict[str, Any]:
+    """One document with the component schemas of all (the same name means the same schema)."""
+    schemas: dict[str, Any] = {}
+    for document in documents:
+        schemas.update(document["components"]["schemas"])
+    return {"components": {"schemas": schemas}}
 
 
 def render(crd: CRD, openapi: dict[str, Any], source: str) -> str:
@@ -69,7 +81,10 @@ def render(crd: CRD, openapi: dict[str, Any], source: str) -> str:
         "# Apply with server-side apply (kubectl apply --server-side): the document is too\n"
         "# large for the last-applied-configuration annotation.\n"
     )
-    body = yaml.safe_dump(crd.document(pod_template_schema(openapi)), sort_keys=True, width=100)
+    components = {name: component_schema(openapi, name)
+                  for version in crd.versions for name in version.components}
+    document = crd.document(pod_template_schema(openapi), components)
+    body = yaml.safe_dump(document, sort_keys=True, width=100)
     return header + "---\n" + body
 
 
@@ -77,14 +92,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--kubeconfig", default=os.environ.get("KUBECONFIG"))
-    source.add_argument("--openapi", type=Path, help="a saved /openapi/v3/api/v1 document")
+    source.add_argument("--openapi", type=Path, action="append",
+                        help="a saved OpenAPI v3 document (/openapi/v3/api/v1, and "
+                             "/openapi/v3/apis/autoscaling/v2 for PyTorchJob); repeatable")
     parser.add_argument("--crd", action="append", choices=sorted(CRDS),
                         help="generate only this CRD (repeatable; default: all)")
     parser.add_argument("-o", "--output-dir", type=Path, default=OUTPUT_DIR)
     parser.add_argument("--check", action="store_true", help="fail if a file is out of date")
     args = parser.parse_args(argv)
     if args.openapi is not None:
-        openapi, origin = json.loads(args.openapi.read_text()), f"file {args.openapi.name}"
+        openapi = merged([json.loads(path.read_text()) for path in args.openapi])
+        origin = "file " + ", ".join(path.name for path in args.openapi)
     elif args.kubeconfig:
         openapi, version = fetch(args.kubeconfig)
         origin = f"kube-apiserver {version} /openapi/v3/api/v1"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs (or updates) the CRDs of deploy/crd/ (MPIJob, TFJob) in the cluster of $KUBECONFIG
+# Installs (or updates) the CRDs of deploy/crd/ (MPIJob, TFJob, PyTorchJob) in the cluster of $KUBECONFIG
 # and waits until each is Established. `kubectl wait --for=condition=Established` fails at once
 # while a just-created CRD has no status yet, so this polls instead (60 s at most).
 #   KUBECONFIG=... hack/install-crd.sh
@@ -10,7 +10,7 @@ command -v "$kubectl" >/dev/null 2>&1 || kubectl=kubectl
 for file in deploy/crd/kubeflow.org_*.yaml; do
   "$kubectl" apply --server-side --force-conflicts -f "$file"
 done
-for crd in mpijobs.kubeflow.org tfjobs.kubeflow.org; do
+for crd in mpijobs.kubeflow.org tfjobs.kubeflow.org pytorchjobs.kubeflow.org; do
   established=""
   for _ in $(seq 120); do
     established=$("$kubectl" get crd "$crd" \
