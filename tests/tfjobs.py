@@ -27,11 +27,15 @@ def example(name: str = EXAMPLE) -> dict[str, Any]:
 
 
 def replica(replicas: int | None = 1, *, restart: str | None = None, port: int | None = None,
-            annotations: dict[str, str] | None = None, **pod_spec: Any) -> dict[str, Any]:
-    """A replica spec with one ``tensorflow`` container (``port``: its ``tfjob-port``)."""
-    container: dict[str, Any] = {"name": "tensorflow", "image": IMAGE}
+            annotations: dict[str, str] | None = None,
+            container_port: tuple[str, str, str] = ("tensorflow", "tfjob-port", IMAGE),
+            **pod_spec: Any) -> dict[str, Any]:
+    """A replica spec with one ``tensorflow`` container (``port``: its ``tfjob-port``; another
+    kind's container name, port name and image in ``container_port``)."""
+    name, port_name, image = container_port
+    container: dict[str, Any] = {"name": name, "image": image}
     if port is not None:
-        container["ports"] = [{"name": "tfjob-port", "containerPort": port}]
+        container["ports"] = [{"name": port_name, "containerPort": port}]
     template: dict[str, Any] = {"spec": {"containers": [container], **pod_spec}}
     if annotations:
         template["metadata"] = {"annotations": annotations}
@@ -104,6 +108,6 @@ class TFJobs(MPIJobs):
         """``(type, reason, message)`` of the job's Events, oldest first."""
         items = self.core.list_namespaced_event(
             self.namespace, field_selector=f"involvedObject.name={name},"
-                                           "involvedObject.kind=TFJob").items
+                                           f"involvedObject.kind={self.kind}").items
         items.sort(key=lambda e: (e.first_timestamp or e.event_time, e.metadata.name))
         return [(e.type, e.reason, e.message) for e in items]
