@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kubernetes import client
 
 from e2e.conftest import ControllerProcess
 from tests.pytorchjobs import (
@@ -21,6 +20,7 @@ from tests.pytorchjobs import (
     selector,
 )
 from tests.support import Cluster, wait_for
+from tests.tfjobs import delete_job, kubeflow_namespace
 
 pytestmark = pytest.mark.cluster
 
@@ -31,29 +31,11 @@ NAMES = [f"{JOB}-master-0", f"{JOB}-worker-0"]
 @pytest.fixture
 def kubeflow(kube_api: Any, controller: ControllerProcess) -> Any:
     """The namespace the issue's manifest names, with the manifest's job deleted afterwards."""
-    core = client.CoreV1Api(kube_api)
-    try:
-        core.create_namespace({"metadata": {"name": "kubeflow"}})
-    except client.ApiException as err:
-        if err.status != 409:
-            raise
-    wait_for(lambda: core.list_namespaced_service_account(
-        "kubeflow", field_selector="metadata.name=default").items, timeout=60,
-        what="the default ServiceAccount in namespace kubeflow")
+    kubeflow_namespace(kube_api)
     jobs = PyTorchJobs(kube_api, "kubeflow")
-    _delete_job(jobs, JOB)
+    delete_job(jobs, JOB)
     yield jobs
-    _delete_job(jobs, JOB)
-
-
-def _delete_job(jobs: PyTorchJobs, name: str) -> None:
-    try:
-        jobs.delete(name)
-    except client.ApiException as err:
-        if err.status != 404:
-            raise
-    wait_for(lambda: not jobs.pods(name) and not jobs.services(name), timeout=90,
-             what=f"the children of PyTorchJob {name} to be collected")
+    delete_job(jobs, JOB)
 
 
 def test_the_issues_manifest_succeeds(cluster: Cluster, kubeflow: PyTorchJobs) -> None:

@@ -7,17 +7,14 @@ through the official client."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from typing import Any
 
 import pytest
 from kubernetes import client
 
-from mpi_controller.engine.training.framework import TrainingOptions
-from mpi_controller.options import ServerOptions
 from mpi_controller.runtime.metrics import REGISTRY
-from tests.controller_harness import InProcessController
+from tests.controller_harness import InProcessController, training_controller
 from tests.integration.test_controller import _install_pod_group_crd
 from tests.pytorchjobs import (
     CPU_METRIC,
@@ -29,23 +26,15 @@ from tests.pytorchjobs import (
     selector,
 )
 from tests.support import Cluster, wait_for
-from tests.tfjobs import DURATION, EXIT_CODE
+from tests.tfjobs import DURATION, EXIT_CODE, condition, names, wait_pods
 
 pytestmark = pytest.mark.cluster
 LONG = {DURATION: "600s"}
 
 
-@contextmanager
-def pt_controller(cluster: Cluster, namespace: str, **training: Any,
-                  ) -> Iterator[InProcessController]:
-    options = ServerOptions(namespace=namespace, training=TrainingOptions(**training),
-                            enabled_schemes=("pytorchjob",))
-    ctl = InProcessController(cluster.kubeconfig, options)
-    ctl.start()
-    try:
-        yield ctl
-    finally:
-        ctl.stop()
+def pt_controller(cluster: Cluster, namespace: str,
+                  **training: Any) -> AbstractContextManager[InProcessController]:
+    return training_controller(cluster.kubeconfig, namespace, "pytorchjob", **training)
 
 
 @pytest.fixture
@@ -53,26 +42,8 @@ def jobs(kube_api: Any, namespace: str, pytorchjob_crd: str) -> PyTorchJobs:
     return PyTorchJobs(kube_api, namespace)
 
 
-def names(objs: list[dict[str, Any]]) -> list[str]:
-    return [o["metadata"]["name"] for o in objs]
-
-
 def live(objs: list[dict[str, Any]]) -> list[str]:
     return [o["metadata"]["name"] for o in objs if not o["metadata"].get("deletionTimestamp")]
-
-
-def wait_pods(jobs: PyTorchJobs, name: str, count: int, phase: str | None = None,
-              ) -> list[dict[str, Any]]:
-    def probe() -> list[dict[str, Any]] | None:
-        pods = [p for p in jobs.pods(name) if not p["metadata"].get("deletionTimestamp")]
-        ok = len(pods) == count and all(phase is None or p["status"]["phase"] == phase
-                                        for p in pods)
-        return pods if ok else None
-    return wait_for(probe, timeout=60, what=f"{count} {phase or ''} pods of {name}")
-
-
-def condition(jobs: PyTorchJobs, name: str, ctype: str) -> dict[str, Any]:
-    return next(c for c in jobs.get(name)["status"]["conditions"] if c["type"] == ctype)
 
 
 def test_nproc_per_node_four_with_three_workers(cluster: Cluster, jobs: PyTorchJobs) -> None:

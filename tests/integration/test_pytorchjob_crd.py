@@ -6,7 +6,6 @@ v1.9.2's CRD)."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -14,22 +13,17 @@ from kubernetes import client
 
 from tests.pytorchjobs import CPU_METRIC, PyTorchJobs, pytorchjob, replica, simple
 from tests.support import Cluster
+from tests.tfjobs import dry_run_create, rejection
 
 pytestmark = pytest.mark.cluster
 
 
 def _create(kube_api: Any, namespace: str, body: dict[str, Any]) -> dict[str, Any]:
-    result: dict[str, Any] = client.CustomObjectsApi(kube_api).create_namespaced_custom_object(
-        "kubeflow.org", "v1", namespace, "pytorchjobs", body, dry_run="All")
-    return result
+    return dry_run_create(kube_api, namespace, "pytorchjobs", body)
 
 
 def _rejection(kube_api: Any, namespace: str, body: dict[str, Any]) -> str:
-    with pytest.raises(client.ApiException) as exc:
-        _create(kube_api, namespace, body)
-    assert exc.value.status == 422
-    message: str = json.loads(exc.value.body)["message"]
-    return message
+    return rejection(kube_api, namespace, "pytorchjobs", body)
 
 
 def test_accepts_the_example_and_checks_the_schema(kube_api: Any, namespace: str,
