@@ -126,6 +126,7 @@ def test_suspend_deletes_the_hpa_and_resume_creates_it_again(cluster: Cluster,
     with pt_controller(cluster, jobs.namespace):
         jobs.create(_elastic("sus"))
         wait_pods(jobs, "sus", 2, "Running")
+        jobs.wait_condition("sus", "Running", timeout=30)
         first = wait_for(lambda: jobs.hpa("sus"), timeout=30, what="the HPA")
         jobs.patch("sus", {"spec": {"runPolicy": {"suspend": True}}})
         jobs.wait_condition("sus", "Suspended", timeout=60)
