@@ -92,8 +92,8 @@ def test_elastic_job_scaled_with_kubectl_and_by_its_hpa(cluster: Cluster,
             "scaleTargetRef": {"kind": "PyTorchJob", "name": "el",
                                "apiVersion": "kubeflow.org/v1"},
             "minReplicas": 1, "maxReplicas": 3, "metrics": [CPU_METRIC]}
-        scale = wait_for(lambda: (s := jobs.scale("el"))["status"].get("selector") and s,
-                         timeout=30, what="the scale subresource's selector")
+        scale = wait_for(lambda: (s := jobs.scale("el"))["status"].get("replicas") == 2 and s,
+                         timeout=30, what="the scale subresource's two active workers")
         assert (scale["spec"]["replicas"], scale["status"]["replicas"],
                 scale["status"]["selector"]) == (2, 2, selector("el", "Worker"))
         for count in (3, 1):
@@ -118,7 +118,9 @@ def test_elastic_job_scaled_with_kubectl_and_by_its_hpa(cluster: Cluster,
         for index in (1, 2):
             assert ("Normal", "SuccessfulCreatePod", f"Created pod: el-worker-{index}") in \
                 jobs.events("el")
-        assert [c[0] for c in jobs.conditions("el")] == ["Created", "Running"]
+        # Running pods being deleted by a scale-down count as failed (upstream's rule), so a
+        # Restarting condition may pass by; the job neither fails nor finishes.
+        assert {c[0] for c in jobs.conditions("el")} <= {"Created", "Running", "Restarting"}
 
 
 def test_suspend_deletes_the_hpa_and_resume_creates_it_again(cluster: Cluster,
