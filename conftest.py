@@ -137,3 +137,12 @@ def mpijob_crd(cluster: Cluster, kube_api: object) -> str:
 def tfjob_crd(cluster: Cluster, kube_api: object) -> str:
     """Installs (server-side apply) the TFJob CRD and waits until it is Established."""
     return install_crd(cluster, kube_api, TFJOB_CRD_PATH, "tfjobs.kubeflow.org")
+
+
+PYTORCHJOB_CRD_PATH = "deploy/crd/kubeflow.org_pytorchjobs.yaml"
+
+
+@pytest.fixture(scope="session")
+def pytorchjob_crd(cluster: Cluster, kube_api: object) -> str:
+    """Installs (server-side apply) the PyTorchJob CRD and waits until it is Established."""
+    return install_crd(cluster, kube_api, PYTORCHJOB_CRD_PATH, "pytorchjobs.kubeflow.org")

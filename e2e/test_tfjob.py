@@ -15,7 +15,15 @@ from kubernetes import client
 from e2e.chaos import audit
 from tests.processes import ControllerProcess
 from tests.support import Cluster, wait_for
-from tests.tfjobs import DURATION, TFJobs, dense_config, replica, tfjob
+from tests.tfjobs import (
+    DURATION,
+    TFJobs,
+    delete_job,
+    dense_config,
+    kubeflow_namespace,
+    replica,
+    tfjob,
+)
 
 pytestmark = pytest.mark.cluster
 
@@ -26,29 +34,11 @@ NAMES = [f"{JOB}-ps-{i}" for i in range(2)] + [f"{JOB}-worker-{i}" for i in rang
 @pytest.fixture
 def kubeflow(kube_api: Any, controller: ControllerProcess) -> Any:
     """The namespace the issue's manifest names, with the manifest's job deleted afterwards."""
-    core = client.CoreV1Api(kube_api)
-    try:
-        core.create_namespace({"metadata": {"name": "kubeflow"}})
-    except client.ApiException as err:
-        if err.status != 409:
-            raise
-    wait_for(lambda: core.list_namespaced_service_account(
-        "kubeflow", field_selector="metadata.name=default").items, timeout=60,
-        what="the default ServiceAccount in namespace kubeflow")
+    kubeflow_namespace(kube_api)
     jobs = TFJobs(kube_api, "kubeflow")
-    _delete_job(jobs, JOB)
+    delete_job(jobs, JOB)
     yield jobs
-    _delete_job(jobs, JOB)
-
-
-def _delete_job(jobs: TFJobs, name: str) -> None:
-    try:
-        jobs.delete(name)
-    except client.ApiException as err:
-        if err.status != 404:
-            raise
-    wait_for(lambda: not jobs.pods(name) and not jobs.services(name), timeout=90,
-             what=f"the children of TFJob {name} to be collected")
+    delete_job(jobs, JOB)
 
 
 def test_the_issues_manifest_succeeds(cluster: Cluster, kubeflow: TFJobs) -> None:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# `make demo`: brings up the local cluster, installs the MPIJob and TFJob CRDs, starts
+# `make demo`: brings up the local cluster, installs the MPIJob, TFJob and PyTorchJob CRDs, starts
 # mpi-controller against it, submits examples/pi.yaml and follows the job until it succeeds,
-# then does the same with the TFJob examples/tensorflow-dist-mnist.yaml.
+# then does the same with the TFJob examples/tensorflow-dist-mnist.yaml and the PyTorchJob
+# examples/pytorch-simple.yaml.
 # `hack/demo.sh down` stops the controller and the cluster.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,7 +20,7 @@ KUBECTL="$(bash "$CLUSTER" bin-dir)/kubectl"
 k() { "$KUBECTL" "$@"; }
 k get nodes
 
-step "Installing the CRDs (mpijobs.kubeflow.org: v2beta1 stored, v1 and v1alpha2 through the conversion webhook; tfjobs.kubeflow.org v1)"
+step "Installing the CRDs (mpijobs.kubeflow.org: v2beta1 stored, v1 and v1alpha2 through the conversion webhook; tfjobs.kubeflow.org and pytorchjobs.kubeflow.org v1)"
 bash hack/install-crd.sh
 
 step "Starting mpi-controller locally against the cluster (logs: $STATE/logs/mpi-controller.log)"
@@ -87,25 +88,27 @@ echo
 echo "Events recorded on the MPIJob:"
 k get events --field-selector "involvedObject.uid=$uid" --sort-by=.lastTimestamp
 
+follow() {  # follow KIND NAME: print the kubeflow-namespace job's conditions until it succeeds
+  local kind=$1 name=$2 last="" conds deadline=$((SECONDS + 180))
+  while ((SECONDS < deadline)); do
+    conds=$(k -n kubeflow get "$kind" "$name" \
+      -o jsonpath='{range .status.conditions[*]}{.type}={.status} {end}' 2>/dev/null || true)
+    if [[ $conds != "$last" ]]; then
+      printf '    %s  %s\n' "$(date +%H:%M:%S)" "${conds:-(no status yet)}"
+      last=$conds
+    fi
+    [[ $conds == *"Succeeded=True"* ]] && return 0
+    if [[ $conds == *"Failed=True"* ]]; then echo "the $kind failed; see $STATE/logs/mpi-controller.log"; exit 1; fi
+    sleep 0.5
+  done
+  echo "the $kind $name did not succeed within 180s; see $STATE/logs/mpi-controller.log"; exit 1
+}
+
 step "Submitting examples/tensorflow-dist-mnist.yaml: a TFJob with 2 parameter servers and 4 workers"
 k get namespace kubeflow >/dev/null 2>&1 || k create namespace kubeflow >/dev/null
 k -n kubeflow delete tfjob tf-dist-mnist-for-e2e-test --ignore-not-found --wait=true >/dev/null
 k create -f examples/tensorflow-dist-mnist.yaml
-last="" deadline=$((SECONDS + 180))
-while ((SECONDS < deadline)); do
-  conds=$(k -n kubeflow get tfjob tf-dist-mnist-for-e2e-test \
-    -o jsonpath='{range .status.conditions[*]}{.type}={.status} {end}' 2>/dev/null || true)
-  if [[ $conds != "$last" ]]; then
-    printf '    %s  %s\n' "$(date +%H:%M:%S)" "${conds:-(no status yet)}"
-    last=$conds
-  fi
-  [[ $conds == *"Succeeded=True"* ]] && break
-  if [[ $conds == *"Failed=True"* ]]; then echo "the TFJob failed; see $STATE/logs/mpi-controller.log"; exit 1; fi
-  sleep 0.5
-done
-if [[ $last != *"Succeeded=True"* ]]; then
-  echo "the TFJob did not succeed within 180s; see $STATE/logs/mpi-controller.log"; exit 1
-fi
+follow tfjob tf-dist-mnist-for-e2e-test
 k -n kubeflow get tfjob tf-dist-mnist-for-e2e-test
 k -n kubeflow get pods,services -l job-name=tf-dist-mnist-for-e2e-test
 echo
@@ -114,7 +117,18 @@ k -n kubeflow get pod tf-dist-mnist-for-e2e-test-worker-0 \
   -o jsonpath='{.spec.containers[0].env[?(@.name=="TF_CONFIG")].value}' | sed 's/^/    /'
 echo
 
-step "Done. The MPIJob pi and the TFJob tf-dist-mnist-for-e2e-test succeeded."
+step "Submitting examples/pytorch-simple.yaml: a PyTorchJob with a master and a worker"
+k -n kubeflow delete pytorchjob pytorch-simple --ignore-not-found --wait=true >/dev/null
+k create -f examples/pytorch-simple.yaml
+follow pytorchjob pytorch-simple
+k -n kubeflow get pytorchjob pytorch-simple
+k get pods -l job-name=pytorch-simple -n kubeflow
+echo
+echo "The environment of the worker (MASTER_ADDR, WORLD_SIZE, RANK, PET_*):"
+k -n kubeflow get pod pytorch-simple-worker-0 \
+  -o jsonpath='{range .spec.containers[0].env[*]}{.name}={.value}{"\n"}{end}' | sed 's/^/    /'
+
+step "Done. The MPIJob pi, the TFJob tf-dist-mnist-for-e2e-test and the PyTorchJob pytorch-simple succeeded."
 echo "    The cluster and the controller keep running: export KUBECONFIG=$KUBECONFIG"
 echo "    It serves MPIJob v2beta1, v1 and v1alpha2: kubectl create -f examples/v1/tensorflow-mnist-elastic.yaml"
 echo "    Stop everything with: make demo-down   (or: hack/local-cluster.sh down)"

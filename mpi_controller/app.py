@@ -4,7 +4,8 @@ events, health and metrics together, and runs until SIGTERM.
 :func:`build_controllers` is the wiring of the kinds (one shared informer factory and pod
 informer, one engine controller and event recorder per kind); the tests use it too.
 
-The kinds (:data:`SCHEMES`): ``mpijob`` (MPIJob ``v2beta1``) and ``tfjob`` (TFJob ``v1``).
+The kinds (:data:`SCHEMES`): ``mpijob`` (MPIJob ``v2beta1``), ``tfjob`` (TFJob ``v1``) and
+``pytorchjob`` (PyTorchJob ``v1``).
 ``--enable-scheme`` selects some; without it every kind whose CRD is installed runs.
 
 Startup follows the Go operators: build the client (QPS/burst), check that the CRDs of the
@@ -36,6 +37,8 @@ from mpi_controller.mpi import constants
 from mpi_controller.mpi import metrics as jobmetrics
 from mpi_controller.mpi.kind import MPIJOBS, MPIJobKind
 from mpi_controller.options import SCHEMES, ServerOptions
+from mpi_controller.pytorch import constants as pt_constants
+from mpi_controller.pytorch.kind import PYTORCHJOBS, PyTorchJobKind
 from mpi_controller.runtime.client import ApiError, KubeClient, Resource, RestClient
 from mpi_controller.runtime.clock import Clock, LoopClock
 from mpi_controller.runtime.events import EventRecorder
@@ -112,6 +115,11 @@ _KINDS: dict[str, _Scheme] = {
         lambda: TFJOBS, tf_constants.CRD_NAME, TFJobKind.operator_name, TFJobKind.component,
         lambda factory, opts, pods: TFJobKind(factory, namespace=opts.namespace, pods=pods,
                                               options=opts.training)),
+    "pytorchjob": _Scheme(
+        lambda: PYTORCHJOBS, pt_constants.CRD_NAME, PyTorchJobKind.operator_name,
+        PyTorchJobKind.component,
+        lambda factory, opts, pods: PyTorchJobKind(factory, namespace=opts.namespace, pods=pods,
+                                                   options=opts.training, pytorch=opts.pytorch)),
 }
 assert tuple(_KINDS) == SCHEMES
 DEFAULT_SCHEMES = ("mpijob",)

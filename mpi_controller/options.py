@@ -9,15 +9,19 @@ operator: ``--health-port`` (default 8080; 0 disables), ``--log-format json|cons
 operator. The webhook flags (``--webhook-server-port`` as the training-operator's, and the
 certificate settings) fill :class:`~mpi_controller.webhook.WebhookOptions`.
 
-From training-operator: ``--enable-scheme`` (repeatable, any case: ``tfjob``, ``mpijob``)
-selects the job kinds; without it every kind whose CRD is installed runs.
+From training-operator: ``--enable-scheme`` (repeatable, any case: ``mpijob``, ``tfjob``,
+``pytorchjob``) selects the job kinds; without it every kind whose CRD is installed runs.
+``--pytorch-init-container-image``, ``--pytorch-init-container-max-tries`` and
+``--pytorch-init-container-template-file`` shape the PyTorchJob workers' init container (the
+template file is read once, at startup; a bad one is an error naming the flag).
 ``--gang-scheduler-name`` is an alias of ``--gang-scheduling``; ``--cluster-domain`` defaults to
 ``$CUSTOM_CLUSTER_DOMAIN`` (training-operator's variable for TF_CONFIG host names).
 
 :class:`ServerOptions` groups what each part needs: the process (client, ports, logs, leader
 election), the job engine (:class:`~mpi_controller.engine.controller.EngineConfig`) and the
-MPIJob kind (:class:`~mpi_controller.mpi.kind.MPIJobOptions`) and the training-operator kinds
-(:class:`~mpi_controller.engine.training.framework.TrainingOptions`).
+MPIJob kind (:class:`~mpi_controller.mpi.kind.MPIJobOptions`), the training-operator kinds
+(:class:`~mpi_controller.engine.training.framework.TrainingOptions`) and the PyTorchJob kind
+(:class:`~mpi_controller.pytorch.kind.PyTorchOptions`).
 """
 
 from __future__ import annotations
@@ -32,11 +36,14 @@ from mpi_controller.engine.training.framework import TrainingOptions
 from mpi_controller.kube.timefmt import parse_duration
 from mpi_controller.mpi.features import GATES, Features
 from mpi_controller.mpi.kind import MPIJobOptions
+from mpi_controller.pytorch import constants as pytorch
+from mpi_controller.pytorch.initcontainer import InitContainerTemplate
+from mpi_controller.pytorch.kind import PyTorchOptions
 from mpi_controller.webhook import WebhookOptions
 
 __all__ = ["SCHEMES", "ServerOptions", "add_run_arguments", "options_from_args"]
 
-SCHEMES = ("mpijob", "tfjob")
+SCHEMES = ("mpijob", "tfjob", "pytorchjob")
 """The job kinds ``--enable-scheme`` can select (lower case)."""
 
 
@@ -56,6 +63,7 @@ class ServerOptions:
     engine: EngineConfig = field(default_factory=EngineConfig)
     mpi: MPIJobOptions = field(default_factory=MPIJobOptions)
     training: TrainingOptions = field(default_factory=TrainingOptions)
+    pytorch: PyTorchOptions = field(default_factory=PyTorchOptions)
     enabled_schemes: tuple[str, ...] = ()
     """``--enable-scheme`` values (lower case); empty: every kind whose CRD is installed."""
     webhook: WebhookOptions = field(default_factory=WebhookOptions)
@@ -100,6 +108,17 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     _flag(parser, "enable-scheme", dest="enable_scheme", action="append", default=[],
           help=f"run this job kind ({', '.join(SCHEMES)}; repeatable, any case); default: "
                "every kind whose CRD is installed")
+    _flag(parser, "pytorch-init-container-image", dest="pytorch_init_container_image",
+          default=pytorch.DEFAULT_INIT_CONTAINER_IMAGE,
+          help="image of the PyTorchJob workers' init container (waits for the master)")
+    _flag(parser, "pytorch-init-container-max-tries", dest="pytorch_init_container_max_tries",
+          type=int, default=pytorch.DEFAULT_INIT_CONTAINER_MAX_TRIES,
+          help="DNS lookups of the master the init container tries (2 s apart)")
+    _flag(parser, "pytorch-init-container-template-file",
+          dest="pytorch_init_container_template_file",
+          default=pytorch.DEFAULT_INIT_CONTAINER_TEMPLATE_FILE,
+          help="YAML template of the init containers ({{.MasterAddr}}, "
+               "{{.InitContainerImage}}, {{.MaxTries}}); the built-in one when unreadable")
     _flag(parser, "log-format", dest="log_format", choices=["json", "console"], default=None,
           help="log format (default: json in a pod, console otherwise)")
     _flag(parser, "log-level", dest="log_level", default=d.log_level,
@@ -161,6 +180,7 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
     _positive("controller-queue-rate-limit", args.controller_queue_rate_limit)
     _positive("controller-queue-burst", args.controller_queue_burst)
     _positive("worker-create-concurrency", args.worker_create_concurrency)
+    _positive("pytorch-init-container-max-tries", args.pytorch_init_container_max_tries)
     if args.pod_update_batch < 0:
         raise ValueError(f"--pod-update-batch must not be negative, got {args.pod_update_batch:g}")
     schemes = tuple(dict.fromkeys(s.lower() for s in args.enable_scheme))
@@ -204,6 +224,7 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
             cluster_domain=args.cluster_domain,
             create_concurrency=args.worker_create_concurrency,
         ),
+        pytorch=_pytorch_options(args),
         enabled_schemes=schemes,
         webhook=_webhook_options(args),
     )
@@ -226,3 +247,14 @@ def _webhook_options(args: argparse.Namespace) -> WebhookOptions:
         configuration_name=args.webhook_configuration_name,
         namespace=args.webhook_namespace, url=url, cert_dir=args.webhook_cert_dir,
         cert_validity=validity)
+
+
+def _pytorch_options(args: argparse.Namespace) -> PyTorchOptions:
+    try:
+        template = InitContainerTemplate.load(
+            args.pytorch_init_container_template_file,
+            image=args.pytorch_init_container_image,
+            max_tries=args.pytorch_init_container_max_tries)
+    except ValueError as err:
+        raise ValueError(f"--pytorch-init-container-template-file: {err}") from None
+    return PyTorchOptions(init_container=template)

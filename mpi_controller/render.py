@@ -1,16 +1,19 @@
-"""``mpi-controller render``: print the objects the controller would create for MPIJobs and
-TFJobs.
+"""``mpi-controller render``: print the objects the controller would create for MPIJobs,
+TFJobs and PyTorchJobs.
 
 Reads one or more manifests (``-f FILE``, ``-f -`` for stdin; multi-document YAML), defaults
 and validates each job, and prints as one YAML stream, per job in creation order: for an
 MPIJob the Service, ConfigMap, SSH Secret, PodGroup (with ``--gang-scheduling``), worker pods,
-launcher Job; for a TFJob the PodGroup (with ``--gang-scheduling``), then per replica type its
-pods (with TF_CONFIG) and headless Services. Objects carry the controller's owner reference
-(``metadata.uid`` of the manifest, or a placeholder). A suspended MPIJob gets no PodGroup and no
-workers, and a suspended launcher; a suspended TFJob nothing.
+launcher Job; for a TFJob or PyTorchJob the HPA (an elastic PyTorchJob with metrics), the
+PodGroup (with ``--gang-scheduling``), then per replica type its pods (with TF_CONFIG, or the
+PyTorch environment and init container) and headless Services. Objects carry the controller's
+owner reference (``metadata.uid`` of the manifest, or a placeholder). A suspended MPIJob gets
+no PodGroup and no workers, and a suspended launcher; a suspended TFJob or PyTorchJob
+nothing.
 
 Exit status: 0 on success; 2 when a document cannot be read or parsed (the message names the
-file and line), is not an MPIJob or TFJob (the message names its kind), or fails validation
+file and line), is not an MPIJob, TFJob or PyTorchJob (the message names its kind), or fails
+validation
 (the errors go to stderr, one per line). Nothing is printed to stdout unless every document is
 valid.
 """
@@ -26,7 +29,9 @@ from typing import Any, TextIO
 import yaml
 
 from mpi_controller.engine.training import gang as training_gang
+from mpi_controller.engine.training.api import API_VERSION as TRAINING_API_VERSION
 from mpi_controller.engine.training.api import replica_specs
+from mpi_controller.engine.training.framework import TrainingFramework
 from mpi_controller.engine.training.plan import initial_children, replica_pod
 from mpi_controller.kube.fielderrors import FieldError
 from mpi_controller.kube.jsonvalue import as_dict, as_str
@@ -41,28 +46,30 @@ from mpi_controller.mpi.v2beta1.defaults import set_defaults
 from mpi_controller.mpi.v2beta1.types import parse_mpi_job
 from mpi_controller.mpi.v2beta1.validation import validate
 from mpi_controller.mpi.worker import new_worker
+from mpi_controller.pytorch import constants as pt
+from mpi_controller.pytorch.kind import PyTorch
+from mpi_controller.pytorch.v1 import validation_warnings as pytorch_warnings
 from mpi_controller.tensorflow import constants as tf
 from mpi_controller.tensorflow.kind import TensorFlow
-from mpi_controller.tensorflow.v1 import set_defaults as set_tfjob_defaults
-from mpi_controller.tensorflow.v1 import validate as validate_tfjob
 
 __all__ = ["PLACEHOLDER_UID", "RenderError", "add_render_parser", "render_command", "render_job"]
 
 PLACEHOLDER_UID = "00000000-0000-0000-0000-000000000000"
 
 _DESCRIPTION = """\
-Print, as a YAML stream, every object the controller would create for each MPIJob and TFJob
-in the given manifests, in creation order. MPIJob: Service, ConfigMap, SSH Secret, PodGroup
-(only with --gang-scheduling), worker pods, launcher Job. TFJob: PodGroup (only with
---gang-scheduling), then per replica type its pods (with TF_CONFIG) and headless Services.
+Print, as a YAML stream, every object the controller would create for each MPIJob, TFJob and
+PyTorchJob in the given manifests, in creation order. MPIJob: Service, ConfigMap, SSH Secret,
+PodGroup (only with --gang-scheduling), worker pods, launcher Job. TFJob and PyTorchJob: the
+HPA (an elastic PyTorchJob with metrics), PodGroup (only with --gang-scheduling), then per
+replica type its pods (with TF_CONFIG, or the PyTorch environment) and headless Services.
 Jobs are defaulted and validated first. Owner references use the manifest's metadata.uid, or a
 placeholder UID.
 
 The SSH Secret's key pair is freshly generated on every run (the controller generates its own
 when it creates the Secret), so that part of the output differs between runs.
 
-Exit status: 0 on success, 2 on unreadable or unparsable input, a document that is neither an
-MPIJob nor a TFJob, or validation errors (printed to stderr).
+Exit status: 0 on success, 2 on unreadable or unparsable input, a document that is not an
+MPIJob, TFJob or PyTorchJob, or validation errors (printed to stderr).
 """
 
 
@@ -103,7 +110,8 @@ def add_render_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``render`` subcommand to an ``argparse`` subparsers object."""
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "render",
-        help="print the objects the controller would create for MPIJob and TFJob manifests",
+        help="print the objects the controller would create for MPIJob, TFJob and PyTorchJob "
+        "manifests",
         description=_DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -114,7 +122,8 @@ def add_render_parser(subparsers: Any) -> argparse.ArgumentParser:
         action="append",
         required=True,
         metavar="FILE",
-        help="MPIJob or TFJob manifest (multi-document YAML); '-' reads stdin; repeatable",
+        help="MPIJob, TFJob or PyTorchJob manifest (multi-document YAML); '-' reads stdin; "
+        "repeatable",
     )
     parser.add_argument(
         "--cluster-domain",
@@ -180,30 +189,37 @@ def _documents(path: str) -> Iterator[tuple[int, Any]]:
             yield number, doc
 
 
-_TFJOB_API_VERSION = "kubeflow.org/v1"
+_TRAINING_KINDS = (tf.KIND, pt.KIND)
 
 
 def _check_kind(name: str, number: int, doc: object) -> dict[str, Any]:
     where = f"{name}: document {number}"
     if not isinstance(doc, dict):
-        raise RenderError(f"{where}: expected a mapping (an MPIJob or TFJob), got "
+        raise RenderError(f"{where}: expected a mapping (an MPIJob, TFJob or PyTorchJob), got "
                           f"{type(doc).__name__}")
     kind, api_version = doc.get("kind"), doc.get("apiVersion")
-    if (kind, api_version) not in ((c.KIND, c.API_VERSION), (tf.KIND, _TFJOB_API_VERSION)):
+    known = [(c.KIND, c.API_VERSION)] + [(k, TRAINING_API_VERSION) for k in _TRAINING_KINDS]
+    if (kind, api_version) not in known:
+        expected = ", or ".join(f"kind {k!r}, apiVersion {v!r}" for k, v in known)
         raise RenderError(
-            f"{where}: kind {kind!r} (apiVersion {api_version!r}) is not an MPIJob or TFJob; "
-            f"expected kind {c.KIND!r}, apiVersion {c.API_VERSION!r}, or kind {tf.KIND!r}, "
-            f"apiVersion {_TFJOB_API_VERSION!r}"
+            f"{where}: kind {kind!r} (apiVersion {api_version!r}) is not an MPIJob, TFJob or "
+            f"PyTorchJob; expected {expected}"
         )
     return doc
 
 
-def _is_tfjob(job: dict[str, Any]) -> bool:
-    return job.get("kind") == tf.KIND
+def _is_training(job: dict[str, Any]) -> bool:
+    return job.get("kind") in _TRAINING_KINDS
+
+
+def _framework(job: dict[str, Any], options: _Options) -> TrainingFramework:
+    if job.get("kind") == pt.KIND:
+        return PyTorch()
+    return TensorFlow(cluster_domain=options.cluster_domain)
 
 
 def _prepare(doc: dict[str, Any], options: _Options) -> dict[str, Any]:
-    job = set_tfjob_defaults(doc) if _is_tfjob(doc) else set_defaults(doc)
+    job = _framework(doc, options).set_defaults(doc) if _is_training(doc) else set_defaults(doc)
     meta = job["metadata"] = dict(as_dict(job.get("metadata")))
     meta.setdefault("namespace", options.namespace)
     meta.setdefault("uid", PLACEHOLDER_UID)
@@ -218,21 +234,17 @@ def _running_workers(job: dict[str, Any], options: _Options) -> list[dict[str, A
     return pods
 
 
-def _tensorflow(options: _Options) -> TensorFlow:
-    return TensorFlow(cluster_domain=options.cluster_domain)
-
-
-def _render_tfjob(job: dict[str, Any], options: _Options) -> list[dict[str, Any]]:
-    return initial_children(_tensorflow(options), job,
+def _render_training(job: dict[str, Any], options: _Options) -> list[dict[str, Any]]:
+    return initial_children(_framework(job, options), job,
                             gang=training_gang.gang_scheduler(options.gang_scheduling),
                             priority=options.priority_classes.get)
 
 
-def _tfjob_warnings(job: dict[str, Any], options: _Options) -> list[str]:
-    fw = _tensorflow(options)
+def _training_warnings(job: dict[str, Any], options: _Options) -> list[str]:
+    fw = _framework(job, options)
     gang = training_gang.gang_scheduler(options.gang_scheduling)
     specs = replica_specs(job, fw.replica_specs_field)
-    messages: list[str] = []
+    messages: list[str] = pytorch_warnings(job) if job.get("kind") == pt.KIND else []
     for spec in specs.values():
         for event in replica_pod(fw, job, specs, spec, 0, gang=gang)[1]:
             messages += [] if event.message in messages else [event.message]
@@ -241,17 +253,17 @@ def _tfjob_warnings(job: dict[str, Any], options: _Options) -> list[str]:
 
 def _errors_and_warnings(job: dict[str, Any], options: _Options,
                          ) -> tuple[list[FieldError], list[str]]:
-    if _is_tfjob(job):
-        errors = validate_tfjob(job)
-        return errors, [] if errors else _tfjob_warnings(job, options)
+    if _is_training(job):
+        errors = _framework(job, options).validate(job)
+        return errors, [] if errors else _training_warnings(job, options)
     errors = validate(job)
     return errors, [] if errors else [e.message for e in launcher_template_events(job)]
 
 
 def render_job(job: dict[str, Any], options: _Options) -> list[dict[str, Any]]:
-    """The objects for one defaulted, valid MPIJob or TFJob, in creation order."""
-    if _is_tfjob(job):
-        return _render_tfjob(job, options)
+    """The objects for one defaulted, valid MPIJob, TFJob or PyTorchJob, in creation order."""
+    if _is_training(job):
+        return _render_training(job, options)
     view = parse_mpi_job(job)
     gang = options.gang_scheduling
     objects: list[dict[str, Any]] = [

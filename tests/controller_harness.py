@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 from mpi_controller.app import build_controllers
 from mpi_controller.engine.controller import JobController
+from mpi_controller.engine.training.framework import TrainingOptions
 from mpi_controller.mpi.kind import MPIJobOptions
 from mpi_controller.options import ServerOptions
 from mpi_controller.runtime.client import RestClient
@@ -91,6 +92,21 @@ class InProcessController:
         assert not self.thread.is_alive(), "controller did not stop"
         if self.error:
             raise self.error
+
+
+@contextmanager
+def training_controller(kubeconfig: str, namespace: str, scheme: str,
+                        **training: Any) -> Iterator[InProcessController]:
+    """The controller of one training-operator kind (``tfjob``, ``pytorchjob``), watching
+    ``namespace``; ``training``: :class:`TrainingOptions` fields."""
+    options = ServerOptions(namespace=namespace, training=TrainingOptions(**training),
+                            enabled_schemes=(scheme,))
+    ctl = InProcessController(kubeconfig, options)
+    ctl.start()
+    try:
+        yield ctl
+    finally:
+        ctl.stop()
 
 
 @contextmanager

@@ -26,6 +26,7 @@ from mpi_controller.mpi.features import Features
 from mpi_controller.mpi.gang import SCHEDULER_PLUGINS_POD_GROUP, VOLCANO_POD_GROUP
 from mpi_controller.mpi.kind import MPIJOBS, MPIJobOptions
 from mpi_controller.options import ServerOptions
+from mpi_controller.pytorch.kind import HPAS, PYTORCHJOBS, PyTorchOptions
 from mpi_controller.runtime.client import EVENTS, Resource
 from mpi_controller.runtime.clock import ManualClock
 from mpi_controller.runtime.informer import SharedIndexInformer
@@ -48,12 +49,14 @@ class EngineHarness:
     def __init__(self, *, namespace: str = NAMESPACE, gang_scheduling: str = "",
                  worker_create_concurrency: int = 16, pod_update_batch: float = 1.0,
                  schemes: tuple[str, ...] = ("mpijob",), cluster_domain: str = "",
-                 features: Features | None = None) -> None:
+                 features: Features | None = None,
+                 pytorch: PyTorchOptions | None = None) -> None:
         self.namespace = namespace
         self.clock = ManualClock()
         self.api = FakeApi(clock=self.clock, wall=self.now)
-        for job_resource in (MPIJOBS, TFJOBS):
+        for job_resource in (MPIJOBS, TFJOBS, PYTORCHJOBS):
             self.api.register(job_resource, status_subresource=True)
+        self.api.register(HPAS, status_subresource=True, custom=False)
         for resource in pod_group_resources():
             self.api.register(resource)
         options = ServerOptions(
@@ -65,6 +68,7 @@ class EngineHarness:
             training=TrainingOptions(gang_scheduler_name=gang_scheduling,
                                      cluster_domain=cluster_domain,
                                      create_concurrency=worker_create_concurrency),
+            pytorch=pytorch or PyTorchOptions(),
             enabled_schemes=schemes)
         self.built = build_controllers(self.api, options, clock=self.clock, wall=self.now)
         self.controller: JobController = self.built.controllers[0]
@@ -112,7 +116,7 @@ class EngineHarness:
     # -- acting ---------------------------------------------------------------------------
 
     def controller_for(self, kind: str) -> JobController:
-        """The controller of the job kind ``kind`` (``MPIJob``, ``TFJob``)."""
+        """The controller of the job kind ``kind`` (``MPIJob``, ``TFJob``, ``PyTorchJob``)."""
         return next(c for c in self.built.controllers if c.kind.resource.kind == kind)
 
     def _resource(self, kind: str) -> Resource:

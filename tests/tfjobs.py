@@ -8,10 +8,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
+from kubernetes import client
 
 from tests.mpijobs import MPIJobs
-from tests.support import REPO
+from tests.support import REPO, wait_for
 
 GROUP, VERSION, PLURAL = "kubeflow.org", "v1", "tfjobs"
 DURATION = "sim.mpi-controller.io/duration"
@@ -27,11 +29,15 @@ def example(name: str = EXAMPLE) -> dict[str, Any]:
 
 
 def replica(replicas: int | None = 1, *, restart: str | None = None, port: int | None = None,
-            annotations: dict[str, str] | None = None, **pod_spec: Any) -> dict[str, Any]:
-    """A replica spec with one ``tensorflow`` container (``port``: its ``tfjob-port``)."""
-    container: dict[str, Any] = {"name": "tensorflow", "image": IMAGE}
+            annotations: dict[str, str] | None = None,
+            container_port: tuple[str, str, str] = ("tensorflow", "tfjob-port", IMAGE),
+            **pod_spec: Any) -> dict[str, Any]:
+    """A replica spec with one ``tensorflow`` container (``port``: its ``tfjob-port``; another
+    kind's container name, port name and image in ``container_port``)."""
+    name, port_name, image = container_port
+    container: dict[str, Any] = {"name": name, "image": image}
     if port is not None:
-        container["ports"] = [{"name": "tfjob-port", "containerPort": port}]
+        container["ports"] = [{"name": port_name, "containerPort": port}]
     template: dict[str, Any] = {"spec": {"containers": [container], **pod_spec}}
     if annotations:
         template["metadata"] = {"annotations": annotations}
@@ -104,6 +110,66 @@ class TFJobs(MPIJobs):
         """``(type, reason, message)`` of the job's Events, oldest first."""
         items = self.core.list_namespaced_event(
             self.namespace, field_selector=f"involvedObject.name={name},"
-                                           "involvedObject.kind=TFJob").items
+                                           f"involvedObject.kind={self.kind}").items
         items.sort(key=lambda e: (e.first_timestamp or e.event_time, e.metadata.name))
         return [(e.type, e.reason, e.message) for e in items]
+
+
+def names(objs: list[dict[str, Any]]) -> list[str]:
+    return [o["metadata"]["name"] for o in objs]
+
+
+def wait_pods(jobs: TFJobs, name: str, count: int, phase: str | None = None,
+              ) -> list[dict[str, Any]]:
+    """The job's ``count`` pods (not being deleted), each in ``phase`` when given."""
+    def probe() -> list[dict[str, Any]] | None:
+        pods = [p for p in jobs.pods(name) if not p["metadata"].get("deletionTimestamp")]
+        ok = len(pods) == count and all(phase is None or p["status"]["phase"] == phase
+                                        for p in pods)
+        return pods if ok else None
+    return wait_for(probe, timeout=60, what=f"{count} {phase or ''} pods of {name}")
+
+
+def condition(jobs: TFJobs, name: str, ctype: str) -> dict[str, Any]:
+    return next(c for c in jobs.get(name)["status"]["conditions"] if c["type"] == ctype)
+
+
+def dry_run_create(kube_api: Any, namespace: str, plural: str,
+                   body: dict[str, Any]) -> dict[str, Any]:
+    """Create a ``kubeflow.org/v1`` job with ``dryRun=All`` (the CRD's schema decides)."""
+    result: dict[str, Any] = client.CustomObjectsApi(kube_api).create_namespaced_custom_object(
+        GROUP, VERSION, namespace, plural, body, dry_run="All")
+    return result
+
+
+def rejection(kube_api: Any, namespace: str, plural: str, body: dict[str, Any]) -> str:
+    """The message of the 422 a dry-run create of ``body`` gets."""
+    with pytest.raises(client.ApiException) as exc:
+        dry_run_create(kube_api, namespace, plural, body)
+    assert exc.value.status == 422
+    message: str = json.loads(exc.value.body)["message"]
+    return message
+
+
+def kubeflow_namespace(kube_api: Any) -> None:
+    """Namespace ``kubeflow`` (the examples' own), with its default ServiceAccount."""
+    core = client.CoreV1Api(kube_api)
+    try:
+        core.create_namespace({"metadata": {"name": "kubeflow"}})
+    except client.ApiException as err:
+        if err.status != 409:
+            raise
+    wait_for(lambda: core.list_namespaced_service_account(
+        "kubeflow", field_selector="metadata.name=default").items, timeout=60,
+        what="the default ServiceAccount in namespace kubeflow")
+
+
+def delete_job(jobs: TFJobs, name: str) -> None:
+    """Delete the job (if there) and wait until its pods and Services are collected."""
+    try:
+        jobs.delete(name)
+    except client.ApiException as err:
+        if err.status != 404:
+            raise
+    wait_for(lambda: not jobs.pods(name) and not jobs.services(name), timeout=90,
+             what=f"the children of {jobs.kind} {name} to be collected")

@@ -1,15 +1,20 @@
 """A CustomResourceDefinition document from a kind's description: names, versions (each with
 its schema, subresources and printer columns; one of them the storage version) and an
-optional ``conversion`` stanza."""
+optional ``conversion`` stanza.
+
+A version's schema builder gets the PodTemplateSpec schema, then the schemas of the OpenAPI
+components it names in ``components`` (e.g. ``io.k8s.api.autoscaling.v2.MetricSpec``), in
+that order."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-Schema = Callable[[dict[str, Any]], dict[str, Any]]
-"""Builds a version's ``openAPIV3Schema`` from the PodTemplateSpec schema."""
+Schema = Callable[..., dict[str, Any]]
+"""Builds a version's ``openAPIV3Schema`` from the PodTemplateSpec schema (and the schemas of
+its ``components``)."""
 
 
 @dataclass(frozen=True)
@@ -20,6 +25,7 @@ class Version:
     storage: bool = False
     served: bool = True
     subresources: dict[str, Any] = field(default_factory=lambda: {"status": {}})
+    components: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -38,8 +44,11 @@ class CRD:
     def file_name(self) -> str:
         return f"{self.group}_{self.plural}.yaml"
 
-    def document(self, template: dict[str, Any]) -> dict[str, Any]:
-        """The CRD, its versions' schemas built from ``template`` (PodTemplateSpec)."""
+    def document(self, template: dict[str, Any],
+                 components: Mapping[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+        """The CRD, its versions' schemas built from ``template`` (PodTemplateSpec) and the
+        converted ``components`` they name."""
+        found = components or {}
         if sum(v.storage for v in self.versions) != 1:
             raise ValueError(f"{self.name}: exactly one storage version is needed")
         spec: dict[str, Any] = {
@@ -58,7 +67,8 @@ class CRD:
                     "storage": v.storage,
                     "subresources": v.subresources,
                     "additionalPrinterColumns": v.printer_columns,
-                    "schema": {"openAPIV3Schema": v.schema(template)},
+                    "schema": {"openAPIV3Schema": v.schema(
+                        template, *(found[name] for name in v.components))},
                 }
                 for v in self.versions
             ],

@@ -123,8 +123,15 @@ def _drop_required_defaults(schema: dict[str, Any]) -> None:
 
 def pod_template_schema(openapi: dict[str, Any]) -> dict[str, Any]:
     """The structural schema of io.k8s.api.core.v1.PodTemplateSpec."""
+    return component_schema(openapi, ROOT)
+
+
+def component_schema(openapi: dict[str, Any], name: str) -> dict[str, Any]:
+    """The structural schema of the component ``name`` (e.g.
+    ``io.k8s.api.autoscaling.v2.MetricSpec``)."""
     schemas = openapi["components"]["schemas"]
-    return Resolver(schemas).convert(schemas[ROOT], (ROOT,))
+    converted: dict[str, Any] = Resolver(schemas).convert(schemas[name], (name,))
+    return converted
 
 
 def integer(fmt: str, description: str, **extra: Any) -> dict[str, Any]:

@@ -161,7 +161,8 @@ EOF
 exec $b/kube-controller-manager --kubeconfig=$kc \
   --authentication-kubeconfig=$kc --authorization-kubeconfig=$kc \
   --leader-elect=false --bind-address=127.0.0.1 --secure-port=$KCM_PORT \
-  --controllers=job-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller,ttl-after-finished-controller,pod-garbage-collector-controller,node-lifecycle-controller,root-ca-certificate-publisher-controller${KCM_EXTRA_CONTROLLERS:+,$KCM_EXTRA_CONTROLLERS} \
+  --controllers=job-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller,ttl-after-finished-controller,pod-garbage-collector-controller,node-lifecycle-controller,root-ca-certificate-publisher-controller,horizontal-pod-autoscaler-controller${KCM_EXTRA_CONTROLLERS:+,$KCM_EXTRA_CONTROLLERS} \
+  --horizontal-pod-autoscaler-sync-period=5s \
   --root-ca-file=$STATE/pki/ca.crt --service-account-private-key-file=$STATE/pki/sa.key \
   --kube-api-qps=1000 --kube-api-burst=2000 --concurrent-job-syncs=20 --concurrent-gc-syncs=40
 EOF

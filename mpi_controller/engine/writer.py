@@ -11,7 +11,9 @@
   :class:`ResourceNotControlled`, naming the real kind.
 * Every create is announced to :class:`~mpi_controller.runtime.expectations.ControllerExpectations`
   before it is sent and lowered again if it fails, so a sync that runs before the informer has
-  seen the object does not create it twice. Deletes are handled the same way.
+  seen the object does not create it twice. Deletes are handled the same way. Objects whose
+  informer has no event handlers (nothing would observe them) are written with
+  ``expect=False``.
 * Before every create, ``owner_cached()`` must still hold (the owner, with its uid, is in the
   cache): a sync that awaited the API while the owner's deletion arrived stops with
   :class:`OwnerGone` instead of creating children for it.
@@ -125,10 +127,11 @@ class ChildWriter:
         *,
         needs_update: Callable[[Mapping[str, Any], Mapping[str, Any]], bool] | None = None,
         apply_update: Callable[[Mapping[str, Any], Mapping[str, Any]], Obj] | None = None,
+        expect: bool = True,
     ) -> Obj:
         """Get-or-create ``desired``; update an existing controlled object when it drifted."""
         if existing is None:
-            return await self.create(resource, desired)
+            return await self.create(resource, desired, expect=expect)
         self.check_controlled(existing, resource.kind)
         drifted = needs_update is not None and needs_update(existing, desired)
         if drifted and apply_update is not None:
@@ -136,7 +139,8 @@ class ChildWriter:
                 resource, apply_update(existing, desired), namespace=self.namespace)
         return dict(existing)
 
-    async def create(self, resource: Resource, desired: Mapping[str, Any]) -> Obj:
+    async def create(self, resource: Resource, desired: Mapping[str, Any], *,
+                     expect: bool = True) -> Obj:
         """Create ``desired``; on AlreadyExists adopt it if it is ours, else ErrResourceExists."""
         name = desired["metadata"]["name"]
         if not self._owner_cached():
@@ -144,11 +148,12 @@ class ChildWriter:
         recreating = (self._key, resource.kind, name) in self._vanished
         if recreating:
             await self.confirm_owner()
-        self._expectations.raise_expectations(self._key, add=1)
+        expected = 1 if expect else 0
+        self._expectations.raise_expectations(self._key, add=expected)
         try:
             created = await self._client.create(resource, desired, namespace=self.namespace)
         except ApiError as err:
-            self._expectations.lower_expectations(self._key, add=1)
+            self._expectations.lower_expectations(self._key, add=expected)
             if not err.is_already_exists():
                 raise
             created = await self._client.get(resource, name, namespace=self.namespace)

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any, TypeVar, cast
 
 __all__ = [
-    "as_bool", "as_dict", "as_int", "as_list", "as_str", "as_str_map", "is_int",
+    "as_bool", "as_dict", "as_int", "as_list", "as_opt_str", "as_str", "as_str_map", "is_int",
     "json_copy",
 ]
 
@@ -57,6 +57,11 @@ def as_list(value: object) -> list[Any]:
 def as_str(value: object, default: str = "") -> str:
     """``value`` if it is a string, else ``default``."""
     return value if isinstance(value, str) else default
+
+
+def as_opt_str(value: object) -> str | None:
+    """``value`` if it is a string, else ``None`` (an unset optional string)."""
+    return value if isinstance(value, str) else None
 
 
 def as_int(value: object) -> int | None:

@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from mpi_controller.engine.training.api import GROUP, VERSION, ReplicaSpec
+from mpi_controller.engine.training.children import master_role
 from mpi_controller.engine.training.framework import TrainingOptions
 from mpi_controller.engine.training.kind import TrainingJobKind
 from mpi_controller.kube.events import Event
@@ -26,7 +27,6 @@ from mpi_controller.tensorflow.status import update_tfjob_status
 from mpi_controller.tensorflow.tfconfig import add_tf_config, cluster_spec, tf_config
 from mpi_controller.tensorflow.v1 import (
     TFJob,
-    is_chief_or_master,
     parse_tfjob,
     set_defaults,
     validate,
@@ -49,6 +49,7 @@ class TensorFlow:
     replica_specs_field = c.SPECS_FIELD
     default_container_name = c.DEFAULT_CONTAINER_NAME
     delete_job_reasons = ("SuccessfulDeleteJob", "FailedDeleteJob")
+    companions = ()
 
     def __init__(self, *, cluster_domain: str = "") -> None:
         self.cluster_domain = cluster_domain
@@ -76,9 +77,8 @@ class TensorFlow:
             add_tf_config(template, value)
 
     def is_master_role(self, specs: Mapping[str, ReplicaSpec], rtype: str, index: int) -> bool:
-        if any(is_chief_or_master(t) for t in specs):
-            return is_chief_or_master(rtype)
-        return rtype == c.REPLICA_TYPE_WORKER and index == 0
+        return master_role(specs, rtype, index, master_types=(c.REPLICA_TYPE_CHIEF,
+                                                              c.REPLICA_TYPE_MASTER))
 
     def update_job_status(self, job: Mapping[str, Any], specs: Mapping[str, ReplicaSpec],
                           status: Obj, *, pods: list[Obj], now: datetime) -> list[Event]:

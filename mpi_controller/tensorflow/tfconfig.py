@@ -21,8 +21,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mpi_controller.engine.training.children import general_name
-from mpi_controller.kube.jsonvalue import as_dict, as_int, as_list
+from mpi_controller.engine.training.children import container_port, general_name
+from mpi_controller.kube.jsonvalue import as_dict, as_list
 from mpi_controller.tensorflow.constants import (
     DEFAULT_CONTAINER_NAME,
     DEFAULT_PORT,
@@ -49,14 +49,8 @@ def is_distributed(job: TFJob) -> bool:
 
 def tf_port(job: TFJob, rtype: str) -> int:
     """The ``tfjob-port`` of the replica type's ``tensorflow`` container, else 2222."""
-    for container in job.replica_specs[rtype].containers:
-        if container.get("name") != DEFAULT_CONTAINER_NAME:
-            continue
-        for port in as_list(container.get("ports")):
-            number = as_int(as_dict(port).get("containerPort"))
-            if as_dict(port).get("name") == DEFAULT_PORT_NAME and number is not None:
-                return number
-    return DEFAULT_PORT
+    port = container_port(job.replica_specs[rtype], DEFAULT_CONTAINER_NAME, DEFAULT_PORT_NAME)
+    return DEFAULT_PORT if port is None else port
 
 
 def cluster_spec(job: TFJob, cluster_domain: str = "") -> dict[str, list[str]]:

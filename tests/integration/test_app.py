@@ -28,6 +28,9 @@ def test_exits_1_when_the_crd_is_not_installed(cluster: Cluster, monkeypatch: py
     assert "CRD doesn't exist. Exiting" in captured.out + captured.err
     monkeypatch.setattr(app, "TFJOBS", Resource("kubeflow.org", "v1", "nosuchtfjobs",
                                                 kind="NoSuchTFJob"))
+    monkeypatch.setattr(app, "PYTORCHJOBS", Resource("kubeflow.org", "v1", "nosuchpytorchjobs",
+                                                     kind="NoSuchPyTorchJob"))
     assert asyncio.run(app.run(ServerOptions(kubeconfig=cluster.kubeconfig, health_port=0))) == 1
     captured = capsys.readouterr()
-    assert "mpijobs.kubeflow.org, tfjobs.kubeflow.org" in captured.out + captured.err
+    assert "mpijobs.kubeflow.org, tfjobs.kubeflow.org, pytorchjobs.kubeflow.org" in (
+        captured.out + captured.err)

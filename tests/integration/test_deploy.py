@@ -49,6 +49,7 @@ def test_overlay_applies_cleanly(cluster: Cluster, overlay: str, namespace: str)
                           "-k", str(Path(REPO, "deploy", "overlays", overlay)))
     assert "customresourcedefinition.apiextensions.k8s.io/mpijobs.kubeflow.org" in out
     assert "customresourcedefinition.apiextensions.k8s.io/tfjobs.kubeflow.org" in out
+    assert "customresourcedefinition.apiextensions.k8s.io/pytorchjobs.kubeflow.org" in out
     assert "clusterrole.rbac.authorization.k8s.io/mpi-operator" in out
     assert "deployment.apps/mpi-operator serverside-applied" in out
     sa = cluster.kubectl("get", "serviceaccount", "mpi-operator", "-n", namespace, "-o", "name")

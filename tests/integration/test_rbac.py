@@ -3,13 +3,15 @@ bound to a ServiceAccount (token from ``kubectl create token``) the controller d
 through its whole life (leader election, gang scheduling with PodGroups and PriorityClasses,
 create, suspend with a started launcher, resume, success, cleanPodPolicy Running) and, beside
 it, a TFJob (pods, Services and PodGroup created, Running, Succeeded, cleanPodPolicy All
-deleting pods, Services and PodGroup, ttlSecondsAfterFinished deleting the job); and with any
-one rule removed some step observably fails (the step never happens, or the controller logs
-Forbidden, or exits). All variants run at once, each in its own namespace (also its Lease's).
-With the whole role, a foreign object of each child kind outside the caches is reported with
-ErrResourceExists (the create's AlreadyExists answer is followed by a GET), not Forbidden. The
-opt-ins that delete (a TTL deleting the MPIJob, an evicted job's launcher Job) work under the
-role, and fail Forbidden without its `delete` on mpijobs or on jobs."""
+deleting pods, Services and PodGroup, ttlSecondsAfterFinished deleting the job) and an elastic
+PyTorchJob (its HPA created, Running, suspended with the HPA deleted, resumed, Succeeded, deleted
+after its TTL); and with any one rule removed some step observably fails (the step never
+happens, or the controller logs Forbidden, or exits). All variants run at once, each in its
+own namespace (also its Lease's). With the whole role, a foreign object of each child kind
+outside the caches is reported with ErrResourceExists (the create's AlreadyExists answer is
+followed by a GET), not Forbidden. The opt-ins that delete (a TTL deleting the MPIJob,
+an evicted job's launcher Job) work under the role, and fail Forbidden without its `delete` on
+mpijobs or on jobs."""
 
 from __future__ import annotations
 
@@ -35,6 +37,8 @@ from tests.integration.test_controller import (
 )
 from tests.mpijobs import MPIJobs, small_job
 from tests.processes import ControllerProcess
+from tests.pytorchjobs import CPU_METRIC, PyTorchJobs, pytorchjob
+from tests.pytorchjobs import replica as pt_replica
 from tests.support import REPO, Cluster, token_kubeconfig, wait_for
 from tests.tfjobs import DURATION, TFJobs, replica, tfjob
 
@@ -63,6 +67,7 @@ class Variant:
         self.core = client.CoreV1Api(api)
         self.jobs = MPIJobs(api, self.name)
         self.tfjobs = TFJobs(api, self.name)
+        self.pytorchjobs = PyTorchJobs(api, self.name)
         self.steps: list[str] = []
         self.failed_step: str | None = None
         self.proc: ControllerProcess | None = None
@@ -173,10 +178,44 @@ class Variant:
             if not self._wait(step, probe):
                 return
 
+    def _pt_cond(self, ctype: str) -> Callable[[], bool]:
+        return lambda: (ctype, "True") in [c[:2] for c in self.pytorchjobs.conditions("pt")]
+
+    def _pt_gone(self) -> bool:
+        try:
+            self.pytorchjobs.get("pt")
+        except client.ApiException as err:
+            return err.status == 404
+        return False
+
+    def drive_pytorchjob(self) -> None:
+        """create → HPA → Running → suspend → HPA, pods and Services gone → resume → HPA
+        again → Succeeded (a worker finished) → the job deleted (ttlSecondsAfterFinished)."""
+        jobs = self.pytorchjobs
+        jobs.create(pytorchjob("pt", {"Worker": pt_replica(1, annotations={DURATION: "600s"})},
+                               elastic={"maxReplicas": 2, "metrics": [CPU_METRIC]},
+                               run_policy={"ttlSecondsAfterFinished": 2}))
+        for step, probe in (("pt-hpa", lambda: jobs.hpa("pt") is not None),
+                            ("pt-running", self._pt_cond("Running"))):
+            if not self._wait(step, probe):
+                return
+        jobs.patch("pt", {"spec": {"runPolicy": {"suspend": True}}})
+        if not self._wait("pt-suspended", lambda: self._pt_cond("Suspended")()
+                          and jobs.hpa("pt") is None and not jobs.pods("pt")
+                          and not jobs.services("pt")):
+            return
+        jobs.patch("pt", {"spec": {"runPolicy": {"suspend": False}, "pytorchReplicaSpecs": {
+            "Worker": {"template": {"metadata": {"annotations": {DURATION: "3s"}}}}}}})
+        for step, probe in (("pt-resumed", lambda: jobs.hpa("pt") is not None),
+                            ("pt-succeeded", self._pt_cond("Succeeded")),
+                            ("pt-deleted", self._pt_gone)):
+            if not self._wait(step, probe):
+                return
+
     def drive_both(self) -> None:
-        """The MPIJob's and the TFJob's lives side by side."""
+        """The MPIJob's, the TFJob's and the PyTorchJob's lives side by side."""
         threads = [threading.Thread(target=f, daemon=True)
-                   for f in (self.drive, self.drive_tfjob)]
+                   for f in (self.drive, self.drive_tfjob, self.drive_pytorchjob)]
         for t in threads:
             t.start()
         for t in threads:
@@ -185,7 +224,7 @@ class Variant:
 
 @pytest.fixture
 def variants(cluster: Cluster, kube_api: Any, mpijob_crd: str, tfjob_crd: str,
-             tmp_path: Path) -> Iterator[list[Variant]]:
+             pytorchjob_crd: str, tmp_path: Path) -> Iterator[list[Variant]]:
     _install_pod_group_crd(kube_api, "scheduling.x-k8s.io", "v1alpha1")
     tag = uuid.uuid4().hex[:5]
     made = [Variant(tag, skip, cluster, kube_api, tmp_path)
@@ -207,10 +246,12 @@ def test_every_rule_of_the_cluster_role_is_needed(variants: list[Variant]) -> No
         t.join(timeout=5 * STEP_TIMEOUT + 30)
     full, partial = variants[0], variants[1:]
     assert full.failed_step is None, (full.steps, full.log()[-3000:])
-    assert [s for s in full.steps if not s.startswith("tf-")] == [
+    assert [s for s in full.steps if not s.startswith(("tf-", "pt-"))] == [
         "running", "suspended", "succeeded", "cleaned-up"]
     assert [s for s in full.steps if s.startswith("tf-")] == [
         "tf-running", "tf-succeeded", "tf-cleaned-up", "tf-deleted"]
+    assert [s for s in full.steps if s.startswith("pt-")] == [
+        "pt-hpa", "pt-running", "pt-suspended", "pt-resumed", "pt-succeeded", "pt-deleted"]
     assert not full.forbidden(), full.log()[-3000:]
     spare = []
     for v in partial:

@@ -6,58 +6,39 @@ scheduler, observed through the official client."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from typing import Any
 
 import pytest
 from kubernetes import client
 
-from mpi_controller.engine.training.framework import TrainingOptions
-from mpi_controller.options import ServerOptions
-from tests.controller_harness import InProcessController
+from tests.controller_harness import InProcessController, training_controller
 from tests.integration.test_controller import _install_pod_group_crd
 from tests.support import Cluster, wait_for
-from tests.tfjobs import DURATION, EXIT_CODE, TFJobs, dense_config, replica, tfjob
+from tests.tfjobs import (
+    DURATION,
+    EXIT_CODE,
+    TFJobs,
+    condition,
+    dense_config,
+    names,
+    replica,
+    tfjob,
+    wait_pods,
+)
 
 pytestmark = pytest.mark.cluster
 LONG = {DURATION: "600s"}
 
 
-@contextmanager
-def tf_controller(cluster: Cluster, namespace: str, **training: Any,
-                  ) -> Iterator[InProcessController]:
-    options = ServerOptions(namespace=namespace, training=TrainingOptions(**training),
-                            enabled_schemes=("tfjob",))
-    ctl = InProcessController(cluster.kubeconfig, options)
-    ctl.start()
-    try:
-        yield ctl
-    finally:
-        ctl.stop()
+def tf_controller(cluster: Cluster, namespace: str,
+                  **training: Any) -> AbstractContextManager[InProcessController]:
+    return training_controller(cluster.kubeconfig, namespace, "tfjob", **training)
 
 
 @pytest.fixture
 def jobs(kube_api: Any, namespace: str, tfjob_crd: str) -> TFJobs:
     return TFJobs(kube_api, namespace)
-
-
-def names(objs: list[dict[str, Any]]) -> list[str]:
-    return [o["metadata"]["name"] for o in objs]
-
-
-def wait_pods(jobs: TFJobs, name: str, count: int, phase: str | None = None,
-              ) -> list[dict[str, Any]]:
-    def probe() -> list[dict[str, Any]] | None:
-        pods = jobs.pods(name)
-        ok = len(pods) == count and all(phase is None or p["status"]["phase"] == phase
-                                        for p in pods)
-        return pods if ok else None
-    return wait_for(probe, timeout=60, what=f"{count} {phase or ''} pods of {name}")
-
-
-def condition(jobs: TFJobs, name: str, ctype: str) -> dict[str, Any]:
-    return next(c for c in jobs.get(name)["status"]["conditions"] if c["type"] == ctype)
 
 
 def test_chief_worker_evaluator_and_ps_with_custom_ports(cluster: Cluster,

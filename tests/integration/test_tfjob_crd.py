@@ -6,7 +6,6 @@ and Age printer columns (as training-operator v1.9.2's CRD)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,7 @@ import yaml
 from kubernetes import client
 
 from tests.support import REPO
-from tests.tfjobs import TFJobs, replica, tfjob
+from tests.tfjobs import TFJobs, dry_run_create, rejection, replica, tfjob
 
 pytestmark = pytest.mark.cluster
 
@@ -24,17 +23,11 @@ EXAMPLES = sorted(p for p in (REPO / "examples").glob("*.yaml")
 
 
 def _create(kube_api: Any, namespace: str, body: dict[str, Any]) -> dict[str, Any]:
-    result: dict[str, Any] = client.CustomObjectsApi(kube_api).create_namespaced_custom_object(
-        "kubeflow.org", "v1", namespace, "tfjobs", body, dry_run="All")
-    return result
+    return dry_run_create(kube_api, namespace, "tfjobs", body)
 
 
 def _rejection(kube_api: Any, namespace: str, body: dict[str, Any]) -> str:
-    with pytest.raises(client.ApiException) as exc:
-        _create(kube_api, namespace, body)
-    assert exc.value.status == 422
-    message: str = json.loads(exc.value.body)["message"]
-    return message
+    return rejection(kube_api, namespace, "tfjobs", body)
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[p.name for p in EXAMPLES])

@@ -10,7 +10,7 @@ from pathlib import Path
 PKG = Path(__file__).resolve().parents[2] / "mpi_controller"
 IO_MODULES = ("mpi_controller.runtime", "mpi_controller.engine", "kubernetes_asyncio", "aiohttp",
               "kubernetes", "asyncio", "socket", "subprocess", "prometheus_client")
-KIND_PACKAGES = ("mpi", "tensorflow")
+KIND_PACKAGES = ("mpi", "tensorflow", "pytorch")
 KIND_IO_MODULES = {"kind.py", "metrics.py"}
 
 
@@ -85,9 +85,10 @@ def test_a_kinds_api_and_builders_do_no_io() -> None:
 
 def test_public_apis_are_importable() -> None:
     import mpi_controller.mpi as mpi
+    import mpi_controller.pytorch as pytorch
     import mpi_controller.runtime as runtime
     import mpi_controller.tensorflow as tensorflow
 
-    for package in (runtime, mpi, tensorflow):
+    for package in (runtime, mpi, tensorflow, pytorch):
         for name in package.__all__:
             assert getattr(package, name) is not None, (package.__name__, name)

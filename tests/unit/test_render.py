@@ -39,11 +39,13 @@ def test_pi_example_renders_in_creation_order(capsys: pytest.CaptureFixture[str]
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[p.name for p in EXAMPLES])
 def test_every_example_renders_cleanly(example: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """The PodGroup comes after the MPIJob's Service, ConfigMap and Secret; first for a TFJob."""
+    """The PodGroup comes after the MPIJob's Service, ConfigMap and Secret; first for a TFJob
+    or PyTorchJob."""
     assert main(["render", "-f", str(example), "--gang-scheduling", "volcano"]) == 0
     captured = capsys.readouterr()
     assert captured.err == ""
-    first_pod_group = 0 if yaml.safe_load(example.read_text())["kind"] == "TFJob" else 3
+    kind = yaml.safe_load(example.read_text())["kind"]
+    first_pod_group = 0 if kind in ("TFJob", "PyTorchJob") else 3
     assert [k for k, _ in _kinds(captured.out)][first_pod_group] == "PodGroup"
 
 
@@ -132,9 +134,10 @@ def test_non_mpijob_names_its_kind(tmp_path: Path, capsys: pytest.CaptureFixture
     path.write_text("apiVersion: v1\nkind: Service\nmetadata: {name: x}\n")
     assert main(["render", "-f", str(path)]) == 2
     assert capsys.readouterr().err == (
-        f"error: {path}: document 1: kind 'Service' (apiVersion 'v1') is not an MPIJob or "
-        "TFJob; expected kind 'MPIJob', apiVersion 'kubeflow.org/v2beta1', or kind 'TFJob', "
-        "apiVersion 'kubeflow.org/v1'\n"
+        f"error: {path}: document 1: kind 'Service' (apiVersion 'v1') is not an MPIJob, "
+        "TFJob or PyTorchJob; expected kind 'MPIJob', apiVersion 'kubeflow.org/v2beta1', or "
+        "kind 'TFJob', apiVersion 'kubeflow.org/v1', or kind 'PyTorchJob', apiVersion "
+        "'kubeflow.org/v1'\n"
     )
 
 

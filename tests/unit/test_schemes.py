@@ -25,9 +25,10 @@ def test_enable_scheme_is_repeatable_and_case_insensitive() -> None:
     assert _parse().enabled_schemes == ()
     assert _parse("--enable-scheme=TFJob", "-enable-scheme", "mpijob",
                   "--enable-scheme", "tfjob").enabled_schemes == ("tfjob", "mpijob")
-    with pytest.raises(ValueError, match=r"--enable-scheme: scheme pytorchjob is not supported "
-                                         r"yet \(supported: mpijob, tfjob\)"):
-        _parse("--enable-scheme", "pytorchjob")
+    assert _parse("--enable-scheme", "PyTorchJob").enabled_schemes == ("pytorchjob",)
+    with pytest.raises(ValueError, match=r"--enable-scheme: scheme xgboostjob is not supported "
+                                         r"yet \(supported: mpijob, tfjob, pytorchjob\)"):
+        _parse("--enable-scheme", "xgboostjob")
 
 
 def test_gang_scheduler_name_and_cluster_domain_reach_the_training_kinds(
@@ -62,13 +63,16 @@ def _schemes(client: _Client, *enabled: str) -> list[str] | None:
 
 
 def test_without_the_flag_every_installed_kind_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _schemes(_Client("mpijobs", "tfjobs", "pytorchjobs")) == [
+        "mpijob", "tfjob", "pytorchjob"]
     assert _schemes(_Client("mpijobs", "tfjobs")) == ["mpijob", "tfjob"]
     assert _schemes(_Client("tfjobs")) == ["tfjob"]
+    assert _schemes(_Client("pytorchjobs")) == ["pytorchjob"]
     assert _schemes(_Client("mpijobs")) == ["mpijob"]
     assert _schemes(_Client()) is None
     out = capsys.readouterr().out
     assert "CRD doesn't exist. Exiting" in out
-    assert "crd='mpijobs.kubeflow.org, tfjobs.kubeflow.org'" in out
+    assert "crd='mpijobs.kubeflow.org, tfjobs.kubeflow.org, pytorchjobs.kubeflow.org'" in out
 
 
 def test_an_enabled_kind_needs_its_crd(capsys: pytest.CaptureFixture[str]) -> None:

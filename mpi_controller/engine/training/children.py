@@ -16,6 +16,8 @@
   (``{name, port}``; a later port of the same name replaces an earlier one).
 * :func:`slices` buckets a replica type's pods (or Services) by their index label: ``max(highest
   index + 1, replicas)`` buckets; objects without a valid index are left out.
+* :func:`container_port` finds a named port of the kind's container (what a kind's cluster
+  spec names as a replica's address); :func:`master_role` is the common master-role rule.
 """
 
 from __future__ import annotations
@@ -41,8 +43,10 @@ from mpi_controller.kube.jsonvalue import as_dict, as_int, as_list, as_str, json
 
 __all__ = [
     "by_type",
+    "container_port",
     "general_name",
     "job_labels",
+    "master_role",
     "new_pod",
     "new_service",
     "replica_index",
@@ -137,6 +141,29 @@ def new_pod(job: Mapping[str, Any], spec: ReplicaSpec, index: int, *, controller
             metadata[key] = meta[key]
     metadata["ownerReferences"] = [dict(owner_ref)]
     return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": template["spec"]}
+
+
+def container_port(spec: ReplicaSpec, container_name: str, port_name: str) -> int | None:
+    """The ``containerPort`` of the port ``port_name`` of the container ``container_name``
+    (``None``: no such container or port)."""
+    for container in spec.containers:
+        if container.get("name") != container_name:
+            continue
+        for port in as_list(container.get("ports")):
+            number = as_int(as_dict(port).get("containerPort"))
+            if as_dict(port).get("name") == port_name and number is not None:
+                return number
+    return None
+
+
+def master_role(specs: Iterable[str], rtype: str, index: int, *,
+                master_types: Iterable[str], worker_type: str = "Worker") -> bool:
+    """``IsMasterRole``: the pods of the master types when the job has one of them, else
+    worker 0."""
+    masters = set(master_types)
+    if any(t in masters for t in specs):
+        return rtype in masters
+    return rtype == worker_type and index == 0
 
 
 def service_ports(spec: ReplicaSpec, container_name: str) -> list[Obj] | None:

@@ -4,14 +4,15 @@ The engine's generic part (:mod:`mpi_controller.engine.training.kind`) runs trai
 v1.9's ``ReconcileJobs`` for any kind; a :class:`TrainingFramework` supplies the few things that
 differ between kinds (upstream's ``ControllerInterface`` overrides): names, defaults and
 validation, the environment a pod gets (``SetClusterSpec``: TF_CONFIG, MASTER_ADDR, ...), which
-pod has the master role, and the kind's status rules (``UpdateJobStatus``).
+pod has the master role, the kind's status rules (``UpdateJobStatus``), and the objects it
+keeps beside the pods (:class:`Companion`: PyTorchJob's HorizontalPodAutoscaler).
 
 Every hook is pure: no I/O, plain dicts in and out.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
@@ -19,8 +20,9 @@ from typing import Any, Protocol
 from mpi_controller.engine.training.api import ReplicaSpec
 from mpi_controller.kube.events import Event
 from mpi_controller.kube.fielderrors import FieldError
+from mpi_controller.runtime.client import Resource
 
-__all__ = ["TrainingFramework", "TrainingOptions"]
+__all__ = ["Companion", "TrainingFramework", "TrainingOptions"]
 
 Obj = dict[str, Any]
 
@@ -36,6 +38,22 @@ class TrainingOptions:
     gang_scheduler_name: str = ""
     cluster_domain: str = ""
     create_concurrency: int = 16
+
+
+@dataclass(frozen=True)
+class Companion:
+    """An object named after the job that the kind keeps in line with the job's spec, reconciled
+    first on every sync (upstream reconciles PyTorchJob's HPA before the pods): created when
+    missing, updated (its spec replaced) when ``changed(existing, desired)``, deleted while the
+    job is suspended or when ``desired`` gives ``None`` (the job asks for none). It is read
+    from a cache but not watched: a change made to it by someone else is seen at the job's
+    next sync, as upstream does."""
+
+    resource: Resource
+    desired: Callable[[Mapping[str, Any], Mapping[str, Any]], Obj | None]
+    """``(defaulted job, controller reference)``: the object, or ``None``."""
+    changed: Callable[[Mapping[str, Any], Mapping[str, Any]], bool]
+    """``(existing, desired)``: whether the existing object must be updated."""
 
 
 class TrainingFramework(Protocol):
@@ -56,6 +74,10 @@ class TrainingFramework(Protocol):
     decides restarts."""
     delete_job_reasons: tuple[str, str]
     """Event reasons (success, failure) when ``ttlSecondsAfterFinished`` deletes the job."""
+
+    @property
+    def companions(self) -> Sequence[Companion]:
+        """Objects kept beside the pods (usually none)."""
 
     def set_defaults(self, job: Mapping[str, Any]) -> Obj:
         """A defaulted deep copy of ``job`` (``SetDefaults_<Kind>``)."""

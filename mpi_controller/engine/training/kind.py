@@ -9,6 +9,9 @@ of ``runPolicy.managedBy: kueue.x-k8s.io/multikueue`` alone (any other value but
 
 One sync (:class:`_TrainingSync`), each decision a pure function of this package:
 
+0. the framework's companions (PyTorchJob's HPA; see
+   :class:`~mpi_controller.engine.training.framework.Companion`), read from their own
+   handler-less informers and written without expectations; a conflict is retried with backoff;
 1. ``Created`` condition on a new job (``<Kind> <name> is created.``);
 2. a **finished** job (Succeeded or Failed): its pods and their Services per cleanPodPolicy, its
    PodGroup; a succeeded job's active replicas are counted as succeeded; after
@@ -72,18 +75,25 @@ from mpi_controller.kube.conditions import get_condition
 from mpi_controller.kube.events import NORMAL, WARNING, Event
 from mpi_controller.kube.fielderrors import aggregate_message
 from mpi_controller.kube.jsonvalue import as_dict, as_int, as_str, json_copy
+from mpi_controller.kube.owners import is_controlled_by
 from mpi_controller.kube.pods import pod_phase
 from mpi_controller.kube.timefmt import format_time
 from mpi_controller.runtime.cache import CONTROLLER_UID_INDEX, controller_uid_index
 from mpi_controller.runtime.client import PODS, PRIORITY_CLASSES, SERVICES, ApiError, Resource
+from mpi_controller.runtime.controller import ExpectedError
 from mpi_controller.runtime.informer import InformerFactory, SharedIndexInformer
 
-__all__ = ["TrainingJobKind"]
+__all__ = ["CompanionConflict", "TrainingJobKind"]
 
 _log = structlog.get_logger(__name__)
 Obj = dict[str, Any]
 
 EVENT_EXITED_WITH_CODE = "ExitedWithCode"
+
+
+class CompanionConflict(ExpectedError):
+    """A companion changed between its cache read and our update: the sync is retried (its
+    informer has no handlers, so no event would bring the job back)."""
 
 
 class TrainingJobKind:
@@ -109,6 +119,8 @@ class TrainingJobKind:
         if self.gang is not None:
             self.pod_groups = factory.informer_for(self.gang.resource, ns)
             self.priority_classes = factory.informer_for(PRIORITY_CLASSES)
+        self.companions = [(c, factory.informer_for(c.resource, ns))
+                           for c in framework.companions]
         self._reported: dict[str, set[tuple[str, str, str]]] = {}
 
     # -- JobKind ---------------------------------------------------------------------------
@@ -118,6 +130,7 @@ class TrainingJobKind:
         if self.pod_groups is not None:
             children.append(self.pod_groups)
         others = [self.priority_classes] if self.priority_classes is not None else []
+        others += [informer for _, informer in self.companions]
         return KindInformers(jobs=self.jobs, children=children, others=others)
 
     def prepare(self, cached: Mapping[str, Any]) -> Obj:
@@ -185,6 +198,7 @@ class _TrainingSync:
 
     async def run(self) -> None:
         original = self.ctx.original_status
+        await self.reconcile_companions()
         if get_condition(self.status, CONDITION_CREATED) is None:
             self.set(CONDITION_CREATED, "True", "Created",
                      f"{self.fw.kind} {self.name} is created.")
@@ -201,6 +215,26 @@ class _TrainingSync:
         else:
             await self.reconcile(pods)
         await self.finish(original)
+
+    async def reconcile_companions(self) -> None:
+        """Step 0: each companion created, updated or deleted (see ``Companion``)."""
+        for companion, informer in self.kind.companions:
+            existing = self.ctx.cached(informer, self.name)
+            desired = None if self.policy.suspend else companion.desired(self.job,
+                                                                          self.owner_ref)
+            if desired is None:
+                if existing is not None and is_controlled_by(existing, self.job) \
+                        and not existing["metadata"].get("deletionTimestamp"):
+                    await self.writer.delete(companion.resource, self.name, expect=False)
+                continue
+            try:
+                await self.writer.ensure(companion.resource, existing, desired,
+                                         needs_update=companion.changed,
+                                         apply_update=gang.with_spec, expect=False)
+            except ApiError as err:
+                if not err.is_conflict():
+                    raise
+                raise CompanionConflict(f"{companion.resource.kind} {self.name}: {err}") from err
 
     # -- finishing -------------------------------------------------------------------------
 

@@ -75,13 +75,17 @@ def replica_service(fw: TrainingFramework, job: Mapping[str, Any], spec: Replica
 
 def initial_children(fw: TrainingFramework, job: Mapping[str, Any], *,
                      gang: pg.GangScheduler | None, priority: pg.PriorityOf) -> list[Obj]:
-    """What the first sync of the defaulted, valid ``job`` creates: the PodGroup (with gang
-    scheduling), then per replica type its pods and Services (nothing for a suspended job)."""
+    """What the first sync of the defaulted, valid ``job`` creates: the framework's companions
+    (an HPA), the PodGroup (with gang scheduling), then per replica type its pods and Services
+    (nothing for a suspended job)."""
     specs = replica_specs(job, fw.replica_specs_field)
     policy = run_policy(job)
     if policy.suspend:
         return []
     out: list[Obj] = []
+    for companion in fw.companions:
+        desired = companion.desired(job, owner_ref(fw, job))
+        out += [desired] if desired is not None else []
     if gang is not None:
         out.append(pg.new_pod_group(job, specs, policy, gang, owner_ref=owner_ref(fw, job),
                                     priority=priority))

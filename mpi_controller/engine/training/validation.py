@@ -24,8 +24,8 @@ from mpi_controller.kube.fielderrors import FieldError, invalid, not_supported, 
 from mpi_controller.kube.jsonvalue import as_dict, as_list, as_str
 from mpi_controller.kube.names import is_dns1035_label
 
-__all__ = ["validate_name", "validate_replica_containers", "validate_run_policy",
-           "validate_run_policy_update"]
+__all__ = ["replica_container_errors", "validate_name", "validate_replica_containers",
+           "validate_run_policy", "validate_run_policy_update"]
 
 MANAGED_BY_PATH = "spec.runPolicy.managedBy"
 SUPPORTED_MANAGERS = (KUBEFLOW_JOBS_CONTROLLER, MULTIKUEUE_CONTROLLER)
@@ -65,17 +65,25 @@ def validate_replica_containers(job: Mapping[str, Any], specs_field: str,
         return [required(path, "must be required")]
     errors: list[FieldError] = []
     for rtype, spec in specs.items():
-        containers_path = f"{path}[{rtype}].template.spec.containers"
-        pod_spec = as_dict(as_dict(as_dict(spec).get("template")).get("spec"))
-        containers = as_list(pod_spec.get("containers"))
-        if not containers:
-            errors.append(required(containers_path, "must be specified"))
-        named = False
-        for index, container in enumerate(containers):
-            if not as_str(as_dict(container).get("image")):
-                errors.append(required(f"{containers_path}[{index}].image", "must be required"))
-            named = named or as_dict(container).get("name") == container_name
-        if not named:
-            errors.append(required(
-                containers_path, f"must have at least one container with name {container_name}"))
+        errors += replica_container_errors(spec, f"{path}[{rtype}]", container_name)
+    return errors
+
+
+def replica_container_errors(spec: object, role_path: str, container_name: str,
+                             ) -> list[FieldError]:
+    """The container checks of the module doc for one replica spec at ``role_path``."""
+    containers_path = f"{role_path}.template.spec.containers"
+    pod_spec = as_dict(as_dict(as_dict(spec).get("template")).get("spec"))
+    containers = as_list(pod_spec.get("containers"))
+    errors: list[FieldError] = []
+    if not containers:
+        errors.append(required(containers_path, "must be specified"))
+    named = False
+    for index, container in enumerate(containers):
+        if not as_str(as_dict(container).get("image")):
+            errors.append(required(f"{containers_path}[{index}].image", "must be required"))
+        named = named or as_dict(container).get("name") == container_name
+    if not named:
+        errors.append(required(
+            containers_path, f"must have at least one container with name {container_name}"))
     return errors

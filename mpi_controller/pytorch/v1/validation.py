@@ -1,0 +1,109 @@
+"""``validatePyTorchJob`` (training-operator v1.9 ``pkg/webhooks/pytorch``), with its messages:
+
+* ``metadata.name`` is a DNS-1035 label;
+* ``spec.runPolicy.managedBy`` is supported (and, on update, unchanged: upstream's webhook
+  compares the new job with itself, so its check never fires; :func:`validate_update` does
+  compare);
+* ``spec.elasticPolicy`` needs a Worker (``spec.pytorchReplicaSpecs[Worker]: Required value:
+  must be configured if elastic policy is used``); the deprecated
+  ``spec.elasticPolicy.nProcPerNode`` must not be set with ``spec.nprocPerNode``
+  (``Forbidden: must not be used with spec.nprocPerNode``) and is reported by
+  :func:`validation_warnings` (``spec.elasticPolicy.nProcPerNode is deprecated, use
+  spec.nprocPerNode instead``);
+* ``spec.pytorchReplicaSpecs`` is required; per replica type, in the order written: the type
+  is ``Master`` or ``Worker`` (Unsupported value); containers, each with an image, one named
+  ``pytorch``; the Master's ``replicas`` is 1 (``Forbidden: must be 1``; also when unset, as
+  upstream checks the raw object), any other type's at least 1 (``Forbidden: must be at least
+  1``).
+
+The controller runs :func:`validate` on the defaulted job on every sync (an invalid job gets a
+Warning event naming the field and is not reconciled); a validating webhook can run the same
+functions on the object as submitted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from mpi_controller.engine.training.validation import (
+    replica_container_errors,
+    validate_name,
+    validate_run_policy,
+    validate_run_policy_update,
+)
+from mpi_controller.kube.fielderrors import FieldError, forbidden, not_supported, required
+from mpi_controller.kube.jsonvalue import as_dict, as_int
+from mpi_controller.pytorch.constants import (
+    DEFAULT_CONTAINER_NAME,
+    ELASTIC_POLICY,
+    REPLICA_TYPE_MASTER,
+    REPLICA_TYPE_WORKER,
+    REPLICA_TYPES,
+    SPECS_FIELD,
+)
+
+__all__ = ["validate", "validate_update", "validation_warnings"]
+
+_SPECS_PATH = f"spec.{SPECS_FIELD}"
+_ELASTIC_NPROC_PATH = f"spec.{ELASTIC_POLICY}.nProcPerNode"
+_NPROC_PATH = "spec.nprocPerNode"
+
+
+def _elastic_errors(spec: Mapping[str, Any]) -> list[FieldError]:
+    policy = spec.get(ELASTIC_POLICY)
+    if policy is None:
+        return []
+    errors: list[FieldError] = []
+    if REPLICA_TYPE_WORKER not in as_dict(spec.get(SPECS_FIELD)):
+        errors.append(required(f"{_SPECS_PATH}[{REPLICA_TYPE_WORKER}]",
+                               "must be configured if elastic policy is used"))
+    if as_dict(policy).get("nProcPerNode") is not None and spec.get("nprocPerNode") is not None:
+        errors.append(forbidden(_ELASTIC_NPROC_PATH, f"must not be used with {_NPROC_PATH}"))
+    return errors
+
+
+def _replica_errors(rtype: str, replica: object) -> list[FieldError]:
+    role_path = f"{_SPECS_PATH}[{rtype}]"
+    errors: list[FieldError] = []
+    if rtype not in REPLICA_TYPES:
+        errors.append(not_supported(role_path, rtype, REPLICA_TYPES))
+    errors += replica_container_errors(replica, role_path, DEFAULT_CONTAINER_NAME)
+    replicas = as_int(as_dict(replica).get("replicas"))
+    if rtype == REPLICA_TYPE_MASTER:
+        if replicas != 1:
+            errors.append(forbidden(f"{role_path}.replicas", "must be 1"))
+    elif replicas is not None and replicas < 1:
+        errors.append(forbidden(f"{role_path}.replicas", "must be at least 1"))
+    return errors
+
+
+def _spec_errors(job: Mapping[str, Any]) -> list[FieldError]:
+    spec = as_dict(job.get("spec"))
+    errors = _elastic_errors(spec)
+    specs = spec.get(SPECS_FIELD)
+    if not isinstance(specs, dict):
+        return [*errors, required(_SPECS_PATH, "must be required")]
+    for rtype, replica in specs.items():
+        errors += _replica_errors(rtype, replica)
+    return errors
+
+
+def validate(job: Mapping[str, Any]) -> list[FieldError]:
+    """The errors of a new PyTorchJob (empty when valid)."""
+    return [*validate_name(job), *validate_run_policy(job), *_spec_errors(job)]
+
+
+def validate_update(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[FieldError]:
+    """The errors of an update from ``old`` to ``new``."""
+    return [*validate_name(new), *validate_run_policy_update(old, new),
+            *validate_run_policy(new), *_spec_errors(new)]
+
+
+def validation_warnings(job: Mapping[str, Any]) -> list[str]:
+    """The admission warnings upstream's webhook returns with its answer."""
+    spec = as_dict(job.get("spec"))
+    if spec.get(ELASTIC_POLICY) is not None \
+            and as_dict(spec.get(ELASTIC_POLICY)).get("nProcPerNode") is not None:
+        return [f"{_ELASTIC_NPROC_PATH} is deprecated, use {_NPROC_PATH} instead"]
+    return []
