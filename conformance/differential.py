@@ -21,6 +21,7 @@ too, without descriptions. :mod:`conformance.intended` sorts the differences.
 from __future__ import annotations
 
 import dataclasses
+import re
 import threading
 import time
 import uuid
@@ -346,10 +347,11 @@ def compare_case(kind: KindSpec, case: Case, go: SideRun, ours: SideRun
                          case=case.name, obj=name, phase="created")
         diffs += compare(_final(a, gctx), _final(b, octx), case=case.name, obj=name,
                          phase="final")
-    diffs += compare(summarize_events(gevents, gctx), summarize_events(oevents, octx),
-                     case=case.name, obj="events", phase="events")
+    gsummary, osummary = summarize_events(gevents, gctx), summarize_events(oevents, octx)
+    diffs += compare(gsummary, osummary, case=case.name, obj="events", phase="events")
     context = case_context(gobjs.get(f"{kind.kind}/{case.name}"),
-                           oobjs.get(f"{kind.kind}/{case.name}"))
+                           oobjs.get(f"{kind.kind}/{case.name}")) \
+        or created_again_context(gsummary, osummary)
     if context:
         diffs = [dataclasses.replace(d, context=context) for d in diffs]
     return diffs, len(set(gobjs) & set(oobjs))
@@ -371,6 +373,21 @@ def case_context(go_job: Seen | None, our_job: Seen | None) -> str:
     go_missed, ours_missed = _running_unobserved(go_job), _running_unobserved(our_job)
     if go_missed != ours_missed:
         return f"running-unobserved-by-{'go' if go_missed else 'ours'}"
+    return ""
+
+
+CREATE_EVENT = re.compile(r"Normal SuccessfulCreate(Pod|Service): ")
+
+
+def created_again_context(go_events: dict[str, Obj], our_events: dict[str, Obj]) -> str:
+    """``created-again-by-go`` when the reference operator created some child more often than
+    ours did (its ``SuccessfulCreatePod``/``SuccessfulCreateService`` counts, summarized by
+    :func:`~conformance.normalize.summarize_events`): a reconcile that read a stale job put
+    back what the job's failure had just deleted (README, "Stale cache")."""
+    for key, event in go_events.items():
+        if CREATE_EVENT.match(key) and event["count"] > (our_events.get(key) or {}).get(
+                "count", 0):
+            return "created-again-by-go"
     return ""
 
 

@@ -151,6 +151,16 @@ RULES: tuple[Rule, ...] = (
          when=_go_only),
     # An invalid job, without training-operator's webhook (README "Validation"): it is
     # reconciled there (objects, status, events, the API server's refusals); ours reports it.
+    # A reconcile of a job read from a stale cache right after the job failed at its backoff
+    # limit or deadline creates again the pods and Services that the failure had deleted
+    # (training-operator's expectations never hold a reconcile back): the created-again
+    # objects then stay (cleanPodPolicy None). differential.created_again_context tags it.
+    Rule("training-created-again-children", readme="Stale cache", kinds=TRAINING,
+         context="created-again-by-go", obj="(Pod|Service)/.*", phase="final"),
+    Rule("training-created-again-events", readme="Stale cache", kinds=TRAINING,
+         context="created-again-by-go", obj="events", phase="events",
+         path=r'\["Normal SuccessfulCreate(Pod|Service): .*"\]\.count',
+         when=lambda go, ours: isinstance(go, int) and isinstance(ours, int) and go > ours),
     Rule("training-invalid-reconciled", readme="Validation", kinds=TRAINING, case="invalid-.*",
          phase="presence", when=_go_only),
     Rule("training-invalid-status", readme="Validation", kinds=TRAINING, case="invalid-.*",

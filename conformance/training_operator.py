@@ -132,33 +132,43 @@ def mount_namespace_command() -> list[str]:
                        f"failed: {probe.stderr.strip()}")
 
 
+def write_certificates(tmp: Path, files: dict[str, bytes]) -> None:
+    """The Secret's entries as the files the operator reads under its private ``/tmp``."""
+    target = tmp / CERT_DIR
+    target.mkdir(parents=True, exist_ok=True)
+    for name, value in files.items():
+        (target / name).write_bytes(value)
+
+
+def command(tmp: Path, flags: list[str]) -> list[str]:
+    """The operator's argv: in a mount namespace of its own with ``tmp`` as its ``/tmp``, free
+    ports for metrics, health and webhooks, then ``flags``."""
+    binary = Path(operators.reference("bin-dir", "training-operator")) / "training-operator"
+    if not binary.exists():
+        raise RuntimeError(f"{binary} is missing: run hack/reference-operators.sh build "
+                           "training-operator")
+    return [*mount_namespace_command(), "sh", "-c", PRIVATE_TMP, str(tmp), str(binary),
+            "--metrics-bind-address", f"127.0.0.1:{free_port()}",
+            "--health-probe-bind-address", f"127.0.0.1:{free_port()}",
+            "--webhook-server-port", str(free_port()), *flags]
+
+
 class TrainingOperatorProcess(OperatorProcess):
     """training-operator with ``flags`` (default: every scheme but MPIJob), a private ``/tmp``
     and the cluster prepared before each start (see the module doc)."""
 
     def __init__(self, kube: Kube, kubeconfig: Path, log_path: Path, flags: list[str]) -> None:
-        binary = Path(operators.reference("bin-dir", "training-operator")) / "training-operator"
-        if not binary.exists():
-            raise RuntimeError(f"{binary} is missing: run hack/reference-operators.sh build "
-                               "training-operator")
         self.kube = kube
         self.schemes = schemes_of(flags) or list(SCHEMES)
         if not schemes_of(flags):
             flags = [*(f"--enable-scheme={s}" for s in SCHEMES), *flags]
         self.tmp = Path(tempfile.mkdtemp(prefix="training-operator-tmp-"))
-        argv = [*mount_namespace_command(), "sh", "-c", PRIVATE_TMP, str(self.tmp), str(binary),
-                "--metrics-bind-address", f"127.0.0.1:{free_port()}",
-                "--health-probe-bind-address", f"127.0.0.1:{free_port()}",
-                "--webhook-server-port", str(free_port()), *flags]
-        super().__init__("training-operator", argv, log_path, ready_marker=READY,
-                         env={"KUBECONFIG": str(kubeconfig)})
+        super().__init__("training-operator", command(self.tmp, flags), log_path,
+                         ready_marker=READY, env={"KUBECONFIG": str(kubeconfig)})
         self.certs_written = False
 
     def write_certificates(self, files: dict[str, bytes]) -> None:
-        target = self.tmp / CERT_DIR
-        target.mkdir(parents=True, exist_ok=True)
-        for name, value in files.items():
-            (target / name).write_bytes(value)
+        write_certificates(self.tmp, files)
         self.certs_written = True
 
     def start(self) -> None:
@@ -189,6 +199,32 @@ class TrainingOperatorProcess(OperatorProcess):
         shutil.rmtree(self.tmp, ignore_errors=True)
         self.certs_written = False
         return code
+
+
+def ready_certificates(kube: Kube, kubeconfig: Path, log_path: Path) -> dict[str, bytes]:
+    """The Secret's certificates; where the rotator has not filled it yet (a new cluster),
+    training-operator is run once until it has (its output appended to ``log_path``)."""
+    files = secret_certificates(kube) if _secret_exists(kube) else None
+    if files is None:
+        proc = TrainingOperatorProcess(kube, kubeconfig, log_path, ["--enable-scheme", "tfjob"])
+        proc.start()
+        try:
+            proc.wait_ready()
+        finally:
+            proc.stop()
+        files = secret_certificates(kube)
+    assert files is not None
+    return files
+
+
+def _secret_exists(kube: Kube) -> bool:
+    try:
+        kube.get(f"/api/v1/namespaces/{NAMESPACE}/secrets/{SECRET}")
+    except ApiError as err:
+        if err.status == 404:
+            return False
+        raise
+    return True
 
 
 def reference_process(kubeconfig: Path, flags: list[str], log_path: Path) -> OperatorProcess:

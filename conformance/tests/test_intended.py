@@ -139,3 +139,20 @@ def test_mpijob_rules_do_not_explain_tfjob_differences_and_back() -> None:
     running = Difference("pi", "events", "events",
                          '["Normal MPIJobRunning: MPIJob <ns>/pi is running"].count', 7, 1)
     assert classify([running], rules_for("tfjob-v1"))[1] == [running]
+
+
+def test_created_again_rules_need_their_context() -> None:
+    rules = rules_for("tfjob-v1")
+    pod = Difference("b", "Pod/b-worker-0", "final", "deleted", False, True)
+    tagged = Difference("b", "Pod/b-worker-0", "final", "deleted", False, True,
+                        context="created-again-by-go")
+    events = Difference("b", "events", "events",
+                        '["Normal SuccessfulCreatePod: Created pod: b-worker-0"].count', 2, 1,
+                        context="created-again-by-go")
+    fewer = Difference("b", "events", "events",
+                       '["Normal SuccessfulCreatePod: Created pod: b-worker-0"].count', 1, 2,
+                       context="created-again-by-go")
+    found, unexplained = classify([pod, tagged, events, fewer], rules)
+    assert [r.id for _, r in found] == ["training-created-again-children",
+                                        "training-created-again-events"]
+    assert unexplained == [pod, fewer]
