@@ -117,6 +117,27 @@ RULES: tuple[Rule, ...] = (
          path=r'\["Warning ValidationError: .*managedBy.*"\](\..*)?',
          when=lambda go, ours: _absent_or_empty(go)),
     # -- training-operator v1.9.2 (README: "Differences from training-operator v1.9.2") ----
+    # A reconcile of a job read from a stale cache right after the job failed at its backoff
+    # limit or deadline creates again the pods and Services that the failure had deleted
+    # (training-operator's expectations never hold a reconcile back): the created-again
+    # objects then stay (cleanPodPolicy None). differential.created_again_context tags it.
+    Rule("training-created-again-children", readme="Stale cache", kinds=TRAINING,
+         context="created-again-by-go", obj="(Pod|Service)/.*", phase="final"),
+    Rule("training-created-again-events", readme="Stale cache", kinds=TRAINING,
+         context="created-again-by-go", obj="events", phase="events",
+         path=r'\["Normal SuccessfulCreate(Pod|Service): .*"\]\.count',
+         when=lambda go, ours: isinstance(go, int) and isinstance(ours, int) and go > ours),
+    # An invalid job, without training-operator's webhook (README "Validation"): it is
+    # reconciled there (objects, status, events, the API server's refusals); ours reports it.
+    Rule("training-invalid-reconciled", readme="Validation", kinds=TRAINING, case="invalid-.*",
+         phase="presence", when=_go_only),
+    Rule("training-invalid-status", readme="Validation", kinds=TRAINING, case="invalid-.*",
+         phase="final", path=r"status|metadata\.managedFields\[\d+\]", when=_go_only),
+    Rule("training-invalid-events", readme="Validation", kinds=TRAINING, case="invalid-.*",
+         obj="events", phase="events", path=_EVENT, when=_go_only),
+    Rule("training-invalid-reported", readme="Validation", kinds=TRAINING, case="invalid-.*",
+         obj="events", phase="events", path=r'\["Warning [A-Za-z]+FailedValidation: .*"\]',
+         when=_ours_only),
     Rule("training-pod-api-version", readme="CRD pod template schema", kinds=TRAINING,
          obj="CustomResourceDefinition", phase="schema", path=_TEMPLATE + r"\..+",
          when=lambda go, ours: go == MISSING and isinstance(ours, dict)
@@ -149,27 +170,6 @@ RULES: tuple[Rule, ...] = (
          path=(r'status\.lastReconcileTime|metadata\.managedFields\[\d+\]\.fieldsV1'
                r'\["f:status"\]\["f:lastReconcileTime"\]'),
          when=_go_only),
-    # An invalid job, without training-operator's webhook (README "Validation"): it is
-    # reconciled there (objects, status, events, the API server's refusals); ours reports it.
-    # A reconcile of a job read from a stale cache right after the job failed at its backoff
-    # limit or deadline creates again the pods and Services that the failure had deleted
-    # (training-operator's expectations never hold a reconcile back): the created-again
-    # objects then stay (cleanPodPolicy None). differential.created_again_context tags it.
-    Rule("training-created-again-children", readme="Stale cache", kinds=TRAINING,
-         context="created-again-by-go", obj="(Pod|Service)/.*", phase="final"),
-    Rule("training-created-again-events", readme="Stale cache", kinds=TRAINING,
-         context="created-again-by-go", obj="events", phase="events",
-         path=r'\["Normal SuccessfulCreate(Pod|Service): .*"\]\.count',
-         when=lambda go, ours: isinstance(go, int) and isinstance(ours, int) and go > ours),
-    Rule("training-invalid-reconciled", readme="Validation", kinds=TRAINING, case="invalid-.*",
-         phase="presence", when=_go_only),
-    Rule("training-invalid-status", readme="Validation", kinds=TRAINING, case="invalid-.*",
-         phase="final", path=r"status|metadata\.managedFields\[\d+\]", when=_go_only),
-    Rule("training-invalid-events", readme="Validation", kinds=TRAINING, case="invalid-.*",
-         obj="events", phase="events", path=_EVENT, when=_go_only),
-    Rule("training-invalid-reported", readme="Validation", kinds=TRAINING, case="invalid-.*",
-         obj="events", phase="events", path=r'\["Warning [A-Za-z]+FailedValidation: .*"\]',
-         when=_ours_only),
     Rule("training-managed-by-unknown", readme="`runPolicy.managedBy` other than",
          kinds=TRAINING, case="managed-by-unknown", obj="events", phase="events",
          path=r'\["Warning [A-Za-z]+FailedValidation: .*managedBy.*"\]', when=_ours_only),
