@@ -1212,7 +1212,7 @@ def plot(results: dict[str, Obj], path: Path) -> None:
 
     fig, axes = plt.subplots(2, 2, figsize=(12, 8))
     ax = axes[0][0]
-    for name in ("burst", "arrival"):
+    for name in ("burst", "arrival", *training.KINDS):
         lat = (results.get(name) or {}).get("latency_s")
         if not lat:
             continue
