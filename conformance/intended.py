@@ -83,9 +83,9 @@ RULES: tuple[Rule, ...] = (
          when=_count_fewer),
     Rule("status-change-event-once", readme="Own status writes",
          obj="events", phase="events",
-         path=(r'\["(Normal (MPIJobCreated|MPIJobSuspended|MPIJobResumed)|Warning '
-               r'(DeadlineExceeded|BackoffLimitExceeded|MPIJobFailed|MPIJobEvicted)): .*"\]'
-               r'\.count'),
+         path=(r'\["(Normal (MPIJobCreated|MPIJobSuspended|MPIJobResumed|MPIJobSucceeded)|'
+               r'Warning (DeadlineExceeded|BackoffLimitExceeded|MPIJobFailed|MPIJobEvicted)): '
+               r'.*"\]\.count'),
          when=_count_fewer),
     Rule("crd-printer-columns", readme="CRD printer columns",
          obj="CustomResourceDefinition", phase="schema",
