@@ -380,13 +380,14 @@ CREATE_EVENT = re.compile(r"Normal SuccessfulCreate(Pod|Service): ")
 
 
 def created_again_context(go_events: dict[str, Obj], our_events: dict[str, Obj]) -> str:
-    """``created-again-by-go`` when the reference operator created some child more often than
-    ours did (its ``SuccessfulCreatePod``/``SuccessfulCreateService`` counts, summarized by
-    :func:`~conformance.normalize.summarize_events`): a reconcile that read a stale job put
-    back what the job's failure had just deleted (README, "Stale cache")."""
+    """``created-again-by-go`` when the reference operator created a child that ours created
+    too, more often than ours did (the ``SuccessfulCreatePod``/``SuccessfulCreateService``
+    counts, summarized by :func:`~conformance.normalize.summarize_events`): a reconcile that
+    read a stale job put back what the job's failure had just deleted (README, "Stale
+    cache")."""
     for key, event in go_events.items():
-        if CREATE_EVENT.match(key) and event["count"] > (our_events.get(key) or {}).get(
-                "count", 0):
+        ours = (our_events.get(key) or {}).get("count", 0)
+        if CREATE_EVENT.match(key) and 1 <= ours < event["count"]:
             return "created-again-by-go"
     return ""
 
