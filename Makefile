@@ -7,8 +7,9 @@
 #   make bench  performance workloads on a dedicated local cluster (BENCH_ARGS="--scale 0.1"
 #               to shrink them); writes bench-results/, docs/performance.md, docs/bench.png
 #   make chaos  fault runs (e2e/chaos) on a cluster of their own; results in chaos-results/
-#   make conformance  upstream's e2e suite and the differential run against the Go operators
-#               (built from the Go module proxy) on a cluster of their own; conformance-results/
+#   make conformance  upstream's e2e suite and the differential runs (MPIJob against
+#               mpi-operator, TFJob against training-operator; both built from the Go module
+#               proxy) on a cluster of their own; conformance-results/
 SHELL := /bin/bash
 PYTHON ?= python3.11
 VENV := .venv
@@ -61,8 +62,8 @@ test: $(STAMP)
 	  $(VENV)/bin/pytest -q -p no:cacheprovider tests/integration e2e --ignore=e2e/real $(PYTEST_ARGS)
 	@hack/timed.sh reference-operators bash hack/reference-operators.sh build mpi-operator
 	@. hack/ensure-cluster.sh >/dev/null && hack/timed.sh conformance-short \
-	  $(PY) -m conformance --short --no-build --kubeconfig "$$KUBECONFIG" \
-	  --out conformance-results/short
+	  $(PY) -m conformance --short --no-build --kinds mpijob-v2beta1 \
+	  --kubeconfig "$$KUBECONFIG" --out conformance-results/short
 	@hack/timed.sh real-node bash hack/real-node-tests.sh --short
 
 build-cluster:
@@ -102,10 +103,12 @@ bench: $(STAMP)
 	  rc=$$?; test -n "$(BENCH_KEEP_CLUSTER)" || bash $(CLUSTER) down; exit $$rc
 
 # Upstream's e2e suite (against ours and the Go operator) and the differential run of every
-# corpus case and flag group, on a cluster of its own (left running for the next run; stop it
-# with MPI_CONTROLLER_CLUSTER_DIR=$(CONFORMANCE_CLUSTER_DIR) hack/local-cluster.sh down).
+# kind's corpus case and flag group (MPIJob against mpi-operator, TFJob against
+# training-operator), on a cluster of its own (left running for the next run; stop it with
+# MPI_CONTROLLER_CLUSTER_DIR=$(CONFORMANCE_CLUSTER_DIR) hack/local-cluster.sh down).
 # Builds the reference operators on first use. CONFORMANCE_ARGS='--only suspend-resume,volcano'
-# picks cases or groups; '--parts differential' one part. Results in conformance-results/.
+# picks cases or groups; '--parts differential' one part; '--kinds tfjob-v1' one kind.
+# Results in conformance-results/.
 CONFORMANCE_CLUSTER_DIR ?= $(HOME)/.cache/mpi-controller/cluster-conformance
 CONFORMANCE_ARGS ?=
 conformance: $(STAMP)

@@ -12,20 +12,27 @@ process, every figure from an independent observer.
 
 Workloads (``--scale`` multiplies the sizes): ``burst`` (200 jobs x 4 workers at once), ``steady``
 (1000 jobs x 8 workers existing, restart the controller), ``wide`` (one job, 256 workers),
-``arrival`` (5 jobs/s for 120 s). Writes ``bench-results/<workload>.json``, then
+``arrival`` (5 jobs/s for 120 s), all MPIJobs (our controller runs with ``--enable-scheme
+mpijob``); ``tfjob`` (100 TFJobs x (2 PS + 4 workers) at once, ``--enable-scheme tfjob``;
+``bench/training.py``). Writes ``bench-results/<workload>.json``, then
 ``bench-results/bench.md`` (the table) and ``bench-results/bench.png`` (the plot) from every
 result present; ``--docs`` copies them to ``docs/performance.md`` and ``docs/bench.png``.
 Not a test: nothing asserts on timing.
 
-``--operators ours,go`` also measures the Go operator (mpi-operator v0.8.2, built by
-``hack/reference-operators.sh``) with the same workloads, flags and observers: its results are
-``bench-results/<workload>-go.json`` and ``bench-results/side-by-side.md`` puts the two side by
-side (ours / Go / ratio). The Go operator always runs leader election (its Lease requests are
-left out of the write counts) and is ready when it logs ``Started workers``; the steady
-workload's jobs are brought to Running once, then each operator is restarted on them.
+``--operators ours,go,training-operator`` also measures the reference operators (built by
+``hack/reference-operators.sh``) with the same workloads, QPS, threads and observers: the Go
+operator (mpi-operator v0.8.2) the MPIJob workloads, training-operator v1.9.2 the TFJob one
+(``--controller-threads`` for ``--threadiness``; run as ``conformance.training_operator`` does:
+its own mount namespace for its certificate files). Their results are
+``bench-results/<workload>-go.json`` / ``-training-operator.json`` and
+``bench-results/side-by-side.md`` puts each beside ours (ours / reference / ratio). The Go
+operator always runs leader election (its Lease requests are left out of the write counts) and
+is ready when it logs ``Started workers``, as is training-operator; the steady workload's jobs
+are brought to Running once, then each operator is restarted on them.
 
     .venv/bin/python bench/harness.py --cluster-dir ~/.cache/mpi-controller/cluster-bench \\
-        [--workloads burst,steady,wide,arrival] [--scale 0.1] [--operators ours,go] [--docs]
+        [--workloads burst,steady,wide,arrival,tfjob] [--scale 0.1] \\
+        [--operators ours,go,training-operator] [--docs]
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -54,18 +62,28 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+import training  # noqa: E402  (bench/training.py)
 from kubernetes import client, config  # noqa: E402
 
+from conformance import training_operator  # noqa: E402
+from conformance.kube import Kube  # noqa: E402
 from mpi_controller.engine.pods import POD_CODEC, slim_pod  # noqa: E402
 from tests.mpijobs import GROUP, PLURAL, VERSION, small_job  # noqa: E402
 from tests.processes import OperatorProcess, ProcSampler, free_port, http_get  # noqa: E402
 
 RESULTS = REPO / "bench-results"
-WORKLOADS = ("burst", "steady", "wide", "arrival")
-JOB_NAME = "training.kubeflow.org/job-name"
+MPI_WORKLOADS = ("burst", "steady", "wide", "arrival")
+WORKLOADS = (*MPI_WORKLOADS, *training.KINDS)
 JOB_ROLE = "training.kubeflow.org/job-role"
 WRITE_VERBS = ("create", "update", "patch", "delete", "deletecollection")
-CHILD_RESOURCES = ("pods", "jobs", "services", "configmaps", "secrets", "mpijobs")
+# The job kinds the observer follows: plural -> kind.
+JOB_KINDS = {PLURAL: "MPIJob", **{k.plural: k.kind for k in training.KINDS.values()}}
+CHILD_RESOURCES = ("pods", "jobs", "services", "configmaps", "secrets", "podgroups",
+                   *JOB_KINDS)
+# The reference operator of each workload, and how its column is headed.
+REFERENCES = {"go": "Go (mpi-operator v0.8.2)", "training-operator": "training-operator v1.9.2"}
+REFERENCE_OF = {**{w: "go" for w in MPI_WORKLOADS},
+                **{w: "training-operator" for w in training.KINDS}}
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 Obj = dict[str, Any]
 
@@ -184,9 +202,12 @@ class Cluster:
                         meta["name"], namespace, {"metadata": {"finalizers": None}})
 
     def create_job(self, namespace: str, body: Obj) -> float:
-        """Create an MPIJob; returns the wall time just before the request was sent."""
+        """Create a job (its kind's plural from the body); returns the wall time just before
+        the request was sent."""
+        group, version = body["apiVersion"].split("/")
+        plural = next(p for p, k in JOB_KINDS.items() if k == body["kind"])
         sent = time.time()
-        self.custom.create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, body)
+        self.custom.create_namespaced_custom_object(group, version, namespace, plural, body)
         return sent
 
     def marker(self) -> tuple[str, float]:
@@ -230,7 +251,7 @@ class Cluster:
 
 @dataclass
 class JobTrack:
-    workers: int
+    needed: int  # child objects that mean "every child exists" (training.children_needed)
     created: float | None = None
     first_seen: float | None = None
     children: set[str] = field(default_factory=set)
@@ -241,11 +262,13 @@ class JobTrack:
 
 
 class Observer:
-    """Raw watches of MPIJobs, pods, Jobs, Services, ConfigMaps and Secrets in one namespace;
+    """Raw watches of the jobs, pods, Jobs, Services, ConfigMaps and Secrets in one namespace;
     records the first sighting of every object and of each job's conditions."""
 
     PATHS = {
         "mpijobs": f"/apis/{GROUP}/{VERSION}/namespaces/{{ns}}/{PLURAL}",
+        **{k.plural: f"/apis/{k.api_version}/namespaces/{{ns}}/{k.plural}"
+           for k in training.KINDS.values()},
         "pods": "/api/v1/namespaces/{ns}/pods",
         "jobs": "/apis/batch/v1/namespaces/{ns}/jobs",
         "services": "/api/v1/namespaces/{ns}/services",
@@ -266,9 +289,9 @@ class Observer:
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
 
-    def expect(self, name: str, workers: int) -> JobTrack:
+    def expect(self, name: str, needed: int) -> JobTrack:
         with self.lock:
-            return self.jobs.setdefault(name, JobTrack(workers))
+            return self.jobs.setdefault(name, JobTrack(needed))
 
     def start(self) -> None:
         for kind in self.kinds:
@@ -320,8 +343,8 @@ class Observer:
             self.events += 1
             key = f"{kind}/{name}"
             self.first_seen.setdefault(key, now)
-            if kind == "mpijobs":
-                track = self.jobs.setdefault(name, JobTrack(_workers_of(obj)))
+            if kind in JOB_KINDS:
+                track = self.jobs.setdefault(name, JobTrack(training.children_needed(obj)))
                 if track.first_seen is None:
                     track.first_seen = now
                 for cond in (obj.get("status") or {}).get("conditions") or []:
@@ -335,23 +358,20 @@ class Observer:
                         track.failed_at = now
                 return
             labels = meta.get("labels") or {}
-            if kind == "pods":
-                if labels.get(JOB_ROLE) != "worker":
-                    return
-                owner = labels.get(JOB_NAME)
+            if kind == "pods" and labels.get(JOB_ROLE) == "worker":  # an MPIJob's worker
                 if etype == "DELETED" or meta.get("deletionTimestamp"):
                     self.live_workers.discard(name)
                 else:
                     self.live_workers.add(name)
-            else:
-                owner = next((ref.get("name") for ref in meta.get("ownerReferences") or []
-                              if ref.get("controller") and ref.get("kind") == "MPIJob"), None)
+            owner = next((ref.get("name") for ref in meta.get("ownerReferences") or []
+                          if ref.get("controller") and ref.get("kind") in JOB_KINDS.values()),
+                         None)
             if not owner:
                 return
             track = self.jobs.setdefault(owner, JobTrack(0))
             track.children.add(key)
-            if track.children_at is None and track.workers and \
-                    len(track.children) >= track.workers + 4:
+            if track.children_at is None and track.needed and \
+                    len(track.children) >= track.needed:
                 track.children_at = now
 
     def snapshot(self) -> dict[str, JobTrack]:
@@ -361,11 +381,6 @@ class Observer:
     def count(self, pred: Callable[[JobTrack], bool]) -> int:
         with self.lock:
             return sum(1 for t in self.jobs.values() if pred(t))
-
-
-def _workers_of(obj: Obj) -> int:
-    spec = ((obj.get("spec") or {}).get("mpiReplicaSpecs") or {}).get("Worker") or {}
-    return int(spec.get("replicas") or 0)
 
 
 # -- controller process ---------------------------------------------------------------------
@@ -383,27 +398,38 @@ def go_operator_binary() -> Path:
 class ControllerProcess(OperatorProcess):
     """The measured operator as a child process (:class:`tests.processes.OperatorProcess`),
     sampled every 0.2 s from /proc (:class:`tests.processes.ProcSampler`): ``mpi-controller
-    run`` (``operator="ours"``, ready on ``/readyz``) or the Go mpi-operator (``"go"``, ready
-    once it logs ``Started workers``)."""
+    run`` (``operator="ours"``, ``--enable-scheme <scheme>``, ready on ``/readyz``), the Go
+    mpi-operator (``"go"``, ready once it logs ``Started workers``) or training-operator
+    (``"training-operator"``, ``--enable-scheme <scheme>``, ready once it logs ``Starting
+    workers``)."""
 
     def __init__(self, cluster: Cluster, *, qps: float, burst: int, threadiness: int,
-                 log_path: Path, extra: tuple[str, ...] = (), operator: str = "ours") -> None:
+                 log_path: Path, extra: tuple[str, ...] = (), operator: str = "ours",
+                 scheme: str = "mpijob") -> None:
         self.health_port = free_port()
         self.operator = operator
+        self.private_tmp: Path | None = None
+        threads = "--controller-threads" if operator == "training-operator" else "--threadiness"
         self.flags = ["--kube-api-qps", f"{qps:g}", "--kube-api-burst", str(burst),
-                      "--threadiness", str(threadiness), *extra]
+                      threads, str(threadiness), *extra]
+        env: dict[str, str] = {}
         if operator == "go":
             # Leader election is always on there: its Lease must exist to be taken at once.
             cluster.prepare_go_operator()
             argv = [str(go_operator_binary()),
                     "--kubeConfig", str(cluster.controller_kubeconfig), *self.flags]
+        elif operator == "training-operator":
+            self.flags += ["--enable-scheme", scheme]
+            argv = self._training_operator(cluster, scheme, log_path)
+            env = {"KUBECONFIG": str(cluster.controller_kubeconfig)}
         else:
-            self.flags += ["--no-leader-elect", "--health-port", str(self.health_port),
-                           "--log-format", "json"]
+            self.flags += ["--enable-scheme", scheme, "--no-leader-elect",
+                           "--health-port", str(self.health_port), "--log-format", "json"]
             argv = [str(REPO / ".venv" / "bin" / "mpi-controller"), "run",
                     "--kubeConfig", str(cluster.controller_kubeconfig), *self.flags]
-        super().__init__(operator, argv, log_path,
-                         ready_marker="Started workers" if operator == "go" else "")
+        super().__init__(operator, argv, log_path, env=env,
+                         ready_marker="" if operator == "ours" else
+                         "Started workers" if operator == "go" else training_operator.READY)
         log_path.unlink(missing_ok=True)
         self.start()
         self.started = self.started_at
@@ -417,6 +443,19 @@ class ControllerProcess(OperatorProcess):
                  "--nonblocking", "--format", "raw",
                  "--output", str(log_path.with_suffix(".profile.txt"))],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def _training_operator(self, cluster: Cluster, scheme: str, log_path: Path) -> list[str]:
+        """training-operator's argv (its certificates ready, in a private /tmp; its CRD
+        installed)."""
+        kube = Kube(cluster.admin_kubeconfig)
+        subprocess.run(["bash", str(REPO / "hack" / "reference-operators.sh"), "build",
+                        "training-operator"], check=True)
+        files = training_operator.ready_certificates(
+            kube, cluster.controller_kubeconfig, log_path.with_suffix(".certificates.log"))
+        training_operator.prepare(kube, [scheme])
+        self.private_tmp = Path(tempfile.mkdtemp(prefix="training-operator-tmp-"))
+        training_operator.write_certificates(self.private_tmp, files)
+        return training_operator.command(self.private_tmp, self.flags)
 
     @property
     def samples(self) -> list[tuple[float, float, int]]:
@@ -435,7 +474,7 @@ class ControllerProcess(OperatorProcess):
         return self.sampler.cpu()
 
     def ready(self) -> bool:
-        if self.operator == "go":  # no readiness endpoint: its log says when workers start
+        if self.operator != "ours":  # its log says when workers start
             return super().ready()
         return http_get(self.health_port, "/readyz")[0] == 200
 
@@ -485,6 +524,8 @@ class ControllerProcess(OperatorProcess):
                 self.profiler.kill()
         code = super().stop(timeout)
         self.sampler.stop()
+        if self.private_tmp is not None:
+            shutil.rmtree(self.private_tmp, ignore_errors=True)
         return code
 
     def series(self, start: float) -> dict[str, list[float]]:
@@ -606,9 +647,10 @@ class Run:
     """One workload: namespace, observer, controller, audit window; cleans up on exit."""
 
     def __init__(self, s: Settings, workload: str, *, kinds: tuple[str, ...] | None = None,
-                 start_controller: bool = True) -> None:
+                 start_controller: bool = True, scheme: str = "mpijob") -> None:
         self.s = s
         self.workload = workload
+        self.scheme = scheme
         self.namespace = f"bench-{workload}-{uuid.uuid4().hex[:5]}"
         self.kinds = kinds
         self.start_controller = start_controller
@@ -633,7 +675,7 @@ class Run:
             self.s.cluster, qps=qps or self.s.qps, burst=burst or self.s.burst,
             threadiness=threadiness or self.s.threadiness, extra=extra or self.s.extra,
             log_path=RESULTS / f"{self.workload}{tag}{_suffix(operator)}-controller.log",
-            operator=operator)
+            operator=operator, scheme=self.scheme)
         ready = ctl.wait_ready()
         log(f"controller{tag} pid {ctl.proc.pid} ready after {ready}s")
         return ctl
@@ -660,7 +702,7 @@ def _create_all(s: Settings, namespace: str, bodies: list[Obj], obs: Observer,
     errors: list[str] = []
 
     def one(body: Obj) -> None:
-        track = obs.expect(body["metadata"]["name"], _workers_of(body))
+        track = obs.expect(body["metadata"]["name"], training.children_needed(body))
         try:
             track.created = s.cluster.create_job(namespace, body)
         except client.ApiException as err:
@@ -708,12 +750,14 @@ def _round(xs: list[float]) -> list[float]:
 
 
 def _lifecycle(s: Settings, run: Run, *, jobs: int, workers: int, runs: str,
-               rate: float | None, timeout: float) -> tuple[float, float, float]:
-    """Create ``jobs`` jobs, wait until each Succeeded and every worker is gone.
+               rate: float | None, timeout: float, bodies: list[Obj] | None = None
+               ) -> tuple[float, float, float]:
+    """Create ``jobs`` jobs (``bodies``, default MPIJobs of ``workers`` workers and launchers
+    running ``runs``), wait until each finished and every MPI worker is gone.
     Returns (start, all children exist, end) wall times."""
     assert run.controller is not None
     obs = run.observer
-    bodies = [_job(f"job-{i:04d}", workers, runs) for i in range(jobs)]
+    bodies = bodies or [_job(f"job-{i:04d}", workers, runs) for i in range(jobs)]
     start = time.time()
     cpu0 = run.controller.cpu()
     cluster0 = s.cluster.component_cpu()
@@ -824,7 +868,7 @@ def wide(s: Settings) -> Obj:
         obs = run.observer
         cpu0 = run.controller.cpu()
         _create_all(s, run.namespace, [_job("wide", workers, "1h")], obs)
-        track = obs.expect("wide", workers)
+        track = obs.expect("wide", workers + 4)
 
         def done() -> bool:
             with obs.lock:
@@ -852,6 +896,44 @@ def wide(s: Settings) -> Obj:
                              f"<= {goal:.2f} (1.25 x {objects} / {s.qps:g} QPS)",
                              took is not None and took <= goal)]
     return res
+
+
+def training_burst(kind: training.TrainingKind) -> Callable[[Settings], Obj]:
+    """The workload of a training-operator kind: 100 jobs (``--scale``) created at once, each
+    ``kind.replicas`` with workers running 10 s; until every job has Succeeded."""
+    def run_workload(s: Settings) -> Obj:
+        jobs = s.n(100)
+        bodies = [kind.job(f"job-{i:04d}", "10s") for i in range(jobs)]
+        with Run(s, kind.workload, kinds=(kind.plural, "pods", "services"),
+                 scheme=kind.workload) as run:
+            assert run.controller is not None
+            start, _, _ = _lifecycle(s, run, jobs=jobs, workers=kind.replicas.get("Worker", 0),
+                                     runs="10s", rate=None, timeout=1800, bodies=bodies)
+            entries = run.close_window(run.controller.started, jobs)
+            run.result["series"] = run.controller.series(start)
+            run.result["flags"] = run.controller.flags
+            run.result["replicas_per_job"] = kind.replicas
+        res = run.result
+        per_job = res["api_requests"].get("child_and_status_writes_per_job")
+        needed = jobs * (kind.children_per_job + 1)  # pods, Services, the Created status
+        children_target = 1.25 * needed / s.qps
+        res["writes_until_all_children"] = sum(
+            1 for e in entries if e["verb"] in WRITE_VERBS
+            and ts(e["requestReceivedTimestamp"]) <= start + res["all_children_s"])
+        res["targets"] = [
+            target("writes per job lifecycle (children + status)", per_job,
+                   f"<= {kind.min_writes + 3} (minimum {kind.min_writes})",
+                   per_job is not None and per_job <= kind.min_writes + 3),
+            target("time until every pod and Service of every job exists (s)",
+                   res["all_children_s"],
+                   f"<= {children_target:.1f} (1.25 x {needed} writes / {s.qps:g} QPS)",
+                   res["all_children_s"] <= children_target),
+            target(f"controller CPU per {kind.pods_per_job}-pod job lifecycle (ms)",
+                   res["controller_cpu_ms_per_job"], "(reported)", None),
+            target("peak RSS (MB)", res["controller_peak_rss_mb"], "(reported)", None),
+        ]
+        return res
+    return run_workload
 
 
 def pod_cache_bytes(cluster: Cluster, namespace: str) -> tuple[float, int]:
@@ -970,7 +1052,8 @@ def steady(s: Settings) -> Obj:
 
 
 RUNNERS: dict[str, Callable[[Settings], Obj]] = {
-    "burst": burst, "steady": steady, "wide": wide, "arrival": arrival}
+    "burst": burst, "steady": steady, "wide": wide, "arrival": arrival,
+    **{name: training_burst(kind) for name, kind in training.KINDS.items()}}
 
 
 # -- environment, table and plot ------------------------------------------------------------
@@ -1041,7 +1124,8 @@ def table(results: dict[str, Obj]) -> str:
                        "controller_cpu_s_until_idle", "controller_rss_mb", "baseline_rss_mb",
                        "rss_growth_per_pod_all_caches", "machine_busy_cores_restart", "setup_s"),
             "wide": ("first_object_s", "all_children_s", "controller_cpu_s"),
-        }[name]
+        }.get(name, ("controller_cpu_s", "lifecycle_wall_s", "machine_busy_cores",
+                     "control_plane_cores", "harness_cores", "other_load_cores"))
         for key in extra:
             lines.append(f"| {name} | {key} | {_fmt(res.get(key))} | (reported) | |")
         api = res.get("api_requests") or {}
@@ -1077,6 +1161,18 @@ SIDE_BY_SIDE: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("arrival", "t_children p50 (s)", ("latency_s", "t_children", "p50")),
     ("arrival", "t_succeeded p99 (s)", ("latency_s", "t_succeeded", "p99")),
     ("arrival", "controller CPU per job lifecycle (ms)", ("controller_cpu_ms_per_job",)),
+    *((name, label, path) for name in training.KINDS for label, path in (
+        ("whole lifecycle, create to every job Succeeded (s)", ("lifecycle_wall_s",)),
+        ("time until every pod and Service of every job exists (s)", ("all_children_s",)),
+        ("t_children p50 (s)", ("latency_s", "t_children", "p50")),
+        ("t_running p50 (s)", ("latency_s", "t_running", "p50")),
+        ("jobs seen Running", ("latency_s", "t_running", "n")),
+        ("t_succeeded p50 (s)", ("latency_s", "t_succeeded", "p50")),
+        ("controller CPU per job lifecycle (ms)", ("controller_cpu_ms_per_job",)),
+        ("peak RSS (MB)", ("controller_peak_rss_mb",)),
+        ("writes per job (children + status)",
+         ("api_requests", "child_and_status_writes_per_job")),
+        ("Event writes per job", ("api_requests", "event_writes_per_job")))),
 )
 
 
@@ -1087,25 +1183,29 @@ def _dig(res: Obj, path: tuple[str, ...]) -> Any:
     return value
 
 
-def side_by_side(ours: dict[str, Obj], go: dict[str, Obj]) -> str:
-    """The figures both operators have, ours / Go / ratio (ours divided by Go)."""
-    lines = ["| workload | figure | ours | Go (mpi-operator v0.8.2) | ours / Go |",
+def side_by_side(ours: dict[str, Obj], ref: dict[str, Obj],
+                 label: str = REFERENCES["go"]) -> str:
+    """The figures both operators have, ours / the reference (``label``) / ratio (ours
+    divided by the reference)."""
+    short = label.split(" (")[0].split(" v")[0]
+    lines = [f"| workload | figure | ours | {label} | ours / {short} |",
              "|---|---|---|---|---|"]
-    for name, label, path in SIDE_BY_SIDE:
-        if name not in ours or name not in go:
+    for name, figure, path in SIDE_BY_SIDE:
+        if name not in ours or name not in ref:
             continue
-        a, b = _dig(ours[name], path), _dig(go[name], path)
+        a, b = _dig(ours[name], path), _dig(ref[name], path)
         ratio = f"{a / b:.2f}" if isinstance(a, int | float) and isinstance(b, int | float) \
             and b else "-"
-        lines.append(f"| {name} | {label} | {_fmt(a)} | {_fmt(b)} | {ratio} |")
+        lines.append(f"| {name} | {figure} | {_fmt(a)} | {_fmt(b)} | {ratio} |")
     runs = "; ".join(
-        f"{name} at scale {(go[name].get('environment') or {}).get('scale')}: ours "
-        f"{(ours[name].get('environment') or {}).get('date')}, Go "
-        f"{(go[name].get('environment') or {}).get('date')}"
-        for name in WORKLOADS if name in ours and name in go)
-    env = next(iter(go.values())).get("environment", {})
-    lines.append(f"\nSame workloads, flags ({env.get('controller_flags')}) and observers; "
-                 f"{runs}.")
+        f"{name} at scale {(ref[name].get('environment') or {}).get('scale')}: ours "
+        f"{(ours[name].get('environment') or {}).get('date')}, {short} "
+        f"{(ref[name].get('environment') or {}).get('date')}"
+        for name in WORKLOADS if name in ours and name in ref)
+    flags = "; ".join(f"{op}: {' '.join(res.get('flags') or [])}" for op, res in (
+        ("ours", next((ours[n] for n in WORKLOADS if n in ours and n in ref), {})),
+        (short, next(iter(ref.values())))))
+    lines.append(f"\nSame workloads, QPS, threads and observers (flags {flags}); {runs}.")
     return "\n".join(lines) + "\n"
 
 
@@ -1116,7 +1216,7 @@ def plot(results: dict[str, Obj], path: Path) -> None:
 
     fig, axes = plt.subplots(2, 2, figsize=(12, 8))
     ax = axes[0][0]
-    for name in ("burst", "arrival"):
+    for name in ("burst", "arrival", *training.KINDS):
         lat = (results.get(name) or {}).get("latency_s")
         if not lat:
             continue
@@ -1178,13 +1278,17 @@ def report(docs: bool) -> None:
     (RESULTS / "bench.md").write_text(md)
     plot(results, RESULTS / "bench.png")
     print(md)
-    go = {name: json.loads((RESULTS / f"{name}-go.json").read_text()) for name in WORKLOADS
-          if (RESULTS / f"{name}-go.json").exists()}
-    if go:
-        side = side_by_side(results, go)
+    sides = []
+    for operator, label in REFERENCES.items():
+        ref = {name: json.loads((RESULTS / f"{name}-{operator}.json").read_text())
+               for name in WORKLOADS if (RESULTS / f"{name}-{operator}.json").exists()}
+        if ref:
+            sides.append(f"## Side by side with {label}\n\n" + side_by_side(results, ref, label))
+    if sides:
+        side = "\n".join(sides)
         (RESULTS / "side-by-side.md").write_text(side)
         print(side)
-        md += "\n## Side by side with the Go operator\n\n" + side
+        md += "\n" + side
     if docs:
         (REPO / "docs" / "performance.md").write_text(
             "# Performance\n\nWritten by `make bench` (bench/harness.py); the plot is "
@@ -1212,7 +1316,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="copy the table and plot to docs/performance.md and docs/bench.png")
     parser.add_argument("--report-only", action="store_true")
     parser.add_argument("--operators", default="ours",
-                        help="ours, go or ours,go: which operators to measure")
+                        help="comma-separated, of ours, go (the MPIJob workloads) and "
+                             "training-operator (the TFJob one): which operators to measure")
     args = parser.parse_args(argv)
     RESULTS.mkdir(exist_ok=True)
     if not args.report_only:
@@ -1222,6 +1327,9 @@ def main(argv: list[str] | None = None) -> int:
                          tuple(args.controller_args.split()), operator=operator)
             env = {**environment(s), "operator": operator}
             for name in [w.strip() for w in args.workloads.split(",") if w.strip()]:
+                if operator != "ours" and REFERENCE_OF[name] != operator:
+                    log(f"workload {name}: not one of {operator}'s kinds; skipped")
+                    continue
                 log(f"workload {name} (scale {args.scale}), operator {operator}")
                 cpu0 = time.process_time()
                 res = RUNNERS[name](s)

@@ -6,8 +6,9 @@ the differential run on a local cluster; print the tables and write conformance-
 
 ``--short``: upstream's e2e suite against ours only, and the differential run of the cases
 marked ``short`` in the default group; the full form adds the suite against the reference
-operator, every case and flag group, and a training-operator smoke run. Exits 1 when a spec
-fails against ours or a difference is unexplained.
+operator and every case and flag group. ``--kinds`` picks the kinds of the differential run
+(default: every kind of ``conformance.kinds``); only the reference operators the chosen parts
+need are built. Exits 1 when a spec fails against ours or a difference is unexplained.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance import corpus as corpus_mod
-from conformance import e2e_suite, intended, operators, report, training_operator
+from conformance import e2e_suite, intended, operators, report
 from conformance.differential import (
     LEASE,
     LOCK_NAMESPACE,
@@ -94,9 +95,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kubeconfig", help="use this cluster instead of --cluster-dir")
     parser.add_argument("--out", type=Path, default=REPO / "conformance-results")
     parser.add_argument("--short", action="store_true")
-    parser.add_argument("--parts", default="e2e,differential,training-operator",
-                        help="comma-separated: e2e, differential, training-operator")
-    parser.add_argument("--kinds", default=",".join(KINDS))
+    parser.add_argument("--parts", default="e2e,differential",
+                        help="comma-separated: e2e, differential")
+    parser.add_argument("--kinds", default=",".join(KINDS),
+                        help=f"differential: comma-separated, of {', '.join(KINDS)}")
     parser.add_argument("--no-build", action="store_true",
                         help="use the reference binaries already in the cache")
     parser.add_argument("--corpus", type=Path,
@@ -105,14 +107,22 @@ def main(argv: list[str] | None = None) -> int:
                         help="differential: only these cases or groups (comma-separated)")
     args = parser.parse_args(argv)
     parts = set(args.parts.split(","))
-    if args.short:
-        parts.discard("training-operator")
+    if unknown := parts - {"e2e", "differential"}:
+        parser.error(f"--parts: unknown part(s) {', '.join(sorted(unknown))}")
+    kinds = [k for k in args.kinds.split(",") if k]
+    if unknown := set(kinds) - set(KINDS):
+        parser.error(f"--kinds: unknown kind(s) {', '.join(sorted(unknown))} "
+                     f"(known: {', '.join(KINDS)})")
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "logs").mkdir(exist_ok=True)
-    summary: dict[str, Any] = {"short": args.short, "date": time.strftime("%Y-%m-%d %H:%M:%S")}
+    summary: dict[str, Any] = {"short": args.short, "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+                               "parts": sorted(parts), "kinds": kinds}
 
-    to_build = ["mpi-operator"] + (["training-operator"] if "training-operator" in parts else [])
-    summary["build_s"] = 0.0 if args.no_build else operators.build_reference(*to_build)
+    to_build = list(dict.fromkeys(
+        (["mpi-operator"] if "e2e" in parts else [])
+        + ([KINDS[k].reference for k in kinds] if "differential" in parts else [])))
+    summary["build_s"] = 0.0 if args.no_build or not to_build else \
+        operators.build_reference(*to_build)
     log(f"reference operators ready ({', '.join(to_build)}) in {summary['build_s']}s")
     admin = cluster_kubeconfig(args)
     controller = controller_kubeconfig(admin)
@@ -135,14 +145,15 @@ def main(argv: list[str] | None = None) -> int:
 
     if "differential" in parts:
         settings = Settings(kube, controller, args.out)
-        for name in args.kinds.split(","):
+        for name in kinds:
             kind = KINDS[name]
-            corpus = corpus_mod.load(args.corpus or kind.corpus, kind.upstream_file)
+            corpus = corpus_mod.load(args.corpus or kind.corpus, kind.upstream_file,
+                                     replica_specs=kind.replica_specs)
             start = time.monotonic()
             diffs, info = Differential(kind, corpus, settings).run(
                 short=args.short, only={x for x in args.only.split(",") if x} or None)
             info["wall_s"] = round(time.monotonic() - start, 1)
-            found, unexplained = intended.classify(diffs)
+            found, unexplained = intended.classify(diffs, intended.rules_for(kind.name))
             table = report.differential_table(kind.name, info, found, unexplained)
             text.append(table)
             (args.out / f"differential-{kind.name}.json").write_text(json.dumps({
@@ -153,16 +164,6 @@ def main(argv: list[str] | None = None) -> int:
             bad_cases = {d.case for d in unexplained}
             counts["failed"] += len(bad_cases)
             counts["passed"] += len(set(info["cases"]) - bad_cases)
-
-    if "training-operator" in parts:
-        log_path = args.out / "logs" / "training-operator.log"
-        log_path.unlink(missing_ok=True)
-        proc = training_operator.start(kube, controller, log_path)
-        try:
-            seen = training_operator.smoke(kube, f"conf-training-operator-{int(time.time())}")
-        finally:
-            proc.stop()
-        text.append(f"training-operator v1.9.2 on the local cluster: {seen}\n")
 
     output = "\n".join(text)
     (args.out / "summary.md").write_text(output)

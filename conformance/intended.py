@@ -2,10 +2,11 @@
 
 A :class:`Rule` matches a :class:`~conformance.diff.Difference` by object kind, phase, path
 (regular expressions, anchored) and optionally a predicate over the two values. The runner
-classifies every difference it finds: one matched by a rule is *intended* (and reported with
-the README row that explains it), anything else is *unexplained* and fails the run. The
-``readme`` field is the first cell of that row; ``conformance/tests`` checks that every rule's
-row exists, so the README and this list cannot drift apart.
+classifies every difference of a kind with that kind's rules (:func:`rules_for`): one matched
+by a rule is *intended* (and reported with the README row that explains it), anything else is
+*unexplained* and fails the run. The ``readme`` field is the first cell of that row, in the
+differences table of the rule's kinds (``KindSpec.readme_sections``); ``conformance/tests``
+checks that every rule's row exists there, so the README and this list cannot drift apart.
 """
 
 from __future__ import annotations
@@ -17,11 +18,14 @@ from typing import Any
 
 from conformance.diff import MISSING, Difference
 
+MPIJOB = ("mpijob-v2beta1",)
+
 
 @dataclass(frozen=True)
 class Rule:
     id: str
     readme: str                    # the README differences table row (its first cell)
+    kinds: tuple[str, ...] = MPIJOB  # the kinds (KindSpec names) whose differences it explains
     obj: str = ".*"                # "Kind/name", "events", "create", "CustomResourceDefinition"
     phase: str = ".*"
     path: str = ".*"
@@ -50,10 +54,27 @@ def _one_empty_script(go: Any, ours: Any) -> bool:
                                                                            ours.strip())
 
 
+def _ours_only(go: Any, ours: Any) -> bool:
+    return bool(go == MISSING and ours != MISSING)
+
+
+def _go_only(go: Any, ours: Any) -> bool:
+    return bool(ours == MISSING and go != MISSING)
+
+
+def _one_side_only(go: Any, ours: Any) -> bool:
+    return MISSING in (go, ours) and go != ours
+
+
 _TEMPLATE = (r"spec\.versions\[0\]\.schema\.openAPIV3Schema\.properties\.spec\.properties\."
-             r"mpiReplicaSpecs\.additionalProperties\.properties\.template\.properties")
+             r"\w+ReplicaSpecs\.additionalProperties\.properties\.template\.properties")
 UNOBSERVED = "running-unobserved-by-(go|ours)"
 UNOBSERVED_ROW = "A launcher that finishes before the controller sees it running"
+# Kinds of training-operator v1.9.2 whose engine-level rules are shared (their README
+# sections each carry the rows); a new kind of it joins here and in its own rules below.
+TRAINING = ("tfjob-v1",)
+CRD_KINDS = MPIJOB + TRAINING
+_EVENT = r'\["(Normal|Warning) [A-Za-z]+: .*"\]'
 
 
 RULES: tuple[Rule, ...] = (
@@ -62,9 +83,9 @@ RULES: tuple[Rule, ...] = (
          when=_count_fewer),
     Rule("status-change-event-once", readme="Own status writes",
          obj="events", phase="events",
-         path=(r'\["(Normal (MPIJobCreated|MPIJobSuspended|MPIJobResumed)|Warning '
-               r'(DeadlineExceeded|BackoffLimitExceeded|MPIJobFailed|MPIJobEvicted)): .*"\]'
-               r'\.count'),
+         path=(r'\["(Normal (MPIJobCreated|MPIJobSuspended|MPIJobResumed|MPIJobSucceeded)|'
+               r'Warning (DeadlineExceeded|BackoffLimitExceeded|MPIJobFailed|MPIJobEvicted)): '
+               r'.*"\]\.count'),
          when=_count_fewer),
     Rule("crd-scale-subresource", readme="CRD scale subresource (#278, #336)",
          obj="CustomResourceDefinition", phase="schema",
@@ -72,10 +93,10 @@ RULES: tuple[Rule, ...] = (
     Rule("crd-printer-columns", readme="CRD printer columns",
          obj="CustomResourceDefinition", phase="schema",
          path=r"spec\.versions\[0\]\.additionalPrinterColumns.*"),
-    Rule("crd-openapi-defaults", readme="CRD pod template schema",
+    Rule("crd-openapi-defaults", readme="CRD pod template schema", kinds=CRD_KINDS,
          obj="CustomResourceDefinition", phase="schema", path=_TEMPLATE + r".*\.default",
          when=lambda go, ours: go == MISSING and ours in ("", 0, "ReadWrite", "Shared")),
-    Rule("crd-map-type-atomic", readme="CRD pod template schema",
+    Rule("crd-map-type-atomic", readme="CRD pod template schema", kinds=CRD_KINDS,
          obj="CustomResourceDefinition", phase="schema",
          path=_TEMPLATE + r'.*\["x-kubernetes-map-type"\]',
          when=lambda go, ours: go == "atomic" and ours == MISSING),
@@ -83,7 +104,7 @@ RULES: tuple[Rule, ...] = (
          obj="CustomResourceDefinition", phase="schema",
          path=_TEMPLATE + r"\.spec\.properties\.(workloadRef|schedulingGroup)",
          when=lambda go, ours: MISSING in (go, ours)),
-    Rule("crd-generator-annotation", readme="CRD pod template schema",
+    Rule("crd-generator-annotation", readme="CRD pod template schema", kinds=CRD_KINDS,
          obj="CustomResourceDefinition", phase="schema",
          path=r'metadata\.annotations(\["controller-gen\.kubebuilder\.io/version"\])?'),
     Rule("running-unobserved-conditions", readme=UNOBSERVED_ROW, context=UNOBSERVED,
@@ -98,7 +119,69 @@ RULES: tuple[Rule, ...] = (
          case="managed-by-unknown", obj="events", phase="events",
          path=r'\["Warning ValidationError: .*managedBy.*"\](\..*)?',
          when=lambda go, ours: _absent_or_empty(go)),
+    # -- training-operator v1.9.2 (README: "Differences from training-operator v1.9.2") ----
+    # A reconcile of a job read from a stale cache right after the job failed at its backoff
+    # limit or deadline creates again the pods and Services that the failure had deleted
+    # (training-operator's expectations never hold a reconcile back): the created-again
+    # objects then stay (cleanPodPolicy None). differential.created_again_context tags it.
+    Rule("training-created-again-children", readme="Stale cache", kinds=TRAINING,
+         context="created-again-by-go", obj="(Pod|Service)/.*", phase="final"),
+    Rule("training-created-again-events", readme="Stale cache", kinds=TRAINING,
+         context="created-again-by-go", obj="events", phase="events",
+         path=r'\["Normal SuccessfulCreate(Pod|Service): .*"\]\.count',
+         when=lambda go, ours: isinstance(go, int) and isinstance(ours, int) and go > ours),
+    # An invalid job, without training-operator's webhook (README "Validation"): it is
+    # reconciled there (objects, status, events, the API server's refusals); ours reports it.
+    Rule("training-invalid-reconciled", readme="Validation", kinds=TRAINING, case="invalid-.*",
+         phase="presence", when=_go_only),
+    Rule("training-invalid-status", readme="Validation", kinds=TRAINING, case="invalid-.*",
+         phase="final", path=r"status|metadata\.managedFields\[\d+\]", when=_go_only),
+    Rule("training-invalid-events", readme="Validation", kinds=TRAINING, case="invalid-.*",
+         obj="events", phase="events", path=_EVENT, when=_go_only),
+    Rule("training-invalid-reported", readme="Validation", kinds=TRAINING, case="invalid-.*",
+         obj="events", phase="events", path=r'\["Warning [A-Za-z]+FailedValidation: .*"\]',
+         when=_ours_only),
+    Rule("training-pod-api-version", readme="CRD pod template schema", kinds=TRAINING,
+         obj="CustomResourceDefinition", phase="schema", path=_TEMPLATE + r"\..+",
+         when=lambda go, ours: go == MISSING and isinstance(ours, dict)
+         and bool({"type", "properties"} & set(ours))),
+    Rule("training-labels", readme="Labels", kinds=TRAINING,
+         obj="(Pod|Service)/.*", phase="created|final",
+         path=(r'(metadata\.labels|spec\.selector)\["(job-name|group-name)"\]'
+               r'|metadata\.managedFields\[\d+\]\.fieldsV1\["f:metadata"\]\["f:labels"\]'
+               r'\["f:(job-name|group-name)"\]'),
+         when=_ours_only),
+    Rule("training-field-manager", readme="Field manager", kinds=TRAINING,
+         phase="created|final", path=r"metadata\.managedFields\[\d+\]\.manager",
+         when=lambda go, ours: go == "training-operator" and ours == "mpi-operator"),
+    Rule("training-repeated-events", readme="Repeated Events", kinds=TRAINING,
+         obj="events", phase="events",
+         path=(r'\["(Normal (ExitedWithCode|[A-Za-z]+Suspended)|Warning [A-Za-z]+): '
+               r'(Pod: |Error pod |[A-Za-z]+ \S+ is suspended).*"\]\.count'),
+         when=_count_fewer),
+    Rule("training-own-status-writes", readme="Own status writes", kinds=TRAINING,
+         obj="events", phase="events",
+         path=r'\["(Normal [A-Za-z]+(Succeeded|Suspended|Resumed)|Normal [A-Za-z]+Failed): .*"\]'
+              r'\.count',
+         when=_count_fewer),
+    Rule("training-pod-update-batch", readme="Pod update events", kinds=TRAINING,
+         obj="events", phase="events",
+         path=r'\["Normal ExitedWithCode: Pod: <ns>\.\S+ exited with code 0"\]',
+         when=_one_side_only),
+    Rule("training-pod-group-read-back", readme="PodGroup just created", kinds=TRAINING,
+         obj=r"\w+/.*", phase="final",
+         path=(r'status\.lastReconcileTime|metadata\.managedFields\[\d+\]\.fieldsV1'
+               r'\["f:status"\]\["f:lastReconcileTime"\]'),
+         when=_go_only),
+    Rule("training-managed-by-unknown", readme="`runPolicy.managedBy` other than",
+         kinds=TRAINING, case="managed-by-unknown", obj="events", phase="events",
+         path=r'\["Warning [A-Za-z]+FailedValidation: .*managedBy.*"\]', when=_ours_only),
 )
+
+
+def rules_for(kind: str) -> list[Rule]:
+    """The rules that explain differences of ``kind`` (a ``KindSpec`` name)."""
+    return [r for r in RULES if kind in r.kinds]
 
 
 def classify(diffs: Iterable[Difference], rules: Iterable[Rule] = RULES

@@ -1,9 +1,15 @@
 """The job kinds the differential run knows: what to watch, which CRD each side installs, which
 reference operator runs it, and where its corpus is.
 
-Adding a kind (TFJob, PyTorchJob, MPIJob ``v1`` against training-operator v1.9.2) is a new
-:class:`KindSpec` here, a corpus directory, and the reference operator's process factory in
-``conformance.operators``; the runner, normalizer and comparison are shared.
+Adding a kind is a new :class:`KindSpec` here and a corpus directory (``corpus/<name>/``);
+the runner, normalizer, comparison and reference operator processes are shared. A kind of
+training-operator v1.9.2 (TFJob; PyTorchJob next) is :func:`training_operator_kind` with its
+names, e.g.::
+
+    PYTORCHJOB_V1 = training_operator_kind("pytorchjob-v1", "PyTorchJob", "pytorchjobs",
+                                           "pytorchReplicaSpecs", "PyTorchJob")
+
+plus its README differences section (the rules in ``conformance.intended`` name rows there).
 """
 
 from __future__ import annotations
@@ -50,6 +56,14 @@ def pod_group_crd(resource: Resource) -> Obj:
 
 @dataclass(frozen=True)
 class KindSpec:
+    """One job kind of the differential run.
+
+    ``flags_for_ours`` renames the reference operator's flags our controller spells
+    differently (the corpus is written in the reference operator's flags; the value is the
+    same). ``readme_sections`` are the README headings whose differences tables the kind's
+    intended differences (``conformance.intended``) must name.
+    """
+
     name: str
     api_version: str
     kind: str
@@ -57,14 +71,26 @@ class KindSpec:
     reference: str                         # the reference operator (hack/reference-operators.sh)
     corpus: Path
     crds: dict[str, Callable[[], Path]]    # side -> the CRD file that side installs
+    readme_sections: tuple[str, ...]
+    replica_specs: str = ""                # the spec's map of replica specs
     children: list[Resource] = field(default_factory=lambda: list(CORE))
     optional: dict[str, Resource] = field(default_factory=dict)  # per-group extra resources
+    flags_for_ours: dict[str, str] = field(default_factory=dict)
 
     def resource(self) -> Resource:
         return Resource(self.api_version, self.kind, self.plural)
 
     def upstream_file(self, rel: str) -> Path:
         return Path(reference("module-dir", self.reference)) / rel
+
+    def ours_flags(self, flags: list[str]) -> list[str]:
+        """``flags`` as our controller spells them (``--name value`` or ``--name=value``)."""
+        out = []
+        for flag in flags:
+            name, eq, value = flag.partition("=")
+            name = self.flags_for_ours.get(name, name)
+            out.append(f"{name}{eq}{value}")
+        return out
 
 
 MPIJOB_V2BETA1 = KindSpec(
@@ -73,7 +99,31 @@ MPIJOB_V2BETA1 = KindSpec(
     crds={"go": lambda: Path(reference("module-dir", "mpi-operator"))
           / "manifests" / "base" / "kubeflow.org_mpijobs.yaml",
           "ours": lambda: REPO / "deploy" / "crd" / "kubeflow.org_mpijobs.yaml"},
+    readme_sections=("Differences from the Go operator",),
+    replica_specs="mpiReplicaSpecs",
     optional=dict(POD_GROUPS),
 )
 
-KINDS = {k.name: k for k in (MPIJOB_V2BETA1,)}
+
+def training_operator_kind(name: str, kind: str, plural: str, replica_specs: str,
+                           readme_kind: str) -> KindSpec:
+    """A ``kubeflow.org/v1`` kind of training-operator v1.9.2: its CRD from the module's
+    ``manifests/base/crds``, ours from ``deploy/crd``; the core resources are recorded (an
+    object of a kind the reference operator never makes still shows), PodGroups in the gang
+    groups; the README section "Differences from training-operator v1.9.2 (<readme_kind>)"."""
+    crd = f"kubeflow.org_{plural}.yaml"
+    return KindSpec(
+        name=name, api_version="kubeflow.org/v1", kind=kind, plural=plural,
+        reference="training-operator", corpus=HERE / "corpus" / name,
+        crds={"go": lambda: Path(reference("module-dir", "training-operator"))
+              / "manifests" / "base" / "crds" / crd,
+              "ours": lambda: REPO / "deploy" / "crd" / crd},
+        readme_sections=(f"Differences from training-operator v1.9.2 ({readme_kind})",),
+        replica_specs=replica_specs,
+        optional=dict(POD_GROUPS), flags_for_ours={"--controller-threads": "--threadiness"},
+    )
+
+
+TFJOB_V1 = training_operator_kind("tfjob-v1", "TFJob", "tfjobs", "tfReplicaSpecs", "TFJob")
+
+KINDS = {k.name: k for k in (MPIJOB_V2BETA1, TFJOB_V1)}

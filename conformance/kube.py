@@ -77,6 +77,14 @@ class Kube:
     def merge_patch(self, path: str, patch: Obj) -> Any:
         return self._call("PATCH", path, body=patch, content_type="application/merge-patch+json")
 
+    def patch(self, path: str, patch: Any, patch_type: str) -> Any:
+        """A ``merge``, ``strategic`` (built-in kinds: lists merge by their keys) or ``json``
+        (RFC 6902 operations) patch."""
+        content_type = {"merge": "application/merge-patch+json",
+                        "strategic": "application/strategic-merge-patch+json",
+                        "json": "application/json-patch+json"}[patch_type]
+        return self._call("PATCH", path, body=patch, content_type=content_type)
+
     def delete(self, path: str, *, missing_ok: bool = True) -> Any:
         try:
             return self._call("DELETE", path, body={"propagationPolicy": "Background"})

@@ -16,7 +16,9 @@ the operators behaved differently:
 * node names and IPs become ``<node>`` / ``<ip>`` (also inside strings and map keys, such as
   the managed fields' ``k:{"ip":...}``), the token volume ``kube-api-access-<gen>``;
 * ``ssh-privatekey`` / ``ssh-publickey`` become a description of the key (type, curve, whether
-  the public key matches the private one).
+  the public key matches the private one);
+* a Service's ``spec.ports`` are ordered by name and port: training-operator lists them in Go
+  map order, random from one run to the next (README, TFJob differences, "Service ports").
 
 :func:`summarize_events` turns the Events of one involved object into a map from
 ``"<type> <reason>: <message>"`` to its total count and source, the shape Events are compared in.
@@ -104,6 +106,9 @@ def normalize(obj: Obj, ctx: Context) -> Obj:
                                                   str(e.get("subresource"))))
     if out.get("kind") == "Secret" and isinstance(out.get("data"), dict):
         out["data"] = describe_key_material(obj.get("data") or {}, out["data"])
+    ports = (out.get("spec") or {}).get("ports") if out.get("kind") == "Service" else None
+    if isinstance(ports, list) and all(isinstance(p, dict) for p in ports):
+        ports.sort(key=lambda p: (str(p.get("name", "")), str(p.get("port", ""))))
     return out
 
 

@@ -2,9 +2,10 @@
 
 * ``ours``: ``python -m mpi_controller run --kubeConfig ...``
   (:class:`tests.processes.ControllerProcess`); ready once ``/readyz`` answers 200.
-* ``go``: the reference binary built by ``hack/reference-operators.sh`` (mpi-operator v0.8.2);
-  ready once it logs ``Started workers``. It always runs leader election and serves
-  ``/healthz`` on the fixed port 8080, so two of them never run at once here.
+* ``go``: the reference binary built by ``hack/reference-operators.sh``: mpi-operator v0.8.2,
+  ready once it logs ``Started workers`` (it always runs leader election and serves
+  ``/healthz`` on the fixed port 8080, so two of them never run at once here), or
+  training-operator v1.9.2 (:mod:`conformance.training_operator`).
 
 Both get the same flags; ours also gets ``--health-port`` and ``--monitoring-port`` (free
 ports, so they never collide with the reference binary's fixed 8080) and ``--log-format
@@ -77,9 +78,15 @@ def go_mpi_operator(kubeconfig: Path, flags: list[str], log_path: Path) -> Opera
                            log_path, ready_marker="Started workers")
 
 
-REFERENCE = {"mpi-operator": go_mpi_operator}
+Factory = Callable[[Path, list[str], Path], OperatorProcess]
 
 
-def reference_factory(name: str) -> Callable[[Path, list[str], Path], OperatorProcess]:
+def reference_factory(name: str) -> Factory:
     """The process factory of a reference operator (``hack/reference-operators.sh`` names)."""
-    return REFERENCE[name]
+    if name == "mpi-operator":
+        return go_mpi_operator
+    if name == "training-operator":  # imported here: it uses this module
+        from conformance.training_operator import reference_process
+
+        return reference_process
+    raise ValueError(f"unknown reference operator {name!r}")

@@ -9,13 +9,19 @@ Out of a cluster it needs what its Deployment would have (facts of v1.9.2's
   ``validator.training-operator.kubeflow.org``: its cert rotator fills the Secret and injects
   the CA into the configuration. Ours selects no namespace, so the API server never calls it;
 * the serving certificates as files in ``/tmp/k8s-webhook-server/serving-certs/`` (fixed in its
-  code; in a pod they are the mounted Secret): it registers its controllers only once the files
-  match the Secret. Here they are copied out of the Secret once the rotator has filled it, and
-  the process is started again if it has not noticed them;
-* its CRDs (``manifests/base/crds`` of the module). Its MPIJob CRD (``v1`` only) would replace
-  the ``v2beta1`` one, so that scheme is left out until MPIJob ``v1`` comes with conversion.
+  code, no flag; in a pod they are the mounted Secret): it registers its controllers only once
+  the files exist. The path is shared by every process on the machine, so the operator runs in
+  a mount namespace of its own (``unshare -m``) whose ``/tmp`` is a private directory of this
+  run, where the Secret's entries are written (before the start when the Secret is already
+  filled, else as soon as the rotator has filled it; it is started again if it has not
+  noticed them);
+* the CRDs of the schemes it runs (``manifests/base/crds`` of the module), installed when
+  absent (a run that compares a kind installs that kind's CRD itself). Its MPIJob CRD (``v1``
+  only) would replace the ``v2beta1`` one, so that scheme is never enabled here until MPIJob
+  ``v1`` comes with conversion.
 
 Its metrics, health and webhook ports are free ports, not the defaults (8080, 8081, 9443).
+It is ready once controller-runtime logs ``Starting workers``.
 
     .venv/bin/python -m conformance.training_operator --cluster-dir DIR up|smoke|down
 """
@@ -24,7 +30,10 @@ from __future__ import annotations
 
 import argparse
 import base64
+import shutil
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -37,10 +46,14 @@ from tests.processes import OperatorProcess, free_port
 NAMESPACE = "kubeflow"
 SECRET = "training-operator-webhook-cert"
 WEBHOOK_CONFIG = "validator.training-operator.kubeflow.org"
-CERT_DIR = Path("/tmp/k8s-webhook-server/serving-certs")
+CERT_DIR = "k8s-webhook-server/serving-certs"  # under /tmp, fixed in its code
+CERT_FILES = ("tls.crt", "tls.key", "ca.crt")
 SCHEMES = ("tfjob", "pytorchjob", "xgboostjob", "paddlejob", "jaxjob")
+READY = "Starting workers"
 NO_NAMESPACE = {"matchExpressions": [{"key": "conformance.mpi-controller.io/never",
                                       "operator": "Exists"}]}
+# Runs "$@" with a private /tmp ("$0") in a mount namespace of its own; `exec` keeps the pid.
+PRIVATE_TMP = 'mount --bind "$0" /tmp && exec "$@"'
 
 
 def webhook_configuration() -> dict[str, Any]:
@@ -60,12 +73,33 @@ def webhook_configuration() -> dict[str, Any]:
     }
 
 
-def prepare(kube: Kube) -> None:
-    """CRDs (all but MPIJob), namespace, empty Secret and the webhook configuration."""
+def schemes_of(flags: list[str]) -> list[str]:
+    """The ``--enable-scheme`` values of ``flags`` (both spellings), lower case."""
+    out = []
+    for i, flag in enumerate(flags):
+        if flag.startswith(("--enable-scheme=", "-enable-scheme=")):
+            out.append(flag.split("=", 1)[1].lower())
+        elif flag in ("--enable-scheme", "-enable-scheme") and i + 1 < len(flags):
+            out.append(flags[i + 1].lower())
+    return out
+
+
+def prepare(kube: Kube, schemes: list[str]) -> None:
+    """The CRDs of ``schemes`` that are not installed yet, the namespace, the (empty)
+    Secret and the webhook configuration."""
     crds = Path(operators.reference("module-dir", "training-operator")) / "manifests/base/crds"
-    for path in sorted(crds.glob("kubeflow.org_*.yaml")):
-        if path.name != "kubeflow.org_mpijobs.yaml":
-            install_crd(kube, read_crd(path))
+    for scheme in schemes:
+        if scheme == "mpijob":
+            raise ValueError("training-operator's MPIJob scheme needs its v1 CRD, which would "
+                             "replace the v2beta1 one: not enabled here")
+        crd = read_crd(crds / f"kubeflow.org_{scheme}s.yaml")
+        try:
+            kube.get(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
+                     f"{crd['metadata']['name']}")
+        except ApiError as err:
+            if err.status != 404:
+                raise
+            install_crd(kube, crd)
     ensure_namespace(kube, NAMESPACE)
     try:
         kube.create(f"/api/v1/namespaces/{NAMESPACE}/secrets",
@@ -76,47 +110,127 @@ def prepare(kube: Kube) -> None:
     kube.create_or_replace(webhook_configuration())
 
 
-def copy_certificates(kube: Kube, timeout: float = 60) -> None:
-    """Wait for the rotator to fill the Secret, then write its entries as files."""
-    def filled() -> dict[str, str] | None:
-        data = kube.get(f"/api/v1/namespaces/{NAMESPACE}/secrets/{SECRET}").get("data") or {}
-        return data if {"tls.crt", "tls.key", "ca.crt"} <= set(data) else None
-
-    data = wait(filled, timeout=timeout, what=f"the rotator to fill Secret {SECRET}")
-    CERT_DIR.mkdir(parents=True, exist_ok=True)
-    for name, value in data.items():
-        (CERT_DIR / name).write_bytes(base64.b64decode(value))
+def secret_certificates(kube: Kube) -> dict[str, bytes] | None:
+    """The Secret's certificate files once the rotator has filled it, else None."""
+    data = kube.get(f"/api/v1/namespaces/{NAMESPACE}/secrets/{SECRET}").get("data") or {}
+    if not set(CERT_FILES) <= set(data):
+        return None
+    return {name: base64.b64decode(value) for name, value in data.items()}
 
 
-def process(kubeconfig: Path, log_path: Path, *flags: str) -> OperatorProcess:
+def mount_namespace_command() -> list[str]:
+    """``unshare`` as this machine allows it: ``-m`` as root, else ``-r -m`` (a user
+    namespace mapping us to root); raises naming the problem when neither works."""
+    for argv in (["unshare", "-m", "--propagation", "private"],
+                 ["unshare", "-r", "-m", "--propagation", "private"]):
+        probe = subprocess.run([*argv, "--", "true"], capture_output=True, text=True,
+                               check=False)
+        if probe.returncode == 0:
+            return [*argv, "--"]
+    raise RuntimeError("training-operator needs a mount namespace of its own (its certificate "
+                       "directory /tmp/k8s-webhook-server is fixed and shared): `unshare -m` "
+                       f"failed: {probe.stderr.strip()}")
+
+
+def write_certificates(tmp: Path, files: dict[str, bytes]) -> None:
+    """The Secret's entries as the files the operator reads under its private ``/tmp``."""
+    target = tmp / CERT_DIR
+    target.mkdir(parents=True, exist_ok=True)
+    for name, value in files.items():
+        (target / name).write_bytes(value)
+
+
+def command(tmp: Path, flags: list[str]) -> list[str]:
+    """The operator's argv: in a mount namespace of its own with ``tmp`` as its ``/tmp``, free
+    ports for metrics, health and webhooks, then ``flags``."""
     binary = Path(operators.reference("bin-dir", "training-operator")) / "training-operator"
     if not binary.exists():
-        raise RuntimeError(f"{binary} is missing: run hack/reference-operators.sh build")
-    argv = [str(binary),
+        raise RuntimeError(f"{binary} is missing: run hack/reference-operators.sh build "
+                           "training-operator")
+    return [*mount_namespace_command(), "sh", "-c", PRIVATE_TMP, str(tmp), str(binary),
             "--metrics-bind-address", f"127.0.0.1:{free_port()}",
             "--health-probe-bind-address", f"127.0.0.1:{free_port()}",
-            "--webhook-server-port", str(free_port()),
-            *(f"--enable-scheme={s}" for s in SCHEMES), *flags]
-    return OperatorProcess("training-operator", argv, log_path, ready_marker="Starting workers",
-                                     env={"KUBECONFIG": str(kubeconfig)})
+            "--webhook-server-port", str(free_port()), *flags]
 
 
-def start(kube: Kube, kubeconfig: Path, log_path: Path, *flags: str
-          ) -> OperatorProcess:
-    """Prepare the cluster and start training-operator until its controllers run."""
-    prepare(kube)
-    proc = process(kubeconfig, log_path, *flags)
-    proc.start()
-    copy_certificates(kube)
+class TrainingOperatorProcess(OperatorProcess):
+    """training-operator with ``flags`` (default: every scheme but MPIJob), a private ``/tmp``
+    and the cluster prepared before each start (see the module doc)."""
+
+    def __init__(self, kube: Kube, kubeconfig: Path, log_path: Path, flags: list[str]) -> None:
+        self.kube = kube
+        self.schemes = schemes_of(flags) or list(SCHEMES)
+        if not schemes_of(flags):
+            flags = [*(f"--enable-scheme={s}" for s in SCHEMES), *flags]
+        self.tmp = Path(tempfile.mkdtemp(prefix="training-operator-tmp-"))
+        super().__init__("training-operator", command(self.tmp, flags), log_path,
+                         ready_marker=READY, env={"KUBECONFIG": str(kubeconfig)})
+        self.certs_written = False
+
+    def write_certificates(self, files: dict[str, bytes]) -> None:
+        write_certificates(self.tmp, files)
+        self.certs_written = True
+
+    def start(self) -> None:
+        prepare(self.kube, self.schemes)
+        self.tmp.mkdir(exist_ok=True)
+        if not self.certs_written and (files := secret_certificates(self.kube)):
+            self.write_certificates(files)
+        super().start()
+
+    def wait_ready(self, timeout: float = 120) -> float:
+        """As :meth:`OperatorProcess.wait_ready`; on a cluster whose Secret was empty, writes
+        the certificates once the rotator has filled it and starts the process again if it
+        has not noticed them within 20 s (its file check backs off exponentially)."""
+        start = time.monotonic()
+        if not self.certs_written:
+            self.write_certificates(wait(lambda: secret_certificates(self.kube), timeout=60,
+                                         what=f"the rotator to fill Secret {SECRET}"))
+            try:
+                return super().wait_ready(timeout=20) + round(time.monotonic() - start, 2)
+            except RuntimeError:
+                self.stop()
+                self.start()
+        return super().wait_ready(timeout) + round(time.monotonic() - start, 2)
+
+    def stop(self, timeout: float = 30) -> int | None:
+        """Stop the process and remove its private /tmp (a later start makes a new one)."""
+        code = super().stop(timeout)
+        shutil.rmtree(self.tmp, ignore_errors=True)
+        self.certs_written = False
+        return code
+
+
+def ready_certificates(kube: Kube, kubeconfig: Path, log_path: Path) -> dict[str, bytes]:
+    """The Secret's certificates; where the rotator has not filled it yet (a new cluster),
+    training-operator is run once until it has (its output appended to ``log_path``)."""
+    files = secret_certificates(kube) if _secret_exists(kube) else None
+    if files is None:
+        proc = TrainingOperatorProcess(kube, kubeconfig, log_path, ["--enable-scheme", "tfjob"])
+        proc.start()
+        try:
+            proc.wait_ready()
+        finally:
+            proc.stop()
+        files = secret_certificates(kube)
+    assert files is not None
+    return files
+
+
+def _secret_exists(kube: Kube) -> bool:
     try:
-        proc.wait_ready(timeout=20)
-        return proc
-    except RuntimeError:
-        proc.stop()
-    proc = process(kubeconfig, log_path, *flags)  # the certificates are in place now
-    proc.start()
-    proc.wait_ready(timeout=120)
-    return proc
+        kube.get(f"/api/v1/namespaces/{NAMESPACE}/secrets/{SECRET}")
+    except ApiError as err:
+        if err.status == 404:
+            return False
+        raise
+    return True
+
+
+def reference_process(kubeconfig: Path, flags: list[str], log_path: Path) -> OperatorProcess:
+    """The process factory of ``conformance.operators`` (the kubeconfig's identity prepares the
+    cluster too)."""
+    return TrainingOperatorProcess(Kube(kubeconfig), kubeconfig, log_path, flags)
 
 
 def smoke(kube: Kube, namespace: str) -> str:
@@ -148,17 +262,18 @@ def main(argv: list[str] | None = None) -> int:
             pid_file.unlink()
         return 0
     operators.build_reference("training-operator")
-    proc = start(kube, args.cluster_dir / "kubeconfig-controller", log_path)
+    proc = TrainingOperatorProcess(kube, args.cluster_dir / "kubeconfig-controller", log_path, [])
+    proc.start()
+    proc.wait_ready()
     if args.command == "smoke":
         try:
             print(smoke(kube, f"training-operator-smoke-{int(time.time())}"))
         finally:
             proc.stop()
         return 0
-    assert proc.proc is not None
     pid_file.parent.mkdir(parents=True, exist_ok=True)
-    pid_file.write_text(str(proc.proc.pid))
-    print(f"training-operator running (pid {proc.proc.pid}), log {log_path}")
+    pid_file.write_text(str(proc.pid))
+    print(f"training-operator running (pid {proc.pid}, private /tmp {proc.tmp}), log {log_path}")
     return 0
 
 

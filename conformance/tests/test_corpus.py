@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from conformance.corpus import CorpusError, Step, load, merge_patch
-from conformance.kinds import MPIJOB_V2BETA1
+from conformance.kinds import MPIJOB_V2BETA1, TFJOB_V1
 
 PI = {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
       "metadata": {"name": "pi", "namespace": "somewhere"},
@@ -53,9 +53,13 @@ def test_case_from_upstream_file_patched_and_renamed(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("text", "message"), [
-    ("manifest: 3\n", "manifest: must be an object or 'upstream:PATH'"),
+    ("manifest: 3\n", "manifest: must be an object, 'upstream:PATH' or 'repo:PATH'"),
+    ("manifest: {kind: MPIJob}\nsteps: [{wait: {object: pods}}]\n",
+     "steps[0]: object: must be PLURAL/NAME or PLURAL/NAME/SUBRESOURCE, got 'pods'"),
+    ("manifest: {kind: MPIJob}\nsteps: [{patch: {object: pods/a, merge: {}, strategic: {}}}]\n",
+     "steps[0]: patch of an object: needs object and one of merge or strategic"),
     ("manifest: {kind: MPIJob}\ngroup: gpu\n", "group: 'gpu' is not in groups.yaml"),
-    ("manifest: {kind: MPIJob}\nsteps: [{sleep: 3}]\n", "steps[0]: unknown step"),
+    ("manifest: {kind: MPIJob}\nsteps: [{nap: 3}]\n", "steps[0]: unknown step"),
     ("manifest: {kind: MPIJob}\nwait: Running\n", "unknown field(s) wait"),
 ])
 def test_malformed_case_names_file_and_field(tmp_path: Path, text: str, message: str) -> None:
@@ -87,4 +91,83 @@ def test_the_mpijob_corpus_loads_and_covers_every_group(tmp_path: Path) -> None:
                   "sshAuthMountPath", "slotsPerWorker", "cleanPodPolicy: All",
                   "cleanPodPolicy: None", "suspend", "managedBy", "schedulingPolicy",
                   "ValidationError"):
+        assert field in text, field
+
+
+def test_replica_patch_gives_defaults_under_every_replica_spec(tmp_path: Path) -> None:
+    write(tmp_path / "groups.yaml", "replica_patch: {template: {metadata: {annotations: "
+          "{d: 10s}}}, restartPolicy: Never}\ngroups: {default: {}, domain: {env: {D: x}}}\n")
+    write(tmp_path / "own.yaml", "manifest: {kind: TFJob, spec: {tfReplicaSpecs: {"
+          "PS: {replicas: 1}, Worker: {template: {metadata: {annotations: {d: 600s}}}}}}}\n"
+          "patch: {spec: {tfReplicaSpecs: {PS: {restartPolicy: Always}}}}\ngroup: domain\n")
+    corpus = load(tmp_path, replica_specs="tfReplicaSpecs")
+    (case,) = corpus.cases
+    assert case.manifest["spec"]["tfReplicaSpecs"] == {
+        "PS": {"replicas": 1, "restartPolicy": "Always",
+               "template": {"metadata": {"annotations": {"d": "10s"}}}},
+        "Worker": {"restartPolicy": "Never",
+                   "template": {"metadata": {"annotations": {"d": "600s"}}}}}
+    assert corpus.groups["domain"].env == {"D": "x"}
+    assert corpus.groups["default"].env == {}
+
+
+def test_replica_patch_needs_the_kinds_map(tmp_path: Path) -> None:
+    write(tmp_path / "groups.yaml", "replica_patch: {restartPolicy: Never}\n"
+          "groups: {default: {}}\n")
+    write(tmp_path / "a.yaml", "manifest: {kind: TFJob}\n")
+    with pytest.raises(CorpusError, match="replica_patch: the kind names no replica specs map"):
+        load(tmp_path)
+
+
+@pytest.mark.parametrize(("groups", "message"), [
+    ("groups: {default: {}}\nflag: []\n", "groups.yaml: unknown field(s) flag"),
+    ("groups: {default: {envs: {}}}\n", "groups.default: unknown field(s) envs"),
+    ("groups: {default: {env: {A: 1}}}\n", "groups.default.env: must map names to strings"),
+])
+def test_malformed_groups_name_the_field(tmp_path: Path, groups: str, message: str) -> None:
+    write(tmp_path / "groups.yaml", groups)
+    write(tmp_path / "a.yaml", "manifest: {kind: TFJob}\n")
+    with pytest.raises(CorpusError, match=r"groups\.yaml: ") as err:
+        load(tmp_path)
+    assert message in str(err.value)
+
+
+def test_repo_manifests_and_object_steps(tmp_path: Path) -> None:
+    write(tmp_path / "groups.yaml", "groups: {default: {}}\n")
+    write(tmp_path / "tf.yaml", "manifest: repo:examples/tensorflow-dist-mnist.yaml\nsteps:\n"
+          "  - wait: {object: 'pods/{name}-worker-0', phase: Running}\n"
+          "  - patch: {object: 'pods/{name}-worker-0', merge: {metadata: {labels: {a: b}}}}\n"
+          "  - patch: {object: 'pods/{name}-worker-0/status', json: [{op: remove, path: /x}]}\n"
+          "  - sleep: 2\n")
+    (case,) = load(tmp_path).cases
+    assert case.manifest["kind"] == "TFJob"
+    assert case.manifest["metadata"] == {"name": "tf"}  # the example's namespace is dropped
+    assert case.manifest["spec"]["tfReplicaSpecs"]["Worker"]["replicas"] == 4
+    assert case.steps == [
+        Step("wait-object", {"object": "pods/{name}-worker-0", "phase": "Running"}),
+        Step("patch-object", {"object": "pods/{name}-worker-0", "type": "merge",
+                              "patch": {"metadata": {"labels": {"a": "b"}}}}),
+        Step("patch-object", {"object": "pods/{name}-worker-0/status", "type": "json",
+                              "patch": [{"op": "remove", "path": "/x"}]}),
+        Step("sleep", 2.0)]
+
+
+def test_the_tfjob_corpus_loads_and_covers_every_field(tmp_path: Path) -> None:
+    corpus = load(TFJOB_V1.corpus, fake_upstream(tmp_path), replica_specs="tfReplicaSpecs")
+    assert {c.group for c in corpus.cases} == set(corpus.groups) == {
+        "default", "volcano", "scheduler-plugins", "cluster-domain"}
+    assert corpus.groups["cluster-domain"].env == {"CUSTOM_CLUSTER_DOMAIN": "cluster.local"}
+    assert all(r in TFJOB_V1.optional for g in corpus.groups.values() for r in g.resources)
+    assert {c.group for c in corpus.cases if c.short} == {"default"}
+    text = "\n".join(p.read_text() for p in TFJOB_V1.corpus.glob("*.yaml"))
+    for field in ("Chief", "Master", "PS", "Worker", "Evaluator", "containerPort",
+                  "restartPolicy: Always", "restartPolicy: OnFailure", "restartPolicy: Never",
+                  "restartPolicy: ExitCode", 'exit-code: "137"', 'exit-code: "1"',
+                  "successPolicy: AllWorkers", "enableDynamicWorker", "backoffLimit",
+                  "activeDeadlineSeconds", "ttlSecondsAfterFinished", "cleanPodPolicy: All",
+                  "cleanPodPolicy: Running", "cleanPodPolicy: None", "suspend: true",
+                  "managedBy: kueue.x-k8s.io/multikueue",
+                  "managedBy: kubeflow.org/training-operator", "schedulingPolicy",
+                  "minAvailable", "minResources", "queue", "priorityClass",
+                  "scheduleTimeoutSeconds", "create_error: true", "upstream:examples/tensorflow"):
         assert field in text, field

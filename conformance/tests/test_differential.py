@@ -4,7 +4,13 @@ import copy
 from typing import Any
 
 from conformance.corpus import Case
-from conformance.differential import SideRun, case_context, compare_case, owned_by
+from conformance.differential import (
+    SideRun,
+    case_context,
+    compare_case,
+    created_again_context,
+    owned_by,
+)
 from conformance.kinds import MPIJOB_V2BETA1
 from conformance.kube import Seen
 
@@ -104,3 +110,19 @@ def test_a_case_that_no_longer_gets_its_expected_create_error_fails() -> None:
                                                                  False)]
     go.create_errors["pi"] = ours.create_errors["pi"] = 'MPIJob "pi" is invalid'
     assert compare_case(MPIJOB_V2BETA1, refused, go, ours)[0] == []
+
+
+def _creates(**counts: int) -> dict[str, Obj]:
+    return {f"Normal SuccessfulCreatePod: Created pod: {name}": {"count": n}
+            for name, n in counts.items()}
+
+
+def test_created_again_context_when_the_reference_created_a_child_more_often() -> None:
+    again = _creates(a=2, b=1)
+    once = _creates(a=1, b=1)
+    assert created_again_context(again, once) == "created-again-by-go"
+    assert created_again_context(once, again) == ""  # ours creating more is not explained
+    assert created_again_context(again, again) == ""  # both restarted the pod
+    assert created_again_context(_creates(c=1), {}) == ""  # ours never made it (invalid)
+    other = {"Normal SuccessfulDeletePod: Deleted pod: a": {"count": 3}}
+    assert created_again_context(other, {}) == ""

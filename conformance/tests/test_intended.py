@@ -3,21 +3,37 @@
 import re
 
 from conformance.diff import MISSING, Difference
-from conformance.intended import RULES, classify
+from conformance.intended import RULES, classify, rules_for
+from conformance.kinds import KINDS
 from conformance.operators import REPO
 
 
-def readme_difference_rows() -> list[str]:
+def readme_difference_rows(title: str) -> list[str]:
+    """The first cells of the table under the README heading ``title`` (up to the next
+    heading)."""
     text = (REPO / "README.md").read_text()
-    section = text.split("## Differences from the Go operator", 1)[1].split("\n## ", 1)[0]
-    return [m.group(1).strip() for m in re.finditer(r"^\| ([^|]+?) \|", section, re.MULTILINE)
+    match = re.search(rf"^#+ {re.escape(title)}\n(.*?)(?=^#)", text, re.MULTILINE | re.DOTALL)
+    assert match, f"README has no heading {title!r}"
+    return [m.group(1).strip() for m in re.finditer(r"^\| ([^|]+?) \|", match.group(1),
+                                                    re.MULTILINE)
             if m.group(1).strip() not in ("Area", "---")]
 
 
-def test_every_rule_is_a_readme_row() -> None:
-    rows = readme_difference_rows()
+def test_every_rule_is_a_row_of_its_kinds_readme_table() -> None:
     for rule in RULES:
-        assert any(row.startswith(rule.readme) for row in rows), (rule.id, rule.readme)
+        assert rule.kinds, rule.id
+        assert set(rule.kinds) <= set(KINDS), rule.id
+        for kind in rule.kinds:
+            rows = [row for title in KINDS[kind].readme_sections
+                    for row in readme_difference_rows(title)]
+            assert any(row.startswith(rule.readme) for row in rows), (rule.id, kind, rule.readme)
+
+
+def test_rules_apply_to_their_kinds_only() -> None:
+    assert {r.id for r in rules_for("mpijob-v2beta1")} == {
+        r.id for r in RULES if "mpijob-v2beta1" in r.kinds}
+    assert not set(rules_for("mpijob-v2beta1")) & {r for r in RULES if "tfjob-v1" in r.kinds
+                                                   and "mpijob-v2beta1" not in r.kinds}
 
 
 def test_rule_ids_are_unique() -> None:
@@ -49,8 +65,11 @@ def test_status_change_event_repeated_by_the_go_operator_only() -> None:
     path = '["Normal MPIJobCreated: MPIJob <ns>/pi is created."].count'
     go_twice = Difference("pi", "events", "events", path, 2, 1)
     ours_twice = Difference("pi", "events", "events", path, 1, 2)
-    found, unexplained = classify([go_twice, ours_twice])
-    assert [r.id for _, r in found] == ["status-change-event-once"]
+    succeeded = Difference("pi", "events", "events",
+                           '["Normal MPIJobSucceeded: MPIJob <ns>/pi successfully completed."]'
+                           '.count', 2, 1)
+    found, unexplained = classify([go_twice, ours_twice, succeeded])
+    assert [r.id for _, r in found] == ["status-change-event-once"] * 2
     assert unexplained == [ours_twice]
 
 
@@ -62,3 +81,81 @@ def test_running_unobserved_rules_need_the_case_context() -> None:
     found, unexplained = classify([plain, timed])
     assert [r.id for _, r in found] == ["running-unobserved-conditions"]
     assert unexplained == [plain]
+
+
+def _tf(case: str, obj: str, phase: str, path: str, go: object, ours: object) -> Difference:
+    return Difference(case, obj, phase, path, go, ours)
+
+
+def test_training_rules_explain_only_their_facts() -> None:
+    rules = rules_for("tfjob-v1")
+    label = 'metadata.labels["job-name"]'
+    cases = {
+        # ours adds the kubeflow/common labels; a label missing on ours is not explained
+        "label-added": (_tf("a", "Pod/a-worker-0", "created", label, MISSING, "a"),
+                        "training-labels"),
+        "label-dropped": (_tf("a", "Pod/a-worker-0", "created", label, "a", MISSING), None),
+        "manager": (_tf("a", "TFJob/a", "final", "metadata.managedFields[1].manager",
+                        "training-operator", "mpi-operator"), "training-field-manager"),
+        "other-manager": (_tf("a", "TFJob/a", "final", "metadata.managedFields[1].manager",
+                              "training-operator", "kubectl"), None),
+        "exited-0-ours-only": (_tf("a", "events", "events",
+                                   '["Normal ExitedWithCode: Pod: <ns>.a-worker-1 exited with '
+                                   'code 0"]', MISSING, {"count": 1}),
+                               "training-pod-update-batch"),
+        "exited-1-ours-only": (_tf("a", "events", "events",
+                                   '["Normal ExitedWithCode: Pod: <ns>.a-worker-1 exited with '
+                                   'code 1"]', MISSING, {"count": 1}), None),
+        "exited-repeated": (_tf("a", "events", "events",
+                                '["Normal ExitedWithCode: Pod: <ns>.a-worker-1 exited with code '
+                                '1"].count', 4, 1), "training-repeated-events"),
+        "exited-more-on-ours": (_tf("a", "events", "events",
+                                    '["Normal ExitedWithCode: Pod: <ns>.a-worker-1 exited with '
+                                    'code 1"].count', 1, 2), None),
+        "succeeded-again": (_tf("a", "events", "events",
+                                '["Normal TFJobSucceeded: TFJob <ns>/a successfully completed."]'
+                                '.count', 3, 1), "training-own-status-writes"),
+        "invalid-reconciled": (_tf("invalid-x", "Pod/invalid-x-worker-0", "presence", "",
+                                   "present", MISSING), "training-invalid-reconciled"),
+        "valid-not-reconciled": (_tf("x", "Pod/x-worker-0", "presence", "", "present", MISSING),
+                                 None),
+        "invalid-extra-on-ours": (_tf("invalid-x", "Pod/invalid-x-worker-0", "presence", "",
+                                      MISSING, "present"), None),
+        "invalid-reported": (_tf("invalid-x", "events", "events",
+                                 '["Warning TFJobFailedValidation: TFJob failed validation '
+                                 'because spec: bad"]', MISSING, {"count": 1}),
+                             "training-invalid-reported"),
+        "read-back": (_tf("g", "TFJob/g", "final", "status.lastReconcileTime", "<time>", MISSING),
+                      "training-pod-group-read-back"),
+        "read-back-ours": (_tf("g", "TFJob/g", "final", "status.lastReconcileTime", MISSING,
+                               "<time>"), None),
+    }
+    for name, (diff, rule_id) in cases.items():
+        found, _ = classify([diff], rules)
+        assert [r.id for _, r in found] == ([rule_id] if rule_id else []), name
+
+
+def test_mpijob_rules_do_not_explain_tfjob_differences_and_back() -> None:
+    labels = Difference("a", "Pod/a-worker-0", "created", 'metadata.labels["job-name"]',
+                        MISSING, "a")
+    assert classify([labels], rules_for("mpijob-v2beta1"))[1] == [labels]
+    running = Difference("pi", "events", "events",
+                         '["Normal MPIJobRunning: MPIJob <ns>/pi is running"].count', 7, 1)
+    assert classify([running], rules_for("tfjob-v1"))[1] == [running]
+
+
+def test_created_again_rules_need_their_context() -> None:
+    rules = rules_for("tfjob-v1")
+    pod = Difference("b", "Pod/b-worker-0", "final", "deleted", False, True)
+    tagged = Difference("b", "Pod/b-worker-0", "final", "deleted", False, True,
+                        context="created-again-by-go")
+    events = Difference("b", "events", "events",
+                        '["Normal SuccessfulCreatePod: Created pod: b-worker-0"].count', 2, 1,
+                        context="created-again-by-go")
+    fewer = Difference("b", "events", "events",
+                       '["Normal SuccessfulCreatePod: Created pod: b-worker-0"].count', 1, 2,
+                       context="created-again-by-go")
+    found, unexplained = classify([pod, tagged, events, fewer], rules)
+    assert [r.id for _, r in found] == ["training-created-again-children",
+                                        "training-created-again-events"]
+    assert unexplained == [pod, fewer]

@@ -6,7 +6,7 @@ from typing import Any
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from conformance.normalize import build_context, normalize, summarize_events
+from conformance.normalize import Context, build_context, normalize, summarize_events
 
 NS = "conf-default-go-ab12c"
 
@@ -103,3 +103,15 @@ def test_events_summed_by_type_reason_and_message() -> None:
             "count": 5, "source": "mpi-job-controller", "reportingComponent": None,
             "involvedObject": {"kind": "MPIJob", "name": "pi", "namespace": "<ns>"}},
     }
+
+
+def test_service_ports_are_compared_in_name_order() -> None:
+    svc: dict[str, Any] = {"kind": "Service", "metadata": {"name": "a"},
+                           "spec": {"ports": [{"name": "tfjob-port", "port": 2222},
+                                              {"name": "metrics", "port": 9090}]}}
+    out = normalize(svc, Context("ns"))
+    assert [p["name"] for p in out["spec"]["ports"]] == ["metrics", "tfjob-port"]
+    assert [p["name"] for p in svc["spec"]["ports"]] == ["tfjob-port", "metrics"]  # a copy
+    pod: dict[str, Any] = {"kind": "Pod", "metadata": {"name": "a"},
+                           "spec": {"ports": [{"name": "b"}, {"name": "a"}]}}
+    assert [p["name"] for p in normalize(pod, Context("ns"))["spec"]["ports"]] == ["b", "a"]

@@ -1,0 +1,46 @@
+"""conformance.kinds and the per-kind parts of the runner (pure): flag spelling, object paths
+of steps, the reference operator's schemes."""
+
+import pytest
+
+from conformance.corpus import Group
+from conformance.differential import object_path, resources_of
+from conformance.kinds import KINDS, MPIJOB_V2BETA1, POD_GROUPS, TFJOB_V1
+from conformance.training_operator import schemes_of
+
+
+def test_ours_gets_its_own_spelling_of_the_reference_flags() -> None:
+    flags = ["--enable-scheme", "tfjob", "--controller-threads", "4", "--controller-threads=2",
+             "--kube-api-qps", "50"]
+    assert TFJOB_V1.ours_flags(flags) == ["--enable-scheme", "tfjob", "--threadiness", "4",
+                                          "--threadiness=2", "--kube-api-qps", "50"]
+    assert MPIJOB_V2BETA1.ours_flags(flags) == flags
+
+
+def test_training_operator_kind_names_its_files_and_readme_section() -> None:
+    assert KINDS["tfjob-v1"] is TFJOB_V1
+    assert TFJOB_V1.crds["ours"]().name == "kubeflow.org_tfjobs.yaml"
+    assert TFJOB_V1.crds["ours"]().exists()
+    assert TFJOB_V1.corpus.name == "tfjob-v1"
+    assert TFJOB_V1.corpus.is_dir()
+    assert TFJOB_V1.readme_sections == ("Differences from training-operator v1.9.2 (TFJob)",)
+    assert TFJOB_V1.resource().path("ns") == "/apis/kubeflow.org/v1/namespaces/ns/tfjobs"
+
+
+def test_step_objects_resolve_among_the_recorded_resources() -> None:
+    volcano = resources_of(TFJOB_V1, Group("volcano", [], ["volcano-podgroups"]))
+    assert object_path("podgroups/{name}/status", "job", "ns", volcano) == (
+        "/apis/scheduling.volcano.sh/v1beta1/namespaces/ns/podgroups/job/status")
+    assert object_path("pods/{name}-worker-0", "job", "ns", volcano) == (
+        "/api/v1/namespaces/ns/pods/job-worker-0")
+    default = resources_of(TFJOB_V1, Group("default", [], []))
+    with pytest.raises(ValueError, match="podgroups is not a resource of this run"):
+        object_path("podgroups/{name}", "job", "ns", default)
+    assert POD_GROUPS["volcano-podgroups"] in volcano
+
+
+def test_schemes_of_reads_both_flag_spellings() -> None:
+    assert schemes_of(["--enable-scheme", "TFJob", "--enable-scheme=pytorchjob",
+                       "-enable-scheme", "jaxjob", "--namespace", "x"]) == [
+        "tfjob", "pytorchjob", "jaxjob"]
+    assert schemes_of(["--namespace", "x"]) == []

@@ -1,0 +1,61 @@
+"""bench/training.py and the harness's side-by-side table (pure): the training-operator
+workload's jobs, its lower bounds, and each reference operator's column."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.mpijobs import small_job
+from tests.support import REPO
+
+sys.path.insert(0, str(Path(REPO) / "bench"))
+import harness  # bench/harness.py
+import training  # bench/training.py
+
+
+def test_a_tfjob_of_the_workload_and_its_bounds() -> None:
+    job = training.TFJOB.job("job-0001", "10s")
+    assert job["apiVersion"] == "kubeflow.org/v1"
+    assert job["kind"] == "TFJob"
+    assert job["metadata"] == {"name": "job-0001"}
+    specs = job["spec"]["tfReplicaSpecs"]
+    assert {t: s["replicas"] for t, s in specs.items()} == {"PS": 2, "Worker": 4}
+    for spec in specs.values():
+        assert spec["restartPolicy"] == "Never"
+        assert spec["template"] == {
+            "metadata": {"annotations": {"sim.mpi-controller.io/duration": "10s"}},
+            "spec": {"containers": [{"name": "tensorflow",
+                                     "image": "kubeflow/tf-dist-mnist-test:1.0"}]}}
+    # 6 pods and 6 Services created, Created + Running + Succeeded written, nothing deleted
+    assert training.TFJOB.min_writes == 15
+    assert training.children_needed(job) == 12
+
+
+def test_children_needed_of_an_mpijob_counts_launcher_service_configmap_and_secret() -> None:
+    assert training.children_needed(small_job("pi", workers=3, launcher_runs="1s")) == 7
+
+
+def _result(operator: str, cpu: float, writes: float) -> dict[str, Any]:
+    return {"controller_cpu_ms_per_job": cpu, "flags": ["--kube-api-qps", "100", operator],
+            "api_requests": {"child_and_status_writes_per_job": writes},
+            "environment": {"scale": 1.0, "date": f"{operator}-date"}}
+
+
+def test_side_by_side_with_training_operator_has_its_own_column() -> None:
+    table = harness.side_by_side({"tfjob": _result("ours", 20.0, 16.0)},
+                                 {"tfjob": _result("theirs", 40.0, 30.0)},
+                                 harness.REFERENCES["training-operator"])
+    lines = table.splitlines()
+    assert lines[0] == ("| workload | figure | ours | training-operator v1.9.2 | "
+                        "ours / training-operator |")
+    assert "| tfjob | controller CPU per job lifecycle (ms) | 20 | 40 | 0.50 |" in lines
+    assert "| tfjob | writes per job (children + status) | 16 | 30 | 0.53 |" in lines
+    assert not [line for line in lines if line.startswith("| burst")]
+    assert "tfjob at scale 1.0: ours ours-date, training-operator theirs-date" in table
+
+
+def test_each_workload_has_one_reference_operator() -> None:
+    assert harness.REFERENCE_OF == {"burst": "go", "steady": "go", "wide": "go",
+                                    "arrival": "go", "tfjob": "training-operator"}
