@@ -41,6 +41,7 @@ from mpi_controller.mpi.conversion import ANNOTATION, VERSIONS, convert, generat
 from tests.mpijobs import MPIJobs, small_job
 from tests.processes import ControllerProcess, free_port, http_get
 from tests.support import REPO, Cluster, unique_name, wait_for
+from tests.webhooks import restore_webhooks
 
 pytestmark = pytest.mark.cluster
 
@@ -48,8 +49,6 @@ CRD = "mpijobs.kubeflow.org"
 GROUP, PLURAL = "kubeflow.org", "mpijobs"
 ELASTIC = REPO / "examples/v1/tensorflow-mnist-elastic.yaml"
 BENCHMARKS = REPO / "examples/v1alpha2/tensorflow-benchmarks.yaml"
-DEPLOYED_CLIENT_CONFIG = {"url": None, "caBundle": None, "service": {
-    "name": "mpi-operator-webhook", "namespace": "mpi-operator", "path": "/convert", "port": 443}}
 
 
 def manifest(path: Path) -> dict[str, Any]:
@@ -117,9 +116,7 @@ def env(cluster: Cluster, mpijob_crd: str, kube_api: Any,
         for proc in env.processes:
             if proc.alive():
                 proc.stop()
-        cluster.kubectl("delete", "validatingwebhookconfiguration", env.vwc, "--ignore-not-found")
-        cluster.kubectl("patch", "crd", CRD, "--type", "merge", "-p", json.dumps(
-            {"spec": {"conversion": {"webhook": {"clientConfig": DEPLOYED_CLIENT_CONFIG}}}}))
+        restore_webhooks(cluster, env.vwc)
         for namespace in (env.ns, env.home, f"{env.home}-idle"):
             delete_mpijobs(kube_api, namespace)
             cluster.kubectl("delete", "namespace", namespace, "--wait=false")
