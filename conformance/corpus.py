@@ -13,6 +13,9 @@ A corpus is a directory: ``groups.yaml`` and one ``<case>.yaml`` per job.
       default: {}
       volcano: {flags: [--gang-scheduling, volcano], resources: [volcano-podgroups]}
       domain: {env: {CUSTOM_CLUSTER_DOMAIN: cluster.local}}   # environment of both operators
+      init: {flags: [--pytorch-init-container-template-file, "{corpus}/init-container.tmpl"]}
+
+``{corpus}`` in a flag is the corpus directory (absolute), for files the operators read.
 
 A case file::
 
@@ -121,10 +124,12 @@ def load(path: Path, upstream: Callable[[str], Path] | None = None, *,
     raw = _yaml(groups_file)
     if unknown := sorted(set(raw) - {"flags", "patch", "replica_patch", "groups"}):
         raise CorpusError(f"{groups_file}: unknown field(s) {', '.join(unknown)}")
-    flags = _str_list(raw.get("flags", []), groups_file, "flags")
+    flags = _corpus_paths(_str_list(raw.get("flags", []), groups_file, "flags"), path)
     groups = {}
     for name, spec in (raw.get("groups") or {}).items():
-        groups[name] = _group(groups_file, name, spec or {})
+        group = _group(groups_file, name, spec or {})
+        group.flags = _corpus_paths(group.flags, path)
+        groups[name] = group
     if "default" not in groups:
         raise CorpusError(f"{groups_file}: groups: a group named 'default' is required")
     common = raw.get("patch") or {}
@@ -174,6 +179,10 @@ def _group(path: Path, name: str, spec: Any) -> Group:
         raise CorpusError(f"{path}: groups.{name}.env: must map names to strings, got {env!r}")
     return Group(name, _str_list(spec.get("flags", []), path, f"groups.{name}.flags"),
                  _str_list(spec.get("resources", []), path, f"groups.{name}.resources"), env)
+
+
+def _corpus_paths(flags: list[str], path: Path) -> list[str]:
+    return [f.replace("{corpus}", str(path.resolve())) for f in flags]
 
 
 def _yaml(path: Path) -> Obj:

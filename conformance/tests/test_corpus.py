@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from conformance.corpus import CorpusError, Step, load, merge_patch
-from conformance.kinds import MPIJOB_V2BETA1, TFJOB_V1
+from conformance.kinds import MPIJOB_V2BETA1, PYTORCHJOB_V1, TFJOB_V1
 
 PI = {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
       "metadata": {"name": "pi", "namespace": "somewhere"},
@@ -171,3 +171,41 @@ def test_the_tfjob_corpus_loads_and_covers_every_field(tmp_path: Path) -> None:
                   "minAvailable", "minResources", "queue", "priorityClass",
                   "scheduleTimeoutSeconds", "create_error: true", "upstream:examples/tensorflow"):
         assert field in text, field
+
+
+def test_corpus_in_a_flag_is_the_corpus_directory(tmp_path: Path) -> None:
+    write(tmp_path / "groups.yaml", 'flags: [--a, "{corpus}/x"]\ngroups: {default: {}, '
+          'init: {flags: [--template-file, "{corpus}/t.tmpl"]}}\n')
+    write(tmp_path / "a.yaml", "manifest: {kind: TFJob}\ngroup: init\n")
+    corpus = load(tmp_path)
+    assert corpus.flags == ["--a", f"{tmp_path.resolve()}/x"]
+    assert corpus.groups["init"].flags == ["--template-file", f"{tmp_path.resolve()}/t.tmpl"]
+
+
+def test_the_pytorchjob_corpus_loads_and_covers_every_field(tmp_path: Path) -> None:
+    corpus = load(PYTORCHJOB_V1.corpus, fake_upstream(tmp_path),
+                  replica_specs="pytorchReplicaSpecs")
+    assert {c.group for c in corpus.cases} == set(corpus.groups) == {
+        "default", "volcano", "scheduler-plugins", "init-container"}
+    template = PYTORCHJOB_V1.corpus.resolve() / "init-container.tmpl"
+    assert f"{template}" in corpus.groups["init-container"].flags
+    assert template.is_file()
+    assert all(r in PYTORCHJOB_V1.optional for g in corpus.groups.values() for r in g.resources)
+    assert {c.group for c in corpus.cases if c.short} == {"default"}
+    text = "\n".join(p.read_text() for p in PYTORCHJOB_V1.corpus.glob("*.yaml"))
+    for field in ("Master", "Worker", "nprocPerNode", "containerPort", "elasticPolicy",
+                  "rdzvBackend", "rdzvHost", "rdzvPort", "rdzvId", "rdzvConf", "standalone",
+                  "maxRestarts", "minReplicas", "maxReplicas", "nProcPerNode", "metrics",
+                  "pytorchjobs/{name}/scale", "horizontalpodautoscalers/{name}",
+                  "restartPolicy: Always", "restartPolicy: Never", "restartPolicy: ExitCode",
+                  'exit-code: "137"', 'exit-code: "1"', "backoffLimit",
+                  "activeDeadlineSeconds", "ttlSecondsAfterFinished", "cleanPodPolicy: All",
+                  "cleanPodPolicy: Running", "cleanPodPolicy: None", "suspend: true",
+                  "managedBy: kueue.x-k8s.io/multikueue",
+                  "managedBy: kubeflow.org/training-operator", "schedulingPolicy",
+                  "minAvailable", "minResources", "queue", "priorityClass",
+                  "scheduleTimeoutSeconds", "create_error: true", "upstream:examples/pytorch",
+                  "repo:examples/pytorch-simple.yaml"):
+        assert field in text, field
+    upstream = {p.relative_to(PYTORCHJOB_V1.corpus) for p in PYTORCHJOB_V1.corpus.glob("*")}
+    assert not any(p.suffix not in (".yaml", ".tmpl") for p in upstream)
