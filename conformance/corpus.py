@@ -62,7 +62,8 @@ class CorpusError(ValueError):
 @dataclass(frozen=True)
 class Step:
     """``wait-condition`` (arg: type), ``wait-event`` (reason), ``wait-object``
-    (``{"object": path, "phase": phase or None}``), ``patch`` (a merge patch of the job),
+    (``{"object": path, "phase": phase or None}``), ``wait-gone`` (a path: until it is not
+    found), ``patch`` (a merge patch of the job),
     ``patch-object`` (``{"object": path, "type": "merge" | "strategic" | "json", "patch":
     ...}``) or ``sleep`` (seconds)."""
 
@@ -230,6 +231,7 @@ def _case(path: Path, groups: dict[str, Group], shared: Shared) -> Case:
 
 
 STEP_FORMS = ("wait: TYPE, wait: {event: REASON}, wait: {object: PATH[, phase: PHASE]}, "
+              "wait: {gone: PATH}, "
               "patch: {...}, patch: {object: PATH, merge|strategic: {...} | json: [...]}, "
               "sleep: SECONDS")
 PATCH_TYPES = {"merge": dict, "strategic": dict, "json": list}
@@ -248,6 +250,8 @@ def _step(path: Path, index: int, raw: Any) -> Step:
             and set(arg) <= {"object", "phase"}:
         return Step("wait-object", {"object": _object_path(where, arg["object"]),
                                     "phase": arg.get("phase")})
+    if action == "wait" and isinstance(arg, dict) and set(arg) == {"gone"}:
+        return Step("wait-gone", _object_path(where, arg["gone"]))
     if action == "patch" and isinstance(arg, dict) and "object" in arg:
         kinds = sorted(set(arg) & set(PATCH_TYPES))
         if len(kinds) != 1 or len(arg) != 2 \

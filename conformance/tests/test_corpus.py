@@ -56,6 +56,8 @@ def test_case_from_upstream_file_patched_and_renamed(tmp_path: Path) -> None:
     ("manifest: 3\n", "manifest: must be an object, 'upstream:PATH' or 'repo:PATH'"),
     ("manifest: {kind: MPIJob}\nsteps: [{wait: {object: pods}}]\n",
      "steps[0]: object: must be PLURAL/NAME or PLURAL/NAME/SUBRESOURCE, got 'pods'"),
+    ("manifest: {kind: MPIJob}\nsteps: [{wait: {gone: 3}}]\n",
+     "steps[0]: object: must be PLURAL/NAME or PLURAL/NAME/SUBRESOURCE, got 3"),
     ("manifest: {kind: MPIJob}\nsteps: [{patch: {object: pods/a, merge: {}, strategic: {}}}]\n",
      "steps[0]: patch of an object: needs object and one of merge or strategic"),
     ("manifest: {kind: MPIJob}\ngroup: gpu\n", "group: 'gpu' is not in groups.yaml"),
@@ -138,7 +140,8 @@ def test_repo_manifests_and_object_steps(tmp_path: Path) -> None:
           "  - wait: {object: 'pods/{name}-worker-0', phase: Running}\n"
           "  - patch: {object: 'pods/{name}-worker-0', merge: {metadata: {labels: {a: b}}}}\n"
           "  - patch: {object: 'pods/{name}-worker-0/status', json: [{op: remove, path: /x}]}\n"
-          "  - sleep: 2\n")
+          "  - sleep: 2\n"
+          "  - wait: {gone: 'services/{name}-worker-0'}\n")
     (case,) = load(tmp_path).cases
     assert case.manifest["kind"] == "TFJob"
     assert case.manifest["metadata"] == {"name": "tf"}  # the example's namespace is dropped
@@ -149,7 +152,8 @@ def test_repo_manifests_and_object_steps(tmp_path: Path) -> None:
                               "patch": {"metadata": {"labels": {"a": "b"}}}}),
         Step("patch-object", {"object": "pods/{name}-worker-0/status", "type": "json",
                               "patch": [{"op": "remove", "path": "/x"}]}),
-        Step("sleep", 2.0)]
+        Step("sleep", 2.0),
+        Step("wait-gone", "services/{name}-worker-0")]
 
 
 def test_the_tfjob_corpus_loads_and_covers_every_field(tmp_path: Path) -> None:
