@@ -8,8 +8,8 @@
 #               to shrink them); writes bench-results/, docs/performance.md, docs/bench.png
 #   make chaos  fault runs (e2e/chaos) on a cluster of their own; results in chaos-results/
 #   make conformance  upstream's e2e suite and the differential runs (MPIJob against
-#               mpi-operator, TFJob against training-operator; both built from the Go module
-#               proxy) on a cluster of their own; conformance-results/
+#               mpi-operator, TFJob and PyTorchJob against training-operator; both built from
+#               the Go module proxy) on a cluster of their own; conformance-results/
 SHELL := /bin/bash
 PYTHON ?= python3.11
 VENV := .venv
@@ -103,7 +103,7 @@ bench: $(STAMP)
 	  rc=$$?; test -n "$(BENCH_KEEP_CLUSTER)" || bash $(CLUSTER) down; exit $$rc
 
 # Upstream's e2e suite (against ours and the Go operator) and the differential run of every
-# kind's corpus case and flag group (MPIJob against mpi-operator, TFJob against
+# kind's corpus case and flag group (MPIJob against mpi-operator, TFJob and PyTorchJob against
 # training-operator), on a cluster of its own (left running for the next run; stop it with
 # MPI_CONTROLLER_CLUSTER_DIR=$(CONFORMANCE_CLUSTER_DIR) hack/local-cluster.sh down).
 # Builds the reference operators on first use. CONFORMANCE_ARGS='--only suspend-resume,volcano'

@@ -13,17 +13,20 @@ process, every figure from an independent observer.
 Workloads (``--scale`` multiplies the sizes): ``burst`` (200 jobs x 4 workers at once), ``steady``
 (1000 jobs x 8 workers existing, restart the controller), ``wide`` (one job, 256 workers),
 ``arrival`` (5 jobs/s for 120 s), all MPIJobs (our controller runs with ``--enable-scheme
-mpijob``); ``tfjob`` (100 TFJobs x (2 PS + 4 workers) at once, ``--enable-scheme tfjob``;
-``bench/training.py``). Writes ``bench-results/<workload>.json``, then
+mpijob``); ``tfjob`` (100 TFJobs x (2 PS + 4 workers) at once, ``--enable-scheme tfjob``),
+``pytorchjob`` (100 PyTorchJobs x (1 master + 4 workers)) and ``pytorchjob-elastic`` (100
+elastic PyTorchJobs x 4 workers, each with an HPA), ``--enable-scheme pytorchjob``
+(``bench/training.py``). Writes ``bench-results/<workload>.json``, then
 ``bench-results/bench.md`` (the table) and ``bench-results/bench.png`` (the plot) from every
 result present; ``--docs`` copies them to ``docs/performance.md`` and ``docs/bench.png``.
 Not a test: nothing asserts on timing.
 
 ``--operators ours,go,training-operator`` also measures the reference operators (built by
 ``hack/reference-operators.sh``) with the same workloads, QPS, threads and observers: the Go
-operator (mpi-operator v0.8.2) the MPIJob workloads, training-operator v1.9.2 the TFJob one
-(``--controller-threads`` for ``--threadiness``; run as ``conformance.training_operator`` does:
-its own mount namespace for its certificate files). Their results are
+operator (mpi-operator v0.8.2) the MPIJob workloads, training-operator v1.9.2 the TFJob and
+PyTorchJob ones (``--controller-threads`` for ``--threadiness``; run as
+``conformance.training_operator`` does: its own mount namespace for its certificate files).
+Their results are
 ``bench-results/<workload>-go.json`` / ``-training-operator.json`` and
 ``bench-results/side-by-side.md`` puts each beside ours (ours / reference / ratio). The Go
 operator always runs leader election (its Lease requests are left out of the write counts) and
@@ -31,7 +34,8 @@ is ready when it logs ``Started workers``, as is training-operator; the steady w
 are brought to Running once, then each operator is restarted on them.
 
     .venv/bin/python bench/harness.py --cluster-dir ~/.cache/mpi-controller/cluster-bench \\
-        [--workloads burst,steady,wide,arrival,tfjob] [--scale 0.1] \\
+        [--workloads burst,steady,wide,arrival,tfjob,pytorchjob,pytorchjob-elastic] \\
+        [--scale 0.1] \\
         [--operators ours,go,training-operator] [--docs]
 """
 
@@ -79,7 +83,7 @@ WRITE_VERBS = ("create", "update", "patch", "delete", "deletecollection")
 # The job kinds the observer follows: plural -> kind.
 JOB_KINDS = {PLURAL: "MPIJob", **{k.plural: k.kind for k in training.KINDS.values()}}
 CHILD_RESOURCES = ("pods", "jobs", "services", "configmaps", "secrets", "podgroups",
-                   *JOB_KINDS)
+                   "horizontalpodautoscalers", *JOB_KINDS)
 # The reference operator of each workload, and how its column is headed.
 REFERENCES = {"go": "Go (mpi-operator v0.8.2)", "training-operator": "training-operator v1.9.2"}
 REFERENCE_OF = {**{w: "go" for w in MPI_WORKLOADS},
@@ -905,7 +909,7 @@ def training_burst(kind: training.TrainingKind) -> Callable[[Settings], Obj]:
         jobs = s.n(100)
         bodies = [kind.job(f"job-{i:04d}", "10s") for i in range(jobs)]
         with Run(s, kind.workload, kinds=(kind.plural, "pods", "services"),
-                 scheme=kind.workload) as run:
+                 scheme=kind.scheme) as run:
             assert run.controller is not None
             start, _, _ = _lifecycle(s, run, jobs=jobs, workers=kind.replicas.get("Worker", 0),
                                      runs="10s", rate=None, timeout=1800, bodies=bodies)
@@ -1317,7 +1321,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--report-only", action="store_true")
     parser.add_argument("--operators", default="ours",
                         help="comma-separated, of ours, go (the MPIJob workloads) and "
-                             "training-operator (the TFJob one): which operators to measure")
+                             "training-operator (the TFJob and PyTorchJob ones): which "
+                             "operators to measure")
     args = parser.parse_args(argv)
     RESULTS.mkdir(exist_ok=True)
     if not args.report_only:

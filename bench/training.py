@@ -1,21 +1,22 @@
 """The training-operator kinds' benchmark workload, as data (pure; ``bench/harness.py`` runs it).
 
 A :class:`TrainingKind` says what one job of a ``kubeflow.org/v1`` kind looks like in the
-workload (its replica types and counts, its container) and what the lower bounds are: every
-replica gets a pod and a Service (one create each), and the job's status is written at least
-for Created, Running and Succeeded (cleanPodPolicy None: nothing is deleted). Workers, chiefs
-and masters exit 0 after ``runs`` in KWOK (``sim.mpi-controller.io/duration``); parameter
-servers run on.
+workload (its replica types and counts, its container, more of its spec) and what the lower
+bounds are: every replica gets a pod and a Service (one create each), a companion object such
+as an elastic PyTorchJob's HorizontalPodAutoscaler one create, and the job's status is written
+at least for Created, Running and Succeeded (cleanPodPolicy None: nothing is deleted). Workers,
+chiefs and masters exit 0 after ``runs`` in KWOK (``sim.mpi-controller.io/duration``);
+parameter servers run on.
 
-Adding PyTorchJob is one more :class:`TrainingKind` in :data:`KINDS`, e.g.
-``TrainingKind("pytorchjob", "PyTorchJob", "pytorchjobs", "pytorchReplicaSpecs", "pytorch",
-IMAGE, {"Master": 1, "Worker": 4})``; ``bench/harness.py`` then offers the workload
-``pytorchjob`` (its Observer watches the kind's plural).
+A workload is one more :class:`TrainingKind` in :data:`KINDS` (``bench/harness.py`` then offers
+it; its Observer watches the kind's plural; both operators run ``--enable-scheme
+<kind.scheme>``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import copy
+from dataclasses import dataclass, field
 from typing import Any
 
 Obj = dict[str, Any]
@@ -32,10 +33,17 @@ class TrainingKind:
     container: str
     image: str
     replicas: dict[str, int]
+    spec: Obj = field(default_factory=dict)  # the rest of each job's spec
+    companions: int = 0                      # objects created per job beside pods and Services
 
     @property
     def api_version(self) -> str:
         return "kubeflow.org/v1"
+
+    @property
+    def scheme(self) -> str:
+        """The ``--enable-scheme`` value of both operators."""
+        return self.kind.lower()
 
     @property
     def pods_per_job(self) -> int:
@@ -49,7 +57,7 @@ class TrainingKind:
     @property
     def min_writes(self) -> int:
         """Child creates and status writes of one job's lifecycle."""
-        return self.children_per_job + STATUS_WRITES
+        return self.children_per_job + self.companions + STATUS_WRITES
 
     def job(self, name: str, runs: str) -> Obj:
         """One job: every replica type with ``replicas`` pods running ``runs`` (Go duration)."""
@@ -59,13 +67,27 @@ class TrainingKind:
                 "spec": {"containers": [{"name": self.container, "image": self.image}]}}}
             for rtype, n in self.replicas.items()}
         return {"apiVersion": self.api_version, "kind": self.kind,
-                "metadata": {"name": name}, "spec": {self.replica_specs: specs}}
+                "metadata": {"name": name},
+                "spec": {**copy.deepcopy(self.spec), self.replica_specs: specs}}
 
 
 TFJOB = TrainingKind("tfjob", "TFJob", "tfjobs", "tfReplicaSpecs", "tensorflow",
                      "kubeflow/tf-dist-mnist-test:1.0", {"PS": 2, "Worker": 4})
+PYTORCH_IMAGE = "docker.io/kubeflowkatib/pytorch-mnist:v1beta1-45c5727"
+# The master decides success; each worker has the init container that waits for it.
+PYTORCHJOB = TrainingKind("pytorchjob", "PyTorchJob", "pytorchjobs", "pytorchReplicaSpecs",
+                          "pytorch", PYTORCH_IMAGE, {"Master": 1, "Worker": 4})
+# Elastic workers without a master (the first to succeed ends the job), with a CPU metric:
+# each job also gets a HorizontalPodAutoscaler, created before its pods.
+PYTORCHJOB_ELASTIC = TrainingKind(
+    "pytorchjob-elastic", "PyTorchJob", "pytorchjobs", "pytorchReplicaSpecs", "pytorch",
+    PYTORCH_IMAGE, {"Worker": 4}, companions=1,
+    spec={"elasticPolicy": {"minReplicas": 1, "maxReplicas": 8, "rdzvBackend": "c10d",
+                            "metrics": [{"type": "Resource", "resource": {
+                                "name": "cpu", "target": {"type": "Utilization",
+                                                          "averageUtilization": 80}}}]}})
 
-KINDS = {k.workload: k for k in (TFJOB,)}
+KINDS = {k.workload: k for k in (TFJOB, PYTORCHJOB, PYTORCHJOB_ELASTIC)}
 
 
 def children_needed(body: Obj) -> int:

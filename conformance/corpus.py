@@ -13,6 +13,9 @@ A corpus is a directory: ``groups.yaml`` and one ``<case>.yaml`` per job.
       default: {}
       volcano: {flags: [--gang-scheduling, volcano], resources: [volcano-podgroups]}
       domain: {env: {CUSTOM_CLUSTER_DOMAIN: cluster.local}}   # environment of both operators
+      init: {flags: [--pytorch-init-container-template-file, "{corpus}/init-container.tmpl"]}
+
+``{corpus}`` in a flag is the corpus directory (absolute), for files the operators read.
 
 A case file::
 
@@ -59,7 +62,8 @@ class CorpusError(ValueError):
 @dataclass(frozen=True)
 class Step:
     """``wait-condition`` (arg: type), ``wait-event`` (reason), ``wait-object``
-    (``{"object": path, "phase": phase or None}``), ``patch`` (a merge patch of the job),
+    (``{"object": path, "phase": phase or None}``), ``wait-gone`` (a path: until it is not
+    found), ``patch`` (a merge patch of the job),
     ``patch-object`` (``{"object": path, "type": "merge" | "strategic" | "json", "patch":
     ...}``) or ``sleep`` (seconds)."""
 
@@ -121,10 +125,12 @@ def load(path: Path, upstream: Callable[[str], Path] | None = None, *,
     raw = _yaml(groups_file)
     if unknown := sorted(set(raw) - {"flags", "patch", "replica_patch", "groups"}):
         raise CorpusError(f"{groups_file}: unknown field(s) {', '.join(unknown)}")
-    flags = _str_list(raw.get("flags", []), groups_file, "flags")
+    flags = _corpus_paths(_str_list(raw.get("flags", []), groups_file, "flags"), path)
     groups = {}
     for name, spec in (raw.get("groups") or {}).items():
-        groups[name] = _group(groups_file, name, spec or {})
+        group = _group(groups_file, name, spec or {})
+        group.flags = _corpus_paths(group.flags, path)
+        groups[name] = group
     if "default" not in groups:
         raise CorpusError(f"{groups_file}: groups: a group named 'default' is required")
     common = raw.get("patch") or {}
@@ -176,6 +182,10 @@ def _group(path: Path, name: str, spec: Any) -> Group:
                  _str_list(spec.get("resources", []), path, f"groups.{name}.resources"), env)
 
 
+def _corpus_paths(flags: list[str], path: Path) -> list[str]:
+    return [f.replace("{corpus}", str(path.resolve())) for f in flags]
+
+
 def _yaml(path: Path) -> Obj:
     try:
         data = yaml.safe_load(path.read_text())
@@ -221,6 +231,7 @@ def _case(path: Path, groups: dict[str, Group], shared: Shared) -> Case:
 
 
 STEP_FORMS = ("wait: TYPE, wait: {event: REASON}, wait: {object: PATH[, phase: PHASE]}, "
+              "wait: {gone: PATH}, "
               "patch: {...}, patch: {object: PATH, merge|strategic: {...} | json: [...]}, "
               "sleep: SECONDS")
 PATCH_TYPES = {"merge": dict, "strategic": dict, "json": list}
@@ -239,6 +250,8 @@ def _step(path: Path, index: int, raw: Any) -> Step:
             and set(arg) <= {"object", "phase"}:
         return Step("wait-object", {"object": _object_path(where, arg["object"]),
                                     "phase": arg.get("phase")})
+    if action == "wait" and isinstance(arg, dict) and set(arg) == {"gone"}:
+        return Step("wait-gone", _object_path(where, arg["gone"]))
     if action == "patch" and isinstance(arg, dict) and "object" in arg:
         kinds = sorted(set(arg) & set(PATCH_TYPES))
         if len(kinds) != 1 or len(arg) != 2 \

@@ -222,6 +222,18 @@ class Differential:
                 return phase is None or (obj.get("status") or {}).get("phase") == phase
             wait(there, timeout=self.s.step_timeout,
                  what=f"{step.arg['object']}" + (f" in phase {phase}" if phase else ""))
+        elif step.action == "wait-gone":
+            target = object_path(step.arg, name, namespace, resources)
+
+            def gone() -> bool:
+                try:
+                    kube.get(target)
+                except ApiError as err:
+                    if err.status == 404:
+                        return True
+                    raise
+                return False
+            wait(gone, timeout=self.s.step_timeout, what=f"{step.arg} to be gone")
         elif step.action == "wait-condition":
             def has_condition() -> bool:
                 conds = (kube.get(path).get("status") or {}).get("conditions") or []

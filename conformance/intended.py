@@ -66,13 +66,32 @@ def _one_side_only(go: Any, ours: Any) -> bool:
     return MISSING in (go, ours) and go != ours
 
 
+def _selector(value: str) -> dict[str, str]:
+    return dict(term.partition("=")[::2] for term in value.split(",") if term)
+
+
+def _selector_with_job_labels(go: Any, ours: Any) -> bool:
+    """Ours selects with ``group-name: kubeflow.org`` and ``job-name: <job>`` beside upstream's
+    labels; upstream's selector is the same but for those, or was left out."""
+    if not isinstance(ours, str):
+        return False
+    mine = _selector(ours)
+    job = mine.get("training.kubeflow.org/job-name")
+    if not job or mine.get("group-name") != "kubeflow.org" or mine.get("job-name") != job:
+        return False
+    upstream = {k: v for k, v in mine.items() if k not in ("group-name", "job-name")}
+    return go == MISSING or (isinstance(go, str) and _selector(go) == upstream)
+
+
 _TEMPLATE = (r"spec\.versions\[0\]\.schema\.openAPIV3Schema\.properties\.spec\.properties\."
              r"\w+ReplicaSpecs\.additionalProperties\.properties\.template\.properties")
 UNOBSERVED = "running-unobserved-by-(go|ours)"
 UNOBSERVED_ROW = "A launcher that finishes before the controller sees it running"
-# Kinds of training-operator v1.9.2 whose engine-level rules are shared (their README
-# sections each carry the rows); a new kind of it joins here and in its own rules below.
-TRAINING = ("tfjob-v1",)
+# Kinds of training-operator v1.9.2 whose engine-level rules are shared (the rows are in the
+# TFJob README section, which the other kinds name too: KindSpec.readme_sections); a new kind
+# of it joins here and in its own rules below.
+TRAINING = ("tfjob-v1", "pytorchjob-v1")
+PYTORCH = ("pytorchjob-v1",)
 CRD_KINDS = MPIJOB + TRAINING
 _EVENT = r'\["(Normal|Warning) [A-Za-z]+: .*"\]'
 
@@ -90,6 +109,10 @@ RULES: tuple[Rule, ...] = (
     Rule("crd-scale-subresource", readme="CRD scale subresource (#278, #336)",
          obj="CustomResourceDefinition", phase="schema",
          path=r"spec\.versions\[0\]\.subresources\.scale.*"),
+    Rule("crd-more-versions", readme="MPIJob versions",
+         obj="CustomResourceDefinition", phase="schema",
+         path=r"spec\.conversion(\..*)?|spec\.versions\[[12]\](\..*)?",
+         when=lambda go, ours: go == MISSING),
     Rule("crd-printer-columns", readme="CRD printer columns",
          obj="CustomResourceDefinition", phase="schema",
          path=r"spec\.versions\[0\]\.additionalPrinterColumns.*"),
@@ -173,6 +196,20 @@ RULES: tuple[Rule, ...] = (
          path=(r'status\.lastReconcileTime|metadata\.managedFields\[\d+\]\.fieldsV1'
                r'\["f:status"\]\["f:lastReconcileTime"\]'),
          when=_go_only),
+    # -- PyTorchJob (README: "Differences from training-operator v1.9.2 (PyTorchJob)") ------
+    Rule("pytorch-replica-selector", readme="`replicaStatuses[*].selector`", kinds=PYTORCH,
+         obj="PyTorchJob/.*", phase="final", path=r"status\.replicaStatuses\.\w+\.selector",
+         when=_selector_with_job_labels),
+    Rule("pytorch-replica-selector-field", readme="`replicaStatuses[*].selector`",
+         kinds=PYTORCH, obj="PyTorchJob/.*", phase="final",
+         path=(r'metadata\.managedFields\[\d+\]\.fieldsV1\["f:status"\]\["f:replicaStatuses"\]'
+               r'\["f:\w+"\]\["f:selector"\]'),
+         when=_ours_only),
+    Rule("pytorch-crd-metric-defaults", readme="CRD `elasticPolicy.metrics` schema",
+         kinds=PYTORCH, obj="CustomResourceDefinition", phase="schema",
+         path=(r"spec\.versions\[0\]\.schema\.openAPIV3Schema\.properties\.spec\.properties\."
+               r"elasticPolicy\.properties\.metrics\..*\.default"),
+         when=lambda go, ours: go == MISSING and ours == ""),
     Rule("training-managed-by-unknown", readme="`runPolicy.managedBy` other than",
          kinds=TRAINING, case="managed-by-unknown", obj="events", phase="events",
          path=r'\["Warning [A-Za-z]+FailedValidation: .*managedBy.*"\]', when=_ours_only),

@@ -3,11 +3,10 @@ reference operator runs it, and where its corpus is.
 
 Adding a kind is a new :class:`KindSpec` here and a corpus directory (``corpus/<name>/``);
 the runner, normalizer, comparison and reference operator processes are shared. A kind of
-training-operator v1.9.2 (TFJob; PyTorchJob next) is :func:`training_operator_kind` with its
+training-operator v1.9.2 (TFJob, PyTorchJob) is :func:`training_operator_kind` with its
 names, e.g.::
 
-    PYTORCHJOB_V1 = training_operator_kind("pytorchjob-v1", "PyTorchJob", "pytorchjobs",
-                                           "pytorchReplicaSpecs", "PyTorchJob")
+    TFJOB_V1 = training_operator_kind("tfjob-v1", "TFJob", "tfjobs", "tfReplicaSpecs", "TFJob")
 
 plus its README differences section (the rules in ``conformance.intended`` name rows there).
 """
@@ -105,12 +104,18 @@ MPIJOB_V2BETA1 = KindSpec(
 )
 
 
+HPA = Resource("autoscaling/v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers")
+
+
 def training_operator_kind(name: str, kind: str, plural: str, replica_specs: str,
-                           readme_kind: str) -> KindSpec:
+                           readme_kind: str, *, also_readme: tuple[str, ...] = (),
+                           children: tuple[Resource, ...] = ()) -> KindSpec:
     """A ``kubeflow.org/v1`` kind of training-operator v1.9.2: its CRD from the module's
-    ``manifests/base/crds``, ours from ``deploy/crd``; the core resources are recorded (an
-    object of a kind the reference operator never makes still shows), PodGroups in the gang
-    groups; the README section "Differences from training-operator v1.9.2 (<readme_kind>)"."""
+    ``manifests/base/crds``, ours from ``deploy/crd``; the core resources and ``children``
+    are recorded (an object of a kind the reference operator never makes still shows),
+    PodGroups in the gang groups; the README section "Differences from training-operator
+    v1.9.2 (<readme_kind>)", and those of the kinds in ``also_readme`` whose rows apply to it
+    too."""
     crd = f"kubeflow.org_{plural}.yaml"
     return KindSpec(
         name=name, api_version="kubeflow.org/v1", kind=kind, plural=plural,
@@ -118,12 +123,18 @@ def training_operator_kind(name: str, kind: str, plural: str, replica_specs: str
         crds={"go": lambda: Path(reference("module-dir", "training-operator"))
               / "manifests" / "base" / "crds" / crd,
               "ours": lambda: REPO / "deploy" / "crd" / crd},
-        readme_sections=(f"Differences from training-operator v1.9.2 ({readme_kind})",),
-        replica_specs=replica_specs,
+        readme_sections=tuple(f"Differences from training-operator v1.9.2 ({k})"
+                              for k in (readme_kind, *also_readme)),
+        replica_specs=replica_specs, children=[*CORE, *children],
         optional=dict(POD_GROUPS), flags_for_ours={"--controller-threads": "--threadiness"},
     )
 
 
 TFJOB_V1 = training_operator_kind("tfjob-v1", "TFJob", "tfjobs", "tfReplicaSpecs", "TFJob")
+# The TFJob rows apply to PyTorchJobs too (the README's PyTorchJob section says so); an
+# elastic job's HorizontalPodAutoscaler is one of its children.
+PYTORCHJOB_V1 = training_operator_kind("pytorchjob-v1", "PyTorchJob", "pytorchjobs",
+                                       "pytorchReplicaSpecs", "PyTorchJob",
+                                       also_readme=("TFJob",), children=(HPA,))
 
-KINDS = {k.name: k for k in (MPIJOB_V2BETA1, TFJOB_V1)}
+KINDS = {k.name: k for k in (MPIJOB_V2BETA1, TFJOB_V1, PYTORCHJOB_V1)}

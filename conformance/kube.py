@@ -180,6 +180,12 @@ class Seen:
     versions: int = 1
 
 
+# Components whose Events repeat on their own, whatever the operators do: the
+# HorizontalPodAutoscaler controller reports every sync (5 s on the local cluster) that it
+# cannot read metrics (there is no metrics server). Recorded, but not activity for quiet_for.
+BACKGROUND_EVENT_SOURCES = frozenset({"horizontal-pod-autoscaler"})
+
+
 @dataclass
 class Recorder:
     """Watches ``resources`` in ``namespace`` from before anything is created in it."""
@@ -190,6 +196,7 @@ class Recorder:
     objects: dict[tuple[str, str], Seen] = field(default_factory=dict)
     last_event: float = field(default_factory=time.monotonic)
     errors: list[str] = field(default_factory=list)
+    background: frozenset[str] = BACKGROUND_EVENT_SOURCES
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -231,7 +238,8 @@ class Recorder:
         obj.setdefault("kind", kind)
         key = (kind, obj["metadata"]["name"])
         with self._lock:
-            self.last_event = time.monotonic()
+            if not self.is_background(obj):
+                self.last_event = time.monotonic()
             seen = self.objects.get(key)
             if seen is None or (seen.deleted and etype == "ADDED"):
                 self.objects[key] = Seen(created=obj, last=obj, deleted=etype == "DELETED")
@@ -240,8 +248,13 @@ class Recorder:
             seen.versions += 1
             seen.deleted = etype == "DELETED"
 
+    def is_background(self, obj: Obj) -> bool:
+        """An Event reported by one of the ``background`` components."""
+        source = (obj.get("source") or {}).get("component") or obj.get("reportingComponent")
+        return obj.get("kind") == "Event" and source in self.background
+
     def quiet_for(self) -> float:
-        """Seconds since the last watch event in the namespace."""
+        """Seconds since the last watch event in the namespace (background Events aside)."""
         with self._lock:
             return time.monotonic() - self.last_event
 

@@ -4,9 +4,11 @@ processes on 127.0.0.1 (``--webhook-url``; deployed, a Service routes to the rep
 * jobs created through each version (the two upstream manifests verbatim), read back through
   each, stored as v2beta1; ``kubectl get`` of each version;
 * admission refusals with the messages of the controller's own validation, naming the field;
+  TFJobs and PyTorchJobs refused with training-operator's messages and warning;
 * server-side apply through v1 (partial objects through conversion);
-* the webhook process stopped: v2beta1 still works, v1 requests fail with the reason, nothing is
-  lost; started again, everything reads back as before;
+* the webhook process stopped: v2beta1 still works, v1 requests fail with the reason (and so
+  do TFJob and PyTorchJob creates: failurePolicy Fail), nothing is lost; started again,
+  everything reads back as before;
 * certificates rotated (a 60 s validity) while a job runs, with reads through v1 all along;
 * two replicas behind one address serving conversions while only one leads.
 
@@ -41,6 +43,7 @@ from mpi_controller.mpi.conversion import ANNOTATION, VERSIONS, convert, generat
 from tests.mpijobs import MPIJobs, small_job
 from tests.processes import ControllerProcess, free_port, http_get
 from tests.support import REPO, Cluster, unique_name, wait_for
+from tests.webhooks import restore_webhooks
 
 pytestmark = pytest.mark.cluster
 
@@ -48,8 +51,6 @@ CRD = "mpijobs.kubeflow.org"
 GROUP, PLURAL = "kubeflow.org", "mpijobs"
 ELASTIC = REPO / "examples/v1/tensorflow-mnist-elastic.yaml"
 BENCHMARKS = REPO / "examples/v1alpha2/tensorflow-benchmarks.yaml"
-DEPLOYED_CLIENT_CONFIG = {"url": None, "caBundle": None, "service": {
-    "name": "mpi-operator-webhook", "namespace": "mpi-operator", "path": "/convert", "port": 443}}
 
 
 def manifest(path: Path) -> dict[str, Any]:
@@ -117,9 +118,7 @@ def env(cluster: Cluster, mpijob_crd: str, kube_api: Any,
         for proc in env.processes:
             if proc.alive():
                 proc.stop()
-        cluster.kubectl("delete", "validatingwebhookconfiguration", env.vwc, "--ignore-not-found")
-        cluster.kubectl("patch", "crd", CRD, "--type", "merge", "-p", json.dumps(
-            {"spec": {"conversion": {"webhook": {"clientConfig": DEPLOYED_CLIENT_CONFIG}}}}))
+        restore_webhooks(cluster, env.vwc)
         for namespace in (env.ns, env.home, f"{env.home}-idle"):
             delete_mpijobs(kube_api, namespace)
             cluster.kubectl("delete", "namespace", namespace, "--wait=false")
@@ -232,6 +231,59 @@ def test_admission_refuses_invalid_jobs_naming_the_field(env: Env,
     assert "bad" not in names
 
 
+TF_DIST_MNIST = REPO / "examples/tensorflow-dist-mnist.yaml"
+PYTORCH_SIMPLE = REPO / "examples/pytorch-simple.yaml"
+NPROC_DEPRECATED = "spec.elasticPolicy.nProcPerNode is deprecated, use spec.nprocPerNode instead"
+
+
+def _training_job(path: Path, name: str) -> dict[str, Any]:
+    """An example as ``name`` in no namespace, suspended (no controller runs it here)."""
+    doc = manifest(path)
+    doc["metadata"] = {"name": name}
+    doc["spec"]["runPolicy"] = {"suspend": True}
+    return doc
+
+
+def test_admission_refuses_invalid_tfjobs_and_pytorchjobs_naming_the_field(
+        env: Env, serving: ControllerProcess, tfjob_crd: str, pytorchjob_crd: str) -> None:
+    """training-operator v1.9's webhooks, names and messages: the API server calls the
+    controller's webhooks and refuses the jobs; PyTorchJob's deprecation warning reaches the
+    client, with a refusal and with an admitted job; managedBy cannot change on update."""
+    from kubernetes import client
+
+    bad_tf = _training_job(TF_DIST_MNIST, "bad-tf")
+    worker = bad_tf["spec"]["tfReplicaSpecs"]["Worker"]
+    bad_tf["spec"]["tfReplicaSpecs"].update(Chief=worker, Master=worker)
+    assert ('admission webhook "validator.tfjob.training-operator.kubeflow.org" denied the '
+            "request: spec.tfReplicaSpecs: Forbidden: must not have more than 1 Chief or "
+            "Master role") in _refusal(env, bad_tf)
+
+    bad_pt = _training_job(PYTORCH_SIMPLE, "bad-pt")
+    bad_pt["spec"]["pytorchReplicaSpecs"]["Master"]["replicas"] = 2
+    bad_pt["spec"]["elasticPolicy"] = {"nProcPerNode": 2}
+    error = _refusal(env, bad_pt)
+    assert ('admission webhook "validator.pytorchjob.training-operator.kubeflow.org" denied '
+            "the request: spec.pytorchReplicaSpecs[Master].replicas: Forbidden: must be 1") \
+        in error
+    assert f"Warning: {NPROC_DEPRECATED}" in error
+
+    warned = _training_job(PYTORCH_SIMPLE, "warned")
+    warned["spec"]["elasticPolicy"] = {"nProcPerNode": 2}
+    api = client.CustomObjectsApi(env.api)
+    _, status, headers = api.create_namespaced_custom_object_with_http_info(
+        "kubeflow.org", "v1", env.ns, "pytorchjobs", warned)
+    assert status == 201
+    assert headers["Warning"] == f'299 - "{NPROC_DEPRECATED}"'
+    error = env.kubectl_fails("patch", "pytorchjob", "warned", "-n", env.ns, "--type", "merge",
+                              "-p", json.dumps({"spec": {"runPolicy": {
+                                  "managedBy": "kueue.x-k8s.io/multikueue"}}}))
+    assert ('denied the request: spec.runPolicy.managedBy: Invalid value: '
+            '"kueue.x-k8s.io/multikueue": field is immutable') in error
+    names = {kind: env.cluster.kubectl("get", kind, "-n", env.ns, "-o", "name").split()
+             for kind in ("tfjobs", "pytorchjobs")}
+    assert names == {"tfjobs": [], "pytorchjobs": ["pytorchjob.kubeflow.org/warned"]}
+
+
 def test_server_side_apply_through_v1(env: Env, serving: ControllerProcess,
                                       tmp_path: Path) -> None:
     """Field sets go through conversion as partial objects: a field dropped from the applied
@@ -260,7 +312,8 @@ def test_server_side_apply_through_v1(env: Env, serving: ControllerProcess,
         "spec": {"cleanPodPolicy": "Running"}}
 
 
-def test_webhook_process_stopped_then_started(env: Env, serving: ControllerProcess) -> None:
+def test_webhook_process_stopped_then_started(env: Env, serving: ControllerProcess,
+                                              tfjob_crd: str, pytorchjob_crd: str) -> None:
     before = {n: env.get("v1", n) for n in ("tensorflow-mnist-elastic", "tensorflow-benchmarks")}
     assert serving.stop() == 0
     # v2beta1 keeps working: create, read, list (the validating webhooks ignore failures).
@@ -283,6 +336,11 @@ def test_webhook_process_stopped_then_started(env: Env, serving: ControllerProce
     another["metadata"]["name"] = "elastic-while-down"
     error = env.kubectl_fails("create", "-n", env.ns, "-f", "-", input=json.dumps(another))
     assert "conversion webhook for kubeflow.org/v1, Kind=MPIJob failed" in error
+    # TFJobs and PyTorchJobs are refused (failurePolicy Fail, as training-operator's).
+    for path, kind in ((TF_DIST_MNIST, "tfjob"), (PYTORCH_SIMPLE, "pytorchjob")):
+        error = _refusal(env, _training_job(path, f"{kind}-while-down"))
+        assert (f'failed calling webhook "validator.{kind}.training-operator.kubeflow.org"'
+                in error), error
     serving.start()
     env.ready(serving)
     for name, view in before.items():

@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from conformance.corpus import CorpusError, Step, load, merge_patch
-from conformance.kinds import MPIJOB_V2BETA1, TFJOB_V1
+from conformance.kinds import MPIJOB_V2BETA1, PYTORCHJOB_V1, TFJOB_V1
 
 PI = {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
       "metadata": {"name": "pi", "namespace": "somewhere"},
@@ -56,6 +56,8 @@ def test_case_from_upstream_file_patched_and_renamed(tmp_path: Path) -> None:
     ("manifest: 3\n", "manifest: must be an object, 'upstream:PATH' or 'repo:PATH'"),
     ("manifest: {kind: MPIJob}\nsteps: [{wait: {object: pods}}]\n",
      "steps[0]: object: must be PLURAL/NAME or PLURAL/NAME/SUBRESOURCE, got 'pods'"),
+    ("manifest: {kind: MPIJob}\nsteps: [{wait: {gone: 3}}]\n",
+     "steps[0]: object: must be PLURAL/NAME or PLURAL/NAME/SUBRESOURCE, got 3"),
     ("manifest: {kind: MPIJob}\nsteps: [{patch: {object: pods/a, merge: {}, strategic: {}}}]\n",
      "steps[0]: patch of an object: needs object and one of merge or strategic"),
     ("manifest: {kind: MPIJob}\ngroup: gpu\n", "group: 'gpu' is not in groups.yaml"),
@@ -138,7 +140,8 @@ def test_repo_manifests_and_object_steps(tmp_path: Path) -> None:
           "  - wait: {object: 'pods/{name}-worker-0', phase: Running}\n"
           "  - patch: {object: 'pods/{name}-worker-0', merge: {metadata: {labels: {a: b}}}}\n"
           "  - patch: {object: 'pods/{name}-worker-0/status', json: [{op: remove, path: /x}]}\n"
-          "  - sleep: 2\n")
+          "  - sleep: 2\n"
+          "  - wait: {gone: 'services/{name}-worker-0'}\n")
     (case,) = load(tmp_path).cases
     assert case.manifest["kind"] == "TFJob"
     assert case.manifest["metadata"] == {"name": "tf"}  # the example's namespace is dropped
@@ -149,7 +152,8 @@ def test_repo_manifests_and_object_steps(tmp_path: Path) -> None:
                               "patch": {"metadata": {"labels": {"a": "b"}}}}),
         Step("patch-object", {"object": "pods/{name}-worker-0/status", "type": "json",
                               "patch": [{"op": "remove", "path": "/x"}]}),
-        Step("sleep", 2.0)]
+        Step("sleep", 2.0),
+        Step("wait-gone", "services/{name}-worker-0")]
 
 
 def test_the_tfjob_corpus_loads_and_covers_every_field(tmp_path: Path) -> None:
@@ -171,3 +175,41 @@ def test_the_tfjob_corpus_loads_and_covers_every_field(tmp_path: Path) -> None:
                   "minAvailable", "minResources", "queue", "priorityClass",
                   "scheduleTimeoutSeconds", "create_error: true", "upstream:examples/tensorflow"):
         assert field in text, field
+
+
+def test_corpus_in_a_flag_is_the_corpus_directory(tmp_path: Path) -> None:
+    write(tmp_path / "groups.yaml", 'flags: [--a, "{corpus}/x"]\ngroups: {default: {}, '
+          'init: {flags: [--template-file, "{corpus}/t.tmpl"]}}\n')
+    write(tmp_path / "a.yaml", "manifest: {kind: TFJob}\ngroup: init\n")
+    corpus = load(tmp_path)
+    assert corpus.flags == ["--a", f"{tmp_path.resolve()}/x"]
+    assert corpus.groups["init"].flags == ["--template-file", f"{tmp_path.resolve()}/t.tmpl"]
+
+
+def test_the_pytorchjob_corpus_loads_and_covers_every_field(tmp_path: Path) -> None:
+    corpus = load(PYTORCHJOB_V1.corpus, fake_upstream(tmp_path),
+                  replica_specs="pytorchReplicaSpecs")
+    assert {c.group for c in corpus.cases} == set(corpus.groups) == {
+        "default", "volcano", "scheduler-plugins", "init-container"}
+    template = PYTORCHJOB_V1.corpus.resolve() / "init-container.tmpl"
+    assert f"{template}" in corpus.groups["init-container"].flags
+    assert template.is_file()
+    assert all(r in PYTORCHJOB_V1.optional for g in corpus.groups.values() for r in g.resources)
+    assert {c.group for c in corpus.cases if c.short} == {"default"}
+    text = "\n".join(p.read_text() for p in PYTORCHJOB_V1.corpus.glob("*.yaml"))
+    for field in ("Master", "Worker", "nprocPerNode", "containerPort", "elasticPolicy",
+                  "rdzvBackend", "rdzvHost", "rdzvPort", "rdzvId", "rdzvConf", "standalone",
+                  "maxRestarts", "minReplicas", "maxReplicas", "nProcPerNode", "metrics",
+                  "pytorchjobs/{name}/scale", "horizontalpodautoscalers/{name}",
+                  "restartPolicy: Always", "restartPolicy: Never", "restartPolicy: ExitCode",
+                  'exit-code: "137"', 'exit-code: "1"', "backoffLimit",
+                  "activeDeadlineSeconds", "ttlSecondsAfterFinished", "cleanPodPolicy: All",
+                  "cleanPodPolicy: Running", "cleanPodPolicy: None", "suspend: true",
+                  "managedBy: kueue.x-k8s.io/multikueue",
+                  "managedBy: kubeflow.org/training-operator", "schedulingPolicy",
+                  "minAvailable", "minResources", "queue", "priorityClass",
+                  "scheduleTimeoutSeconds", "create_error: true", "upstream:examples/pytorch",
+                  "repo:examples/pytorch-simple.yaml"):
+        assert field in text, field
+    upstream = {p.relative_to(PYTORCHJOB_V1.corpus) for p in PYTORCHJOB_V1.corpus.glob("*")}
+    assert not any(p.suffix not in (".yaml", ".tmpl") for p in upstream)

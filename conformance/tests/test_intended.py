@@ -159,3 +159,34 @@ def test_created_again_rules_need_their_context() -> None:
     assert [r.id for _, r in found] == ["training-created-again-children",
                                         "training-created-again-events"]
     assert unexplained == [pod, fewer]
+
+
+def test_pytorch_selector_rule_allows_only_the_job_labels_beside_upstreams() -> None:
+    go = ("training.kubeflow.org/job-name=pt,training.kubeflow.org/operator-name="
+          "pytorchjob-controller,training.kubeflow.org/replica-type=worker")
+    ours = f"group-name=kubeflow.org,job-name=pt,{go}"
+    path = "status.replicaStatuses.Worker.selector"
+    rules = rules_for("pytorchjob-v1")
+    same = Difference("pt", "PyTorchJob/pt", "final", path, go, ours)
+    left_out = Difference("pt", "PyTorchJob/pt", "final", path, MISSING, ours)
+    other_type = Difference("pt", "PyTorchJob/pt", "final", path, go,
+                            ours.replace("replica-type=worker", "replica-type=master"))
+    other_job = Difference("pt", "PyTorchJob/pt", "final", path, go,
+                           ours.replace("job-name=pt,", "job-name=other,", 1))
+    ours_missing = Difference("pt", "PyTorchJob/pt", "final", path, go, MISSING)
+    found, unexplained = classify([same, left_out, other_type, other_job, ours_missing], rules)
+    assert [(d, r.id) for d, r in found] == [(same, "pytorch-replica-selector"),
+                                             (left_out, "pytorch-replica-selector")]
+    assert unexplained == [other_type, other_job, ours_missing]
+    assert not classify([same], rules_for("tfjob-v1"))[0]
+
+
+def test_pytorch_crd_metric_defaults_only_empty_strings_of_ours() -> None:
+    path = ("spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.elasticPolicy."
+            "properties.metrics.items.properties.pods.properties.metric.properties.selector."
+            "properties.matchLabels.additionalProperties.default")
+    ours = Difference("(CRD)", "CustomResourceDefinition", "schema", path, MISSING, "")
+    other = Difference("(CRD)", "CustomResourceDefinition", "schema", path, MISSING, "x")
+    found, unexplained = classify([ours, other], rules_for("pytorchjob-v1"))
+    assert [r.id for _, r in found] == ["pytorch-crd-metric-defaults"]
+    assert unexplained == [other]

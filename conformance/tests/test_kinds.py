@@ -5,7 +5,8 @@ import pytest
 
 from conformance.corpus import Group
 from conformance.differential import object_path, resources_of
-from conformance.kinds import KINDS, MPIJOB_V2BETA1, POD_GROUPS, TFJOB_V1
+from conformance.kinds import HPA, KINDS, MPIJOB_V2BETA1, POD_GROUPS, PYTORCHJOB_V1, TFJOB_V1
+from conformance.kube import Recorder
 from conformance.training_operator import schemes_of
 
 
@@ -25,6 +26,40 @@ def test_training_operator_kind_names_its_files_and_readme_section() -> None:
     assert TFJOB_V1.corpus.is_dir()
     assert TFJOB_V1.readme_sections == ("Differences from training-operator v1.9.2 (TFJob)",)
     assert TFJOB_V1.resource().path("ns") == "/apis/kubeflow.org/v1/namespaces/ns/tfjobs"
+
+
+def test_pytorchjob_records_its_hpa_and_names_both_readme_sections() -> None:
+    assert KINDS["pytorchjob-v1"] is PYTORCHJOB_V1
+    assert PYTORCHJOB_V1.crds["ours"]().name == "kubeflow.org_pytorchjobs.yaml"
+    assert PYTORCHJOB_V1.crds["ours"]().exists()
+    assert PYTORCHJOB_V1.readme_sections == (
+        "Differences from training-operator v1.9.2 (PyTorchJob)",
+        "Differences from training-operator v1.9.2 (TFJob)")
+    assert HPA in PYTORCHJOB_V1.children
+    assert HPA not in TFJOB_V1.children
+    assert PYTORCHJOB_V1.ours_flags(["--controller-threads", "4"]) == ["--threadiness", "4"]
+    scale = object_path("pytorchjobs/{name}/scale", "job", "ns",
+                        resources_of(PYTORCHJOB_V1, Group("default", [], [])))
+    assert scale == "/apis/kubeflow.org/v1/namespaces/ns/pytorchjobs/job/scale"
+
+
+def test_the_hpa_controllers_events_are_not_activity() -> None:
+    """The HPA controller's metric failures repeat every sync: they are recorded, but the
+    namespace counts as quiet."""
+    recorder = Recorder(None, "ns", [])  # type: ignore[arg-type]
+    hpa_event = {"kind": "Event", "metadata": {"name": "job.1"},
+                 "source": {"component": "horizontal-pod-autoscaler"},
+                 "reason": "FailedGetResourceMetric"}
+    recorder.last_event -= 10
+    recorder._record("Event", "ADDED", hpa_event)
+    assert recorder.quiet_for() >= 10
+    assert ("Event", "job.1") in recorder.snapshot()
+    ours = {"kind": "Event", "metadata": {"name": "job.2"},
+            "source": {"component": "pytorchjob-controller"}, "reason": "SuccessfulCreatePod"}
+    recorder._record("Event", "ADDED", ours)
+    assert recorder.quiet_for() < 10
+    hpa = {"kind": "HorizontalPodAutoscaler", "metadata": {"name": "job"}}
+    assert not recorder.is_background(hpa)
 
 
 def test_step_objects_resolve_among_the_recorded_resources() -> None:

@@ -203,6 +203,14 @@ SUBRESOURCES = {
         "labelSelectorPath": ".status.replicaStatuses.Worker.selector",
     },
 }
+V1ALPHA2_SUBRESOURCES = {
+    "status": {},
+    "scale": {k: v for k, v in SUBRESOURCES["scale"].items() if k != "labelSelectorPath"},
+}
+"""v1 is the group's preferred version (GA sorts first), so the HPA controller and
+``kubectl scale`` reach the scale subresource through it: every served version has one, at
+the same paths (v1alpha2's replica statuses carry no selector)."""
+
 
 def _spoke_spec(properties: dict[str, Any], description: str) -> dict[str, Any]:
     return {"type": "object", "description": description, "properties": properties}
@@ -349,8 +357,9 @@ MPIJOB = CRD(
     versions=(
         Version("v2beta1", mpijob_schema, PRINTER_COLUMNS, storage=True,
                 subresources=SUBRESOURCES),
-        Version("v1", mpijob_v1_schema, V1_PRINTER_COLUMNS),
-        Version("v1alpha2", mpijob_v1alpha2_schema, V1ALPHA2_PRINTER_COLUMNS),
+        Version("v1", mpijob_v1_schema, V1_PRINTER_COLUMNS, subresources=SUBRESOURCES),
+        Version("v1alpha2", mpijob_v1alpha2_schema, V1ALPHA2_PRINTER_COLUMNS,
+                subresources=V1ALPHA2_SUBRESOURCES),
     ),
     conversion=CONVERSION,
 )

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from mpi_controller.webhook import mpijob
+from mpi_controller.webhook import mpijob, training
 from mpi_controller.webhook.reviews import Converter, ValidatingWebhook
 
 __all__ = ["CONVERT_PATH", "WebhookRegistry", "default_registry"]
@@ -64,6 +64,6 @@ def default_registry() -> WebhookRegistry:
     """Every job kind's webhooks."""
     registry = WebhookRegistry()
     registry.add_conversion(mpijob.CRD_NAME, "kubeflow.org", mpijob.KIND, mpijob.convert_mpijob)
-    for webhook in mpijob.WEBHOOKS:
+    for webhook in (*mpijob.WEBHOOKS, *training.WEBHOOKS):
         registry.add_validating(webhook)
     return registry

@@ -60,8 +60,8 @@ def test_overlay_applies_cleanly(cluster: Cluster, overlay: str, namespace: str)
                                     "namespace": namespace}]
     # Scale the fake in-cluster controller down again: KWOK would only pretend to run it.
     cluster.kubectl("scale", "deployment/mpi-operator", "-n", namespace, "--replicas=0")
-    # And take its webhooks out of the API server's path (failurePolicy Ignore, but every
-    # MPIJob write would still try the Service that no pod backs).
+    # And take its webhooks out of the API server's path (every MPIJob write would try the
+    # Service that no pod backs; TFJob and PyTorchJob writes would fail, failurePolicy Fail).
     cluster.kubectl("delete", "validatingwebhookconfiguration", "mpi-operator")
     wait_for(lambda: cluster.kubectl("get", "deployment", "mpi-operator", "-n", namespace,
                                      "-o", "jsonpath={.spec.replicas}") == "0",

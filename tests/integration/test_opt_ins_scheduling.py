@@ -29,6 +29,7 @@ from mpi_controller.mpi.features import Features
 from tests.controller_harness import running_controller
 from tests.mpijobs import MPIJobs, small_job
 from tests.support import HACK, Cluster, wait_for
+from tests.webhooks import serving_webhooks
 
 pytestmark = pytest.mark.cluster
 
@@ -43,7 +44,18 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def hpa_controller(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory,
+def conversion(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The HPA controller reads and writes the scale subresource through the group's preferred
+    MPIJob version, v1, so the conversion webhook must answer (deployed, the controller's
+    pods serve it)."""
+    if not cluster.local:
+        pytest.skip("the API server must reach a webhook process on 127.0.0.1")
+    with serving_webhooks(cluster, tmp_path_factory.mktemp("webhooks")):
+        yield
+
+
+@pytest.fixture(scope="module")
+def hpa_controller(conversion: None, cluster: Cluster, tmp_path_factory: pytest.TempPathFactory,
                    ) -> Iterator[None]:
     if not cluster.local:
         yield  # kind and other clusters run the HPA controller in their controller-manager

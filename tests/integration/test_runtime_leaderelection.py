@@ -67,7 +67,9 @@ async def test_one_leads_and_the_other_takes_over_after_the_lease(
     stopped = asyncio.get_running_loop().time()
     await a.stop()  # dies without releasing
     assert lease(kube_api, namespace).holder_identity == "a"
-    await async_wait_for(b.elector.is_leader, timeout=10, what="b to take over")
+    # run() starts the work a step after is_leader() turns true: wait for the work itself.
+    await async_wait_for(lambda: b.elector.is_leader() and b.leading_since is not None,
+                         timeout=10, what="b to take over and start its work")
     assert b.leading_since is not None
     waited = b.leading_since - stopped
     # b saw the record change at most one retry before a stopped; it must wait the full
@@ -90,7 +92,9 @@ async def test_release_on_cancel_hands_over_at_once(
     await a.stop()
     spec = lease(kube_api, namespace)
     assert (spec.holder_identity, spec.lease_duration_seconds) in (("", 1), ("b", 3))
-    await async_wait_for(b.elector.is_leader, timeout=10, what="b to take over")
+    # run() starts the work a step after is_leader() turns true: wait for the work itself.
+    await async_wait_for(lambda: b.elector.is_leader() and b.leading_since is not None,
+                         timeout=10, what="b to take over and start its work")
     assert b.leading_since is not None
     assert b.leading_since - stopped <= 0.5 * 2.2 + 0.5  # next attempt, not a lease later
     await b.stop()

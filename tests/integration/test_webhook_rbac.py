@@ -92,8 +92,9 @@ class Identity:
 
 @pytest.fixture
 def configuration(cluster: Cluster, mpijob_crd: str) -> Iterator[None]:
-    """The deployed ValidatingWebhookConfiguration (failurePolicy Ignore: harmless while no
-    Service answers), removed afterwards."""
+    """The deployed ValidatingWebhookConfiguration, removed afterwards (while no Service
+    answers, MPIJobs are admitted, failurePolicy Ignore; TFJobs and PyTorchJobs, Fail, are
+    refused: no test creates one meanwhile)."""
     docs = yaml.safe_load_all((REPO / "deploy/base/webhook.yaml").read_text())
     vwc = next(d for d in docs if d["kind"] == "ValidatingWebhookConfiguration")
     cluster.kubectl("apply", "--server-side", "--force-conflicts", "-f", "-",

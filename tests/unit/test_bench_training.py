@@ -33,6 +33,37 @@ def test_a_tfjob_of_the_workload_and_its_bounds() -> None:
     assert training.children_needed(job) == 12
 
 
+def test_a_pytorchjob_of_the_workload_and_its_bounds() -> None:
+    job = training.PYTORCHJOB.job("job-0001", "10s")
+    assert job["kind"] == "PyTorchJob"
+    specs = job["spec"]["pytorchReplicaSpecs"]
+    assert {t: s["replicas"] for t, s in specs.items()} == {"Master": 1, "Worker": 4}
+    assert set(job["spec"]) == {"pytorchReplicaSpecs"}
+    assert specs["Worker"]["template"]["spec"]["containers"] == [
+        {"name": "pytorch", "image": "docker.io/kubeflowkatib/pytorch-mnist:v1beta1-45c5727"}]
+    # 5 pods and 5 Services created, Created + Running + Succeeded written
+    assert training.PYTORCHJOB.min_writes == 13
+    assert training.children_needed(job) == 10
+    assert training.PYTORCHJOB.scheme == "pytorchjob"
+
+
+def test_an_elastic_pytorchjob_has_its_hpa_in_the_bounds() -> None:
+    kind = training.PYTORCHJOB_ELASTIC
+    job = kind.job("job-0001", "10s")
+    assert job["spec"]["elasticPolicy"] == {
+        "minReplicas": 1, "maxReplicas": 8, "rdzvBackend": "c10d",
+        "metrics": [{"type": "Resource", "resource": {
+            "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}]}
+    assert list(job["spec"]["pytorchReplicaSpecs"]) == ["Worker"]
+    # 4 pods, 4 Services and the HPA created, three status writes
+    assert kind.min_writes == 12
+    assert training.children_needed(job) == 8
+    assert kind.scheme == "pytorchjob"
+    assert "horizontalpodautoscalers" in harness.CHILD_RESOURCES
+    job["spec"]["elasticPolicy"]["minReplicas"] = 3  # each job has its own copy
+    assert kind.job("job-0002", "10s")["spec"]["elasticPolicy"]["minReplicas"] == 1
+
+
 def test_children_needed_of_an_mpijob_counts_launcher_service_configmap_and_secret() -> None:
     assert training.children_needed(small_job("pi", workers=3, launcher_runs="1s")) == 7
 
@@ -58,4 +89,6 @@ def test_side_by_side_with_training_operator_has_its_own_column() -> None:
 
 def test_each_workload_has_one_reference_operator() -> None:
     assert harness.REFERENCE_OF == {"burst": "go", "steady": "go", "wide": "go",
-                                    "arrival": "go", "tfjob": "training-operator"}
+                                    "arrival": "go", "tfjob": "training-operator",
+                                    "pytorchjob": "training-operator",
+                                    "pytorchjob-elastic": "training-operator"}
