@@ -20,7 +20,7 @@ limit and deadline, gang scheduling, TTL); :class:`MPIJobV1Sync` replaces its pe
 2. the ServiceAccount (the template's or ``<job>-launcher``; one that exists is used whoever
    owns it), the ConfigMap (updated when its data changes: ``discover_hosts.sh`` follows the
    Running workers), the Role (updated when its rules change: the workers it may exec into)
-   and the RoleBinding, concurrently;
+   then the RoleBinding, the three concurrently;
 3. workers beyond ``Worker.replicas`` deleted, missing ones created (``SuccessfulCreatePod``
    ``Created worker pod: <name>``);
 4. the launcher pod created (``MPIJobRunning`` ``launcher pod created success: <name>``, or
@@ -128,7 +128,7 @@ class MPIJobV1Sync(TrainingSync):
         workers: list[Obj] = []
         if launcher is None or pod_phase(launcher) not in FINISHED:
             await gather_raising(self.ensure_service_account(), self.ensure_config_map(pods),
-                                 self.ensure_role(), self.ensure_role_binding())
+                                 self.ensure_role_then_binding())
             workers = await self.ensure_workers(pods)
             if launcher is None:
                 launcher = await self.create_launcher()
@@ -168,6 +168,13 @@ class MPIJobV1Sync(TrainingSync):
                                    f"LauncherRole: {kx.launcher_name(self.name)}"))
         await self.writer.ensure(ROLES, existing, desired, needs_update=_rules_changed,
                                  apply_update=_with_rules)
+
+    async def ensure_role_then_binding(self) -> None:
+        """The Role first: the API server refuses a RoleBinding to a Role that does not exist
+        yet unless the creator may ``bind`` (it checks that the creator holds the Role's
+        rules)."""
+        await self.ensure_role()
+        await self.ensure_role_binding()
 
     async def ensure_role_binding(self) -> None:
         existing = self.ctx.cached(self.kind.role_bindings, kx.launcher_name(self.name))

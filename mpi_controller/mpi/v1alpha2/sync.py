@@ -11,9 +11,10 @@ One sync (:class:`_Sync`):
    alike) the worker StatefulSet is scaled to 0 and ``Worker`` counts nothing; the launcher Job
    and the rest stay; the status is written;
 3. ``startTime``; the launcher Job ``<job>-launcher`` must be the job's; while it has not
-   finished: the ConfigMap, ServiceAccount, Role and RoleBinding (each created once, never
-   updated; concurrently), the worker StatefulSet (created when there are workers, its
-   ``replicas`` kept equal to ``Worker.replicas``), then the launcher Job when missing
+   finished: the ConfigMap, the ServiceAccount, and the Role then the RoleBinding (each
+   created once, never updated; the three concurrently), the worker StatefulSet (created when
+   there are workers, its ``replicas`` kept equal to ``Worker.replicas``), then the launcher
+   Job when missing
    (``SettedPodTemplateRestartPolicy`` when its template sets a restart policy);
 4. the status (:func:`.status.update_status`), its Events, the ``mpi_operator_jobs_successful``,
    ``_failed`` and ``_restarted`` counters (once per transition), the write.
@@ -142,12 +143,7 @@ class _Sync:
                 self.ensure(SERVICE_ACCOUNTS, self.mode.service_accounts,
                             kx.new_launcher_service_account(self.name, self.ctx.namespace,
                                                             owner_ref=self.owner_ref)),
-                self.ensure(ROLES, self.mode.roles,
-                            kx.new_launcher_role(self.name, self.ctx.namespace, replicas,
-                                                 owner_ref=self.owner_ref)),
-                self.ensure(ROLE_BINDINGS, self.mode.role_bindings,
-                            kx.new_launcher_role_binding(self.name, self.ctx.namespace,
-                                                         owner_ref=self.owner_ref)))
+                self.ensure_role_then_binding(replicas))
             workers = await self.scale_workers(replicas)
             if launcher is None:
                 launcher = await self.create_launcher()
@@ -169,6 +165,14 @@ class _Sync:
         """Get-or-create (never updated)."""
         existing = self.ctx.cached(informer, desired["metadata"]["name"])
         await self.writer.ensure(resource, existing, desired)
+
+    async def ensure_role_then_binding(self, replicas: int) -> None:
+        """The Role first: the API server refuses a RoleBinding to a Role that does not exist
+        yet unless the creator may ``bind``."""
+        await self.ensure(ROLES, self.mode.roles, kx.new_launcher_role(
+            self.name, self.ctx.namespace, replicas, owner_ref=self.owner_ref))
+        await self.ensure(ROLE_BINDINGS, self.mode.role_bindings, kx.new_launcher_role_binding(
+            self.name, self.ctx.namespace, owner_ref=self.owner_ref))
 
     async def scale_workers(self, replicas: int) -> Obj | None:
         """The worker StatefulSet with ``replicas`` (created only when > 0); ``None`` when
