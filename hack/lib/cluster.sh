@@ -161,7 +161,7 @@ EOF
 exec $b/kube-controller-manager --kubeconfig=$kc \
   --authentication-kubeconfig=$kc --authorization-kubeconfig=$kc \
   --leader-elect=false --bind-address=127.0.0.1 --secure-port=$KCM_PORT \
-  --controllers=job-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller,ttl-after-finished-controller,pod-garbage-collector-controller,node-lifecycle-controller,root-ca-certificate-publisher-controller,horizontal-pod-autoscaler-controller${KCM_EXTRA_CONTROLLERS:+,$KCM_EXTRA_CONTROLLERS} \
+  --controllers=job-controller,statefulset-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller,ttl-after-finished-controller,pod-garbage-collector-controller,node-lifecycle-controller,root-ca-certificate-publisher-controller,horizontal-pod-autoscaler-controller${KCM_EXTRA_CONTROLLERS:+,$KCM_EXTRA_CONTROLLERS} \
   --horizontal-pod-autoscaler-sync-period=5s \
   --root-ca-file=$STATE/pki/ca.crt --service-account-private-key-file=$STATE/pki/sa.key \
   --kube-api-qps=1000 --kube-api-burst=2000 --concurrent-job-syncs=20 --concurrent-gc-syncs=40
@@ -274,6 +274,14 @@ cluster_up() {
       log "KWOK stages changed; restarting kwok with them"
       write_kwok_config
       component_cmd restart kwok
+    fi
+    local kcm_was
+    kcm_was=$(cat "$STATE/run/kube-controller-manager.sh" 2>/dev/null || true)
+    write_run_scripts
+    if [[ $(cat "$STATE/run/kube-controller-manager.sh") != "$kcm_was" ]]; then
+      # its controllers changed since this cluster started (e.g. the StatefulSet controller)
+      log "kube-controller-manager flags changed; restarting it with them"
+      component_cmd restart kube-controller-manager
     fi
     echo "$STATE/kubeconfig"
     return 0
