@@ -10,8 +10,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
+from mpi_controller.engine.writer import ResourceNotControlled
 from mpi_controller.mpi.conversion import convert
 from mpi_controller.mpi.kind import MPIJOBS
 from mpi_controller.runtime.client import (
@@ -205,3 +207,49 @@ async def test_the_launcher_succeeding_completes_the_job_and_cleans_running_work
         await h.sync(NAME)
         assert worker_pods(h) == []
         assert h.stored(PODS, f"{NAME}-launcher") is not None
+
+
+async def test_a_failed_launcher_fails_the_job_with_upstreams_reason() -> None:
+    async with EngineHarness() as h:
+        h.create(elastic_job())
+        await h.sync(NAME)
+        h.api.modify(PODS, f"{NAME}-launcher", lambda pod: pod.update(
+            status={"phase": "Failed", "reason": "Error"}), namespace=NS)
+        await h.sync(NAME)
+        assert conditions(h)[-1] == (
+            "Failed", "True", "MPIJobMPIJobFailed",
+            f"MPIJob {NAME} is failed because 1 Launcher replica(s) failed.")
+        assert h.job(NAME)["status"]["replicaStatuses"]["Launcher"] == {"failed": 1}
+        assert ("Warning", "Error", f"MPIJob {NS}/{NAME} has failed") in h.events()
+        assert ("Normal", "MPIJobFailed",
+                f"MPIJob {NAME} is failed because 1 Launcher replica(s) failed.") in h.events()
+
+
+async def test_an_invalid_v1_job_gets_upstreams_validation_event_and_nothing_else() -> None:
+    job = elastic_job()
+    job["spec"]["mpiReplicaSpecs"]["Launcher"]["replicas"] = 2
+    async with EngineHarness() as h:
+        h.create(job)
+        h.mark()
+        await h.sync(NAME)
+        assert h.writes() == []
+        assert h.events() == [(
+            "Warning", "MPIJobFailedValidation",
+            "MPIJob failed validation because MPIReplicaSpec is not valid: There must be only "
+            "1 launcher replica")]
+
+
+async def test_a_foreign_launcher_pod_is_reported_and_not_replaced() -> None:
+    async with EngineHarness() as h:
+        h.api.add(PODS, {"metadata": {"name": f"{NAME}-launcher", "namespace": NS, "labels": {
+            "training.kubeflow.org/operator-name": "mpijob-controller",
+            "training.kubeflow.org/job-name": NAME}}, "spec": {"containers": []}})
+        h.create(elastic_job())
+        h.mark()
+        with pytest.raises(ResourceNotControlled):
+            await h.sync(NAME)
+        await h.settle()
+        assert h.writes() == []
+        assert h.events() == [(
+            "Warning", "ErrResourceExists", f'Resource "{NAME}-launcher" of Kind "Pod" already '
+            "exists and is not managed by MPIJob")]
