@@ -126,3 +126,17 @@ async def test_a_failed_launcher_job_fails_the_job() -> None:
         assert conditions(h)[-1] == ("Failed", "True", "MPIJobFailed",
                                      f"MPIJob {NS}/{NAME} has failed")
         assert h.events() == [("Warning", "MPIJobFailed", f"MPIJob {NS}/{NAME} has failed")]
+
+
+async def test_an_invalid_v1alpha2_job_gets_a_validation_event_and_nothing_else() -> None:
+    job = benchmarks_job()
+    del job["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["containers"]
+    async with EngineHarness() as h:
+        h.create(job)
+        h.mark()
+        await h.sync(NAME)
+        assert h.writes() == []
+        [(kind, reason, message)] = h.events()
+        assert (kind, reason) == ("Warning", "ValidationError")
+        assert message == ("Found validation errors: spec.mpiReplicaSpecs[Worker].template.spec"
+                           ".containers: Required value: must define at least one container")
