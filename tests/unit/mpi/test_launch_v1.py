@@ -253,3 +253,28 @@ async def test_a_foreign_launcher_pod_is_reported_and_not_replaced() -> None:
         assert h.events() == [(
             "Warning", "ErrResourceExists", f'Resource "{NAME}-launcher" of Kind "Pod" already '
             "exists and is not managed by MPIJob")]
+
+
+async def test_a_suspended_v1_job_creates_nothing_until_resumed() -> None:
+    """training-operator's ``runPolicy.suspend`` (the engine's ``ReconcileJobs``)."""
+    job = elastic_job()
+    job["spec"].setdefault("runPolicy", {})["suspend"] = True
+    async with EngineHarness() as h:
+        h.create(job)
+        h.mark()
+        await h.sync(NAME)
+        assert h.writes() == [("update", "mpijobs/status", NS, NAME)]
+        assert h.events() == [("Normal", "MPIJobSuspended", f"MPIJob {NAME} is suspended.")]
+        assert conditions(h)[-1] == ("Suspended", "True", "MPIJobSuspended",
+                                     f"MPIJob {NAME} is suspended.")
+
+        def resume(stored: dict[str, Any]) -> None:
+            stored["spec"]["runPolicy"]["suspend"] = False
+        h.api.modify(MPIJOBS, NAME, resume, namespace=NS)
+        h.mark()
+        await h.sync(NAME)
+        assert [w[:2] for w in h.writes()][-4:] == [
+            ("create", "pods"), ("create", "pods"), ("create", "pods"),
+            ("update", "mpijobs/status")]
+        assert conditions(h)[-1] == ("Suspended", "False", "MPIJobResumed",
+                                     f"MPIJob {NAME} is resumed.")
