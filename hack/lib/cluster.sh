@@ -275,12 +275,12 @@ cluster_up() {
       write_kwok_config
       component_cmd restart kwok
     fi
-    local kcm_was
-    kcm_was=$(cat "$STATE/run/kube-controller-manager.sh" 2>/dev/null || true)
-    write_run_scripts
-    if [[ $(cat "$STATE/run/kube-controller-manager.sh") != "$kcm_was" ]]; then
-      # its controllers changed since this cluster started (e.g. the StatefulSet controller)
-      log "kube-controller-manager flags changed; restarting it with them"
+    local kcm=$STATE/run/kube-controller-manager.sh
+    if ! grep -q statefulset-controller "$kcm"; then
+      # started before the StatefulSet controller was added (MPIJob v1alpha2 workers); the
+      # rest of its flags (a real node's extra controllers) stay as they are
+      log "kube-controller-manager lacks the StatefulSet controller; restarting it with it"
+      sed -i 's/--controllers=job-controller,/--controllers=job-controller,statefulset-controller,/' "$kcm"
       component_cmd restart kube-controller-manager
     fi
     echo "$STATE/kubeconfig"
