@@ -42,8 +42,8 @@ metadata:
   annotations: {kwok.x-k8s.io/node: fake, node.alpha.kubernetes.io/ttl: "0"}
   labels: {kubernetes.io/hostname: kwok-node-$i, kubernetes.io/os: linux, kubernetes.io/arch: amd64, type: kwok}
 status:
-  allocatable: {cpu: "256", memory: 2Ti, pods: "5000", nvidia.com/gpu: "8"}
-  capacity: {cpu: "256", memory: 2Ti, pods: "5000", nvidia.com/gpu: "8"}
+  allocatable: {cpu: "256", memory: 2Ti, pods: "5000", nvidia.com/gpu: "8", ephemeral-storage: 10Ti}
+  capacity: {cpu: "256", memory: 2Ti, pods: "5000", nvidia.com/gpu: "8", ephemeral-storage: 10Ti}
 YAML
 done
 

@@ -101,22 +101,22 @@ class _Scheme:
 
     resource: Callable[[], Resource]
     crd: str
-    operator_name: str
+    operator_names: tuple[str, ...]
     component: str
     build: Callable[[InformerFactory, ServerOptions, SharedIndexInformer], JobKind]
 
 
 _KINDS: dict[str, _Scheme] = {
     "mpijob": _Scheme(
-        lambda: MPIJOBS, constants.CRD_NAME, MPIJobKind.operator_name, MPIJobKind.component,
+        lambda: MPIJOBS, constants.CRD_NAME, MPIJobKind.operator_names, MPIJobKind.component,
         lambda factory, opts, pods: MPIJobKind(factory, namespace=opts.namespace, pods=pods,
                                                options=opts.mpi)),
     "tfjob": _Scheme(
-        lambda: TFJOBS, tf_constants.CRD_NAME, TFJobKind.operator_name, TFJobKind.component,
+        lambda: TFJOBS, tf_constants.CRD_NAME, (TFJobKind.operator_name,), TFJobKind.component,
         lambda factory, opts, pods: TFJobKind(factory, namespace=opts.namespace, pods=pods,
                                               options=opts.training)),
     "pytorchjob": _Scheme(
-        lambda: PYTORCHJOBS, pt_constants.CRD_NAME, PyTorchJobKind.operator_name,
+        lambda: PYTORCHJOBS, pt_constants.CRD_NAME, (PyTorchJobKind.operator_name,),
         PyTorchJobKind.component,
         lambda factory, opts, pods: PyTorchJobKind(factory, namespace=opts.namespace, pods=pods,
                                                    options=opts.training, pytorch=opts.pytorch)),
@@ -176,7 +176,7 @@ def build_controllers(client: KubeClient, opts: ServerOptions, *,
     chosen = [_KINDS[s] for s in (schemes or opts.enabled_schemes or DEFAULT_SCHEMES)]
     factory = InformerFactory(client, clock=clock)
     namespace = opts.namespace or None
-    pods = pod_informer(factory, namespace, [k.operator_name for k in chosen])
+    pods = pod_informer(factory, namespace, [n for k in chosen for n in k.operator_names])
     built = Controllers(controllers=[], recorders=[])
     for scheme in chosen:
         kind = scheme.build(factory, opts, pods)

@@ -14,6 +14,9 @@ From training-operator: ``--enable-scheme`` (repeatable, any case: ``mpijob``, `
 ``--pytorch-init-container-image``, ``--pytorch-init-container-max-tries`` and
 ``--pytorch-init-container-template-file`` shape the PyTorchJob workers' init container (the
 template file is read once, at startup; a bad one is an error naming the flag).
+``--mpi-kubectl-delivery-image`` (training-operator's) is the init container of the launchers of
+MPIJobs created as ``v1``, ``--kubectl-delivery-image`` (mpi-operator v0.2.3's) of those created
+as ``v1alpha2``.
 ``--gang-scheduler-name`` is an alias of ``--gang-scheduling``; ``--cluster-domain`` defaults to
 ``$CUSTOM_CLUSTER_DOMAIN`` (training-operator's variable for TF_CONFIG host names).
 
@@ -129,6 +132,12 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
           default=m.worker_create_concurrency,
           help="worker pods (TFJob: pods and Services) of one job created concurrently "
                "within a sync")
+    _flag(parser, "mpi-kubectl-delivery-image", dest="kubectl_delivery_image_v1",
+          default=m.kubectl_delivery_image_v1,
+          help="kubectl-delivery image of the launchers of MPIJobs created as v1")
+    _flag(parser, "kubectl-delivery-image", dest="kubectl_delivery_image_v1alpha2",
+          default=m.kubectl_delivery_image_v1alpha2,
+          help="kubectl-delivery image of the launchers of MPIJobs created as v1alpha2")
     _flag(parser, "pod-update-batch", dest="pod_update_batch", type=float,
           default=e.pod_update_batch,
           help="seconds to batch a job's pod updates before syncing it (0: at once)")
@@ -218,6 +227,8 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
             cluster_domain=args.cluster_domain,
             worker_create_concurrency=args.worker_create_concurrency,
             features=Features.parse(args.feature_gates),
+            kubectl_delivery_image_v1=args.kubectl_delivery_image_v1,
+            kubectl_delivery_image_v1alpha2=args.kubectl_delivery_image_v1alpha2,
         ),
         training=TrainingOptions(
             gang_scheduler_name=args.gang_scheduling,

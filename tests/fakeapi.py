@@ -107,8 +107,12 @@ from mpi_controller.runtime.client import (
     NAMESPACES,
     PODS,
     PRIORITY_CLASSES,
+    ROLE_BINDINGS,
+    ROLES,
     SECRETS,
+    SERVICE_ACCOUNTS,
     SERVICES,
+    STATEFUL_SETS,
     ApiError,
     KubeClient,
     PatchType,
@@ -331,6 +335,10 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
     ResourceType(JOBS, status_subresource=True, generation=True, default_propagation="Orphan",
                  selectable_fields=("status.successful",)),
     ResourceType(PRIORITY_CLASSES),
+    ResourceType(SERVICE_ACCOUNTS),
+    ResourceType(ROLES),
+    ResourceType(ROLE_BINDINGS),
+    ResourceType(STATEFUL_SETS, status_subresource=True, generation=True),
 )
 
 

@@ -60,6 +60,28 @@ def small_job(name: str, *, workers: int = 2, launcher_runs: str = "2s",
     return body
 
 
+EXAMPLES = {"v1": "examples/v1/tensorflow-mnist-elastic.yaml",
+            "v1alpha2": "examples/v1alpha2/tensorflow-benchmarks.yaml"}
+
+
+def older_generation_job(generation: str, name: str, *, launcher_runs: str = "3s",
+                         stored: bool = True) -> dict[str, Any]:
+    """The example MPIJob of ``generation`` (``v1`` or ``v1alpha2``) named ``name``, its launcher
+    finishing after ``launcher_runs`` on KWOK, its workers asking for no resources (many such
+    jobs fit the fake nodes' GPUs); ``stored``: as the API server stores a create through that
+    version (``v2beta1`` with the origin recorded), which needs no conversion webhook to
+    create; else as written."""
+    from mpi_controller.mpi.conversion import convert
+
+    body: dict[str, Any] = yaml.safe_load((REPO / EXAMPLES[generation]).read_text())
+    body["metadata"]["name"] = name
+    launcher = body["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]
+    launcher.setdefault("metadata", {}).setdefault("annotations", {})[DURATION] = launcher_runs
+    for container in body["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["containers"]:
+        container.pop("resources", None)
+    return convert(body, VERSION) if stored else body
+
+
 class MPIJobs:
     """CRUD on MPIJobs (or another kind of job: the class attributes) in one namespace, plus
     waits."""

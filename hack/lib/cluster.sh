@@ -161,7 +161,7 @@ EOF
 exec $b/kube-controller-manager --kubeconfig=$kc \
   --authentication-kubeconfig=$kc --authorization-kubeconfig=$kc \
   --leader-elect=false --bind-address=127.0.0.1 --secure-port=$KCM_PORT \
-  --controllers=job-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller,ttl-after-finished-controller,pod-garbage-collector-controller,node-lifecycle-controller,root-ca-certificate-publisher-controller,horizontal-pod-autoscaler-controller${KCM_EXTRA_CONTROLLERS:+,$KCM_EXTRA_CONTROLLERS} \
+  --controllers=job-controller,statefulset-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller,ttl-after-finished-controller,pod-garbage-collector-controller,node-lifecycle-controller,root-ca-certificate-publisher-controller,horizontal-pod-autoscaler-controller${KCM_EXTRA_CONTROLLERS:+,$KCM_EXTRA_CONTROLLERS} \
   --horizontal-pod-autoscaler-sync-period=5s \
   --root-ca-file=$STATE/pki/ca.crt --service-account-private-key-file=$STATE/pki/sa.key \
   --kube-api-qps=1000 --kube-api-burst=2000 --concurrent-job-syncs=20 --concurrent-gc-syncs=40
@@ -238,8 +238,8 @@ metadata:
   annotations: {kwok.x-k8s.io/node: fake, node.alpha.kubernetes.io/ttl: \"0\"}
   labels: {kubernetes.io/hostname: kwok-node-$i, kubernetes.io/os: linux, kubernetes.io/arch: amd64, type: kwok}
 status:
-  allocatable: {cpu: \"256\", memory: 2Ti, pods: \"5000\", nvidia.com/gpu: \"8\"}
-  capacity: {cpu: \"256\", memory: 2Ti, pods: \"5000\", nvidia.com/gpu: \"8\"}
+  allocatable: {cpu: \"256\", memory: 2Ti, pods: \"5000\", nvidia.com/gpu: \"8\", ephemeral-storage: 10Ti}
+  capacity: {cpu: \"256\", memory: 2Ti, pods: \"5000\", nvidia.com/gpu: \"8\", ephemeral-storage: 10Ti}
 "
   done
   kubectl_ apply -f - <<<"$manifest" >/dev/null
@@ -274,6 +274,14 @@ cluster_up() {
       log "KWOK stages changed; restarting kwok with them"
       write_kwok_config
       component_cmd restart kwok
+    fi
+    local kcm=$STATE/run/kube-controller-manager.sh
+    if ! grep -q statefulset-controller "$kcm"; then
+      # started before the StatefulSet controller was added (MPIJob v1alpha2 workers); the
+      # rest of its flags (a real node's extra controllers) stay as they are
+      log "kube-controller-manager lacks the StatefulSet controller; restarting it with it"
+      sed -i 's/--controllers=job-controller,/--controllers=job-controller,statefulset-controller,/' "$kcm"
+      component_cmd restart kube-controller-manager
     fi
     echo "$STATE/kubeconfig"
     return 0

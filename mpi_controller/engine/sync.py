@@ -86,6 +86,7 @@ class JobSync:
         self.job = job
         self.key = key
         cached = jobs.indexer.get_by_key(key) or {}
+        self._cached: Mapping[str, Any] = cached or job
         self.original_status: Mapping[str, Any] = cached.get("status") or {}
         """The job's status as cached when the sync began (what :meth:`write_status` compares
         with)."""
@@ -151,10 +152,11 @@ class JobSync:
 
     async def write_status(self, status: Mapping[str, Any],
                            original: Mapping[str, Any]) -> None:
-        """Write ``status`` unless it equals ``original`` (see the module doc)."""
+        """Write ``status`` unless it equals ``original`` (see the module doc), on the job as
+        cached: its stored version, whatever view of it the kind prepared for the sync."""
         if status == original:
             return
-        body = json_copy(self.job)
+        body = json_copy(dict(self._cached))
         body["status"] = dict(status)
         body["metadata"].pop("managedFields", None)
         await self.writer.update_status(self.resource, body)

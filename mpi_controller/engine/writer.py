@@ -140,8 +140,9 @@ class ChildWriter:
         return dict(existing)
 
     async def create(self, resource: Resource, desired: Mapping[str, Any], *,
-                     expect: bool = True) -> Obj:
-        """Create ``desired``; on AlreadyExists adopt it if it is ours, else ErrResourceExists."""
+                     expect: bool = True, foreign_ok: bool = False) -> Obj:
+        """Create ``desired``; on AlreadyExists adopt it if it is ours, else ErrResourceExists
+        (``foreign_ok``: use it whoever owns it, e.g. a ServiceAccount a pod template names)."""
         name = desired["metadata"]["name"]
         if not self._owner_cached():
             raise OwnerGone(f"{self._key} left the cache during the sync")
@@ -157,7 +158,8 @@ class ChildWriter:
             if not err.is_already_exists():
                 raise
             created = await self._client.get(resource, name, namespace=self.namespace)
-            self.check_controlled(created, resource.kind)
+            if not foreign_ok:
+                self.check_controlled(created, resource.kind)
         if recreating:
             self._vanished.recreated(self._key, resource.kind, name)
         return created

@@ -1,4 +1,12 @@
-"""The MPIJob kind (``kubeflow.org/v2beta1``) on the job engine: mpi-operator v0.8.2's sync.
+"""The MPIJob kind on the job engine: mpi-operator v0.8.2's sync for ``kubeflow.org/v2beta1``
+jobs, and each older generation's own launch mode for the jobs created through it.
+
+One informer and queue for every MPIJob (all stored as ``v2beta1``); each job is reconciled in
+the launch mode of the version it was created in (``conversion.generation_of``): ``v1`` by
+:class:`~mpi_controller.mpi.v1.sync.MPIJobV1Mode` (training-operator v1.9), ``v1alpha2`` by
+:class:`~mpi_controller.mpi.v1alpha2.sync.MPIJobV1Alpha2Mode` (mpi-operator v0.2.3), and
+``v2beta1`` here. Defaults, ``managedBy``, validation and the sync all follow the job's
+generation; the status is written through ``v2beta1`` (the three have the same status).
 
 :class:`MPIJobKind` tells the engine what to watch (MPIJobs; launcher Jobs, Services,
 ConfigMaps and Secrets carrying an ``app`` label; with gang scheduling PodGroups and
@@ -30,6 +38,7 @@ from typing import Any
 
 from mpi_controller.engine.kind import KindInformers
 from mpi_controller.engine.sync import JobSync
+from mpi_controller.engine.training.framework import TrainingOptions
 from mpi_controller.engine.writer import ResourceNotControlled, gather_raising
 from mpi_controller.kube.events import WARNING, Event
 from mpi_controller.kube.jsonvalue import as_dict
@@ -50,8 +59,15 @@ from mpi_controller.mpi import (
     worker,
 )
 from mpi_controller.mpi.conditions import get_condition, is_finished, is_succeeded
-from mpi_controller.mpi.conversion import HUB, generation_of
+from mpi_controller.mpi.conversion import generation_of
 from mpi_controller.mpi.features import Features
+from mpi_controller.mpi.v1.launch import CONTROLLER_NAME as V1_OPERATOR_NAME
+from mpi_controller.mpi.v1.launch import DEFAULT_KUBECTL_DELIVERY_IMAGE as V1_DELIVERY_IMAGE
+from mpi_controller.mpi.v1.sync import MPIJobV1Mode
+from mpi_controller.mpi.v1alpha2.launch import (
+    DEFAULT_KUBECTL_DELIVERY_IMAGE as V1ALPHA2_DELIVERY_IMAGE,
+)
+from mpi_controller.mpi.v1alpha2.sync import MPIJobV1Alpha2Mode
 from mpi_controller.mpi.v2beta1 import parse_mpi_job, set_defaults, validate
 from mpi_controller.runtime.client import (
     CONFIGMAPS,
@@ -81,6 +97,10 @@ class MPIJobOptions:
     worker_create_concurrency: int = 16
     features: Features = field(default_factory=Features)
     """The feature gates (``--feature-gates``; all off: the Go operator's behaviour)."""
+    kubectl_delivery_image_v1: str = V1_DELIVERY_IMAGE
+    """The ``v1`` launcher's init container (``--mpi-kubectl-delivery-image``)."""
+    kubectl_delivery_image_v1alpha2: str = V1ALPHA2_DELIVERY_IMAGE
+    """The ``v1alpha2`` launcher's init container (``--kubectl-delivery-image``)."""
 
 
 class MPIJobKind:
@@ -88,6 +108,9 @@ class MPIJobKind:
 
     resource = MPIJOBS
     operator_name = constants.OPERATOR_NAME
+    operator_names = (constants.OPERATOR_NAME, V1_OPERATOR_NAME)
+    """The pods' ``training.kubeflow.org/operator-name`` values (``v2beta1`` and ``v1`` jobs;
+    ``v1alpha2`` pods are not watched)."""
     component = constants.CONTROLLER_AGENT_NAME
 
     def __init__(self, factory: InformerFactory, *, namespace: str = "",
@@ -110,34 +133,65 @@ class MPIJobKind:
             self.pod_group_resource = Resource(api.group, api.version, api.plural, True, api.kind)
             self.pod_groups = factory.informer_for(self.pod_group_resource, ns)
             self.priority_classes = factory.informer_for(PRIORITY_CLASSES)
+        self.v1 = MPIJobV1Mode(
+            factory, namespace=namespace, pods=pods, resource=MPIJOBS,
+            config_maps=self.config_maps, kubectl_delivery_image=options.kubectl_delivery_image_v1,
+            options=TrainingOptions(gang_scheduler_name=options.gang_scheduling,
+                                    cluster_domain=options.cluster_domain,
+                                    create_concurrency=options.worker_create_concurrency))
+        self.v1alpha2 = MPIJobV1Alpha2Mode(
+            factory, namespace=namespace, resource=MPIJOBS, config_maps=self.config_maps,
+            kubectl_delivery_image=options.kubectl_delivery_image_v1alpha2)
 
     # -- JobKind ---------------------------------------------------------------------------
 
     def informers(self) -> KindInformers:
-        children = [self.pods, self.jobs, self.services, self.config_maps, self.secrets]
+        v1 = self.v1.informers()
+        children = [self.pods, self.jobs, self.services, self.config_maps, self.secrets,
+                    *v1.children, *self.v1alpha2.children()]
         if self.pod_groups is not None:
             children.append(self.pod_groups)
         others = [self.priority_classes] if self.priority_classes is not None else []
-        return KindInformers(jobs=self.mpijobs, children=children,
-                             intermediates=[self.jobs], others=others)
+        return KindInformers(jobs=self.mpijobs, children=_distinct(children),
+                             intermediates=[self.jobs],
+                             others=_distinct([*others, *v1.others]))
 
     def prepare(self, cached: Mapping[str, Any]) -> Obj:
+        generation = generation_of(cached)
+        if generation == "v1":
+            return self.v1.prepare(cached)
+        if generation == "v1alpha2":
+            return self.v1alpha2.prepare(cached)
         return set_defaults(cached)  # a deep copy
 
     def managed_elsewhere(self, job: Mapping[str, Any]) -> bool:
-        # A job created as kubeflow.org/v1 or v1alpha2 runs in its generation's launch mode,
-        # not in this v2beta1 sync (conversion.generation_of).
-        return (decisions.managed_by_external_controller(job) is not None
-                or generation_of(job) != HUB)
+        generation = generation_of(job)
+        if generation == "v1":
+            return self.v1.managed_elsewhere(job)
+        if generation == "v1alpha2":
+            return False  # v0.2.3 knew no managedBy
+        return decisions.managed_by_external_controller(job) is not None
 
     def validate(self, job: Mapping[str, Any]) -> Event | None:
+        generation = generation_of(job)
+        if generation == "v1":
+            return self.v1.validate(job)
+        if generation == "v1alpha2":
+            return self.v1alpha2.validate(job)
         errors = validate(job)
         return events.validation_error_event(errors) if errors else None
 
     async def sync(self, ctx: JobSync) -> None:
-        await _MPIJobSync(self, ctx).run()
+        generation = generation_of(ctx.job)
+        if generation == "v1":
+            await self.v1.sync(ctx)
+        elif generation == "v1alpha2":
+            await self.v1alpha2.sync(ctx)
+        else:
+            await _MPIJobSync(self, ctx).run()
 
     def forget(self, key: str) -> None:
+        self.v1.forget(key)
         if self.options.features.job_metrics:
             namespace, _, name = key.partition("/")
             metrics.forget_job_info(naming.launcher_name(name), namespace)
@@ -435,3 +489,12 @@ class _MPIJobSync:
                                          or self.ctx.job_still_cached()):
             metrics.JOB_INFO.labels(launcher=naming.launcher_name(self.name),
                                     namespace=self.ctx.namespace).set(1)
+
+
+def _distinct(informers: list[SharedIndexInformer]) -> list[SharedIndexInformer]:
+    """``informers`` without repeats (the modes share some), in order."""
+    out: list[SharedIndexInformer] = []
+    for informer in informers:
+        if all(informer is not seen for seen in out):
+            out.append(informer)
+    return out

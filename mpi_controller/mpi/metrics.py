@@ -5,6 +5,7 @@
 | ``mpi_operator_jobs_created_total`` | counter | the Created condition is first added |
 | ``mpi_operator_jobs_successful_total`` | counter | a status computation sees launcher Complete |
 | ``mpi_operator_jobs_failed_total`` | counter | a status computation sees the launcher Failed |
+| ``mpi_operator_jobs_restarted_total`` | counter | a ``v1alpha2`` job becomes Restarting |
 | ``mpi_operator_job_info{launcher,namespace}`` | gauge | 1 whenever a launcher Job exists |
 | ``mpi_operator_is_leader`` | gauge | 1 while this replica leads |
 
@@ -31,8 +32,8 @@ from prometheus_client import Counter, Gauge, Histogram
 
 from mpi_controller.runtime.metrics import REGISTRY
 
-__all__ = ["IS_LEADER", "JOBS", "JOBS_CREATED", "JOBS_FAILED", "JOBS_SUCCESSFUL", "JOB_DURATION",
-           "JOB_INFO", "PhaseTracker", "forget_job_info"]
+__all__ = ["IS_LEADER", "JOBS", "JOBS_CREATED", "JOBS_FAILED", "JOBS_RESTARTED", "JOBS_SUCCESSFUL",
+           "JOB_DURATION", "JOB_INFO", "PhaseTracker", "forget_job_info"]
 
 JOBS_CREATED = Counter("mpi_operator_jobs_created", "Counts number of MPI jobs created",
                        registry=REGISTRY)
@@ -40,6 +41,8 @@ JOBS_SUCCESSFUL = Counter("mpi_operator_jobs_successful", "Counts number of MPI 
                           registry=REGISTRY)
 JOBS_FAILED = Counter("mpi_operator_jobs_failed", "Counts number of MPI jobs failed",
                       registry=REGISTRY)
+JOBS_RESTARTED = Counter("mpi_operator_jobs_restarted", "Counts number of MPI jobs restarted",
+                         registry=REGISTRY)
 JOB_INFO = Gauge("mpi_operator_job_info", "Information about MPIJob",
                  ["launcher", "namespace"], registry=REGISTRY)
 IS_LEADER = Gauge("mpi_operator_is_leader", "Is this client the leader of this mpi-operator "

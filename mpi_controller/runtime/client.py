@@ -52,8 +52,12 @@ __all__ = [
     "NAMESPACES",
     "PODS",
     "PRIORITY_CLASSES",
+    "ROLES",
+    "ROLE_BINDINGS",
     "SECRETS",
     "SERVICES",
+    "SERVICE_ACCOUNTS",
+    "STATEFUL_SETS",
     "ApiError",
     "KubeClient",
     "PatchType",
@@ -122,6 +126,10 @@ EVENTS = Resource("", "v1", "events", kind="Event")
 NAMESPACES = Resource("", "v1", "namespaces", namespaced=False, kind="Namespace")
 LEASES = Resource("coordination.k8s.io", "v1", "leases", kind="Lease")
 JOBS = Resource("batch", "v1", "jobs", kind="Job")
+SERVICE_ACCOUNTS = Resource("", "v1", "serviceaccounts", kind="ServiceAccount")
+ROLES = Resource("rbac.authorization.k8s.io", "v1", "roles", kind="Role")
+ROLE_BINDINGS = Resource("rbac.authorization.k8s.io", "v1", "rolebindings", kind="RoleBinding")
+STATEFUL_SETS = Resource("apps", "v1", "statefulsets", kind="StatefulSet")
 PRIORITY_CLASSES = Resource(
     "scheduling.k8s.io", "v1", "priorityclasses", namespaced=False, kind="PriorityClass"
 )

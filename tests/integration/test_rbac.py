@@ -1,17 +1,20 @@
-"""deploy/base/cluster-role.yaml is the least privilege mpi-controller needs: with the role
-bound to a ServiceAccount (token from ``kubectl create token``) the controller drives an MPIJob
+"""deploy/base/cluster-role.yaml is the least privilege mpi-controller needs: with the role bound
+to a ServiceAccount (token from ``kubectl create token``) the controller drives an MPIJob
 through its whole life (leader election, gang scheduling with PodGroups and PriorityClasses,
 create, suspend with a started launcher, resume, success, cleanPodPolicy Running) and, beside
 it, a TFJob (pods, Services and PodGroup created, Running, Succeeded, cleanPodPolicy All
 deleting pods, Services and PodGroup, ttlSecondsAfterFinished deleting the job) and an elastic
-PyTorchJob (its HPA created, Running, suspended with the HPA deleted, resumed, Succeeded, deleted
-after its TTL); and with any one rule removed some step observably fails (the step never
-happens, or the controller logs Forbidden, or exits). All variants run at once, each in its
-own namespace (also its Lease's). With the whole role, a foreign object of each child kind
-outside the caches is reported with ErrResourceExists (the create's AlreadyExists answer is
-followed by a GET), not Forbidden. The opt-ins that delete (a TTL deleting the MPIJob,
-an evicted job's launcher Job) work under the role, and fail Forbidden without its `delete` on
-mpijobs or on jobs."""
+PyTorchJob (its HPA created, Running, suspended with the HPA deleted, resumed, Succeeded,
+deleted after its TTL), an MPIJob created as ``v1`` (training-operator's kubectl-exec mode: the
+launcher's ServiceAccount, Role with ``pods/exec``, RoleBinding, worker and launcher pods,
+Running, Succeeded, Running workers cleaned up) and one created as ``v1alpha2`` (worker
+StatefulSet, launcher Job, Running, Succeeded, workers scaled to 0); and with any one rule
+removed some step observably fails (the step never happens, or the controller logs Forbidden, or
+exits). All variants run at once, each in its own namespace (also its Lease's). With the whole
+role, a foreign object of each child kind outside the caches is reported with ErrResourceExists
+(the create's AlreadyExists answer is followed by a GET), not Forbidden. The opt-ins that delete
+(a TTL deleting the MPIJob, an evicted job's launcher Job) work under the role, and fail
+Forbidden without its `delete` on mpijobs or on jobs."""
 
 from __future__ import annotations
 
@@ -35,7 +38,7 @@ from tests.integration.test_controller import (
     foreign_object,
     not_managed,
 )
-from tests.mpijobs import MPIJobs, small_job
+from tests.mpijobs import MPIJobs, older_generation_job, small_job
 from tests.processes import ControllerProcess
 from tests.pytorchjobs import CPU_METRIC, PyTorchJobs, pytorchjob
 from tests.pytorchjobs import replica as pt_replica
@@ -212,10 +215,50 @@ class Variant:
             if not self._wait(step, probe):
                 return
 
+    def drive_v1(self) -> None:
+        """An MPIJob created as v1: Running (its launcher's identity made, the Role granting
+        exec into both workers) → Succeeded → Running workers cleaned up."""
+        self.jobs.create(older_generation_job("v1", "v1", launcher_runs="8s"))
+
+        def running() -> bool:
+            role = self.rbac.read_namespaced_role("v1-launcher", self.name)
+            return (self._cond_named("v1", "Running")()
+                    and self.core.read_namespaced_service_account("v1-launcher", self.name)
+                    is not None
+                    and self.rbac.read_namespaced_role_binding("v1-launcher", self.name)
+                    is not None
+                    and role.rules[1].resource_names == ["v1-worker-0", "v1-worker-1"])
+        for step, probe in (("v1-running", running),
+                            ("v1-succeeded", self._cond_named("v1", "Succeeded")),
+                            ("v1-cleaned-up", lambda: not self.jobs.pods(
+                                "training.kubeflow.org/job-name=v1,"
+                                "training.kubeflow.org/replica-type=worker"))):
+            if not self._wait(step, probe):
+                return
+
+    def drive_v1alpha2(self) -> None:
+        """An MPIJob created as v1alpha2: Running (StatefulSet ready, launcher Job active) →
+        Succeeded → the StatefulSet scaled to 0."""
+        self.jobs.create(older_generation_job("v1alpha2", "v1a2", launcher_runs="8s"))
+        apps = client.AppsV1Api(self.core.api_client)
+
+        def scaled_to_zero() -> bool:
+            sts = apps.read_namespaced_stateful_set("v1a2-worker", self.name)
+            return sts.spec.replicas == 0
+        for step, probe in (("v1a2-running", self._cond_named("v1a2", "Running")),
+                            ("v1a2-succeeded", self._cond_named("v1a2", "Succeeded")),
+                            ("v1a2-cleaned-up", scaled_to_zero)):
+            if not self._wait(step, probe):
+                return
+
+    def _cond_named(self, job: str, ctype: str) -> Callable[[], bool]:
+        return lambda: self.jobs.conditions(job).get(ctype, ("",))[0] == "True"
+
     def drive_both(self) -> None:
-        """The MPIJob's, the TFJob's and the PyTorchJob's lives side by side."""
+        """The lives of every kind and MPIJob generation side by side."""
         threads = [threading.Thread(target=f, daemon=True)
-                   for f in (self.drive, self.drive_tfjob, self.drive_pytorchjob)]
+                   for f in (self.drive, self.drive_tfjob, self.drive_pytorchjob,
+                             self.drive_v1, self.drive_v1alpha2)]
         for t in threads:
             t.start()
         for t in threads:
@@ -246,7 +289,11 @@ def test_every_rule_of_the_cluster_role_is_needed(variants: list[Variant]) -> No
         t.join(timeout=5 * STEP_TIMEOUT + 30)
     full, partial = variants[0], variants[1:]
     assert full.failed_step is None, (full.steps, full.log()[-3000:])
-    assert [s for s in full.steps if not s.startswith(("tf-", "pt-"))] == [
+    assert [s for s in full.steps if s.startswith("v1-")] == [
+        "v1-running", "v1-succeeded", "v1-cleaned-up"]
+    assert [s for s in full.steps if s.startswith("v1a2-")] == [
+        "v1a2-running", "v1a2-succeeded", "v1a2-cleaned-up"]
+    assert [s for s in full.steps if not s.startswith(("tf-", "pt-", "v1-", "v1a2-"))] == [
         "running", "suspended", "succeeded", "cleaned-up"]
     assert [s for s in full.steps if s.startswith("tf-")] == [
         "tf-running", "tf-succeeded", "tf-cleaned-up", "tf-deleted"]
@@ -284,12 +331,14 @@ def test_foreign_objects_are_reported_under_the_role(
         v.tear_down()
 
 
-def test_the_role_grants_no_wildcards_or_exec() -> None:
+def test_the_role_grants_no_wildcards_and_exec_only_to_grant_it() -> None:
     for rule in RULES:
         assert "*" not in rule["verbs"], rule
         assert "*" not in rule["resources"], rule
-        assert not {"pods/exec", "secrets/get"} & set(rule["resources"]), rule
+        assert "secrets/get" not in rule["resources"], rule
         assert not {"escalate", "bind", "impersonate"} & set(rule["verbs"]), rule
+    exec_rules = [r for r in RULES if "pods/exec" in r["resources"]]
+    assert exec_rules == [{"apiGroups": [""], "resources": ["pods/exec"], "verbs": ["create"]}]
 
 
 

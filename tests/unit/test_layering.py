@@ -1,6 +1,7 @@
 """The layers: ``kube/`` is pure and generic; ``runtime/`` knows no job kind; ``engine/``
 knows no job kind; a kind's API and builders do no I/O (only its ``kind`` and ``metrics``
-modules meet the engine and Prometheus)."""
+modules meet the engine and Prometheus, and the ``sync`` module of an API version with a launch
+mode of its own: MPIJob ``v1`` and ``v1alpha2``)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ IO_MODULES = ("mpi_controller.runtime", "mpi_controller.engine", "kubernetes_asy
               "kubernetes", "asyncio", "socket", "subprocess", "prometheus_client")
 KIND_PACKAGES = ("mpi", "tensorflow", "pytorch")
 KIND_IO_MODULES = {"kind.py", "metrics.py"}
+VERSION_IO_MODULE = "sync.py"
 
 
 def _imports(directory: Path) -> dict[str, set[str]]:
@@ -78,6 +80,8 @@ def test_a_kinds_api_and_builders_do_no_io() -> None:
     for kind in KIND_PACKAGES:
         for module, names in _imports(PKG / kind).items():
             if Path(module).name in KIND_IO_MODULES and Path(module).parent == Path(kind):
+                continue
+            if Path(module).name == VERSION_IO_MODULE and Path(module).parent.parent == Path(kind):
                 continue
             bad = {n for n in names if n.startswith(IO_MODULES) and n not in PURE_ENGINE}
             assert not bad, (module, bad)

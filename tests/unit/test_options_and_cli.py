@@ -44,6 +44,17 @@ def test_go_style_single_dash_flags_and_aliases(monkeypatch: pytest.MonkeyPatch)
     assert _parse("--kubeconfig", "/b").kubeconfig == "/b"
 
 
+def test_the_kubectl_delivery_images_of_the_older_mpijob_generations() -> None:
+    """training-operator's flag for v1 launchers, mpi-operator v0.2.3's for v1alpha2."""
+    defaults = _parse().mpi
+    assert (defaults.kubectl_delivery_image_v1, defaults.kubectl_delivery_image_v1alpha2) == (
+        "ghcr.io/kubeflow/training-v1/kubectl-delivery:latest",
+        "mpioperator/kubectl-delivery:latest")
+    opts = _parse("--mpi-kubectl-delivery-image", "r/a:1", "-kubectl-delivery-image", "r/b:2")
+    assert (opts.mpi.kubectl_delivery_image_v1, opts.mpi.kubectl_delivery_image_v1alpha2) == (
+        "r/a:1", "r/b:2")
+
+
 def test_environment_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
     """KUBECONFIG overrides --kubeConfig; KUBEFLOW_NAMESPACE is --namespace's default;
     logs are JSON inside a pod."""

@@ -7,7 +7,7 @@ and PriorityClasses), defaults and validates jobs with the framework's hooks, an
 of ``runPolicy.managedBy: kueue.x-k8s.io/multikueue`` alone (any other value but
 ``kubeflow.org/training-operator`` fails validation, as upstream's webhook rejects it).
 
-One sync (:class:`_TrainingSync`), each decision a pure function of this package:
+One sync (:class:`TrainingSync`), each decision a pure function of this package:
 
 0. the framework's companions (PyTorchJob's HPA; see
    :class:`~mpi_controller.engine.training.framework.Companion`), read from their own
@@ -75,7 +75,7 @@ from mpi_controller.kube.conditions import get_condition
 from mpi_controller.kube.events import NORMAL, WARNING, Event
 from mpi_controller.kube.fielderrors import aggregate_message
 from mpi_controller.kube.jsonvalue import as_dict, as_int, as_str, json_copy
-from mpi_controller.kube.owners import is_controlled_by
+from mpi_controller.kube.owners import controller_ref, is_controlled_by
 from mpi_controller.kube.pods import pod_phase
 from mpi_controller.kube.timefmt import format_time
 from mpi_controller.runtime.cache import CONTROLLER_UID_INDEX, controller_uid_index
@@ -83,7 +83,7 @@ from mpi_controller.runtime.client import PODS, PRIORITY_CLASSES, SERVICES, ApiE
 from mpi_controller.runtime.controller import ExpectedError
 from mpi_controller.runtime.informer import InformerFactory, SharedIndexInformer
 
-__all__ = ["CompanionConflict", "TrainingJobKind"]
+__all__ = ["CompanionConflict", "TrainingJobKind", "TrainingSync"]
 
 _log = structlog.get_logger(__name__)
 Obj = dict[str, Any]
@@ -99,20 +99,31 @@ class CompanionConflict(ExpectedError):
 class TrainingJobKind:
     """A training-operator kind (see the module doc); ``framework`` supplies its hooks."""
 
+    sync_type: type[TrainingSync] | None = None
+    """The sync a job gets: :class:`TrainingSync` (``None``), or a kind's subclass of it."""
+
     def __init__(self, framework: TrainingFramework, factory: InformerFactory, *,
                  namespace: str = "", pods: SharedIndexInformer,
-                 options: TrainingOptions) -> None:
+                 options: TrainingOptions, resource: Resource | None = None,
+                 services: bool = True) -> None:
+        """``resource``: the job resource read and written (default ``kubeflow.org/v1``
+        ``<plural>``; the children's controller references name its version);
+        ``services=False``: the kind has no per-replica Services (nothing watched for them)."""
         self.framework = framework
         self.options = options
-        self.resource = Resource(GROUP, VERSION, framework.plural, True, framework.kind)
+        self.resource = resource or Resource(GROUP, VERSION, framework.plural, True,
+                                             framework.kind)
         self.operator_name = framework.controller_name
         self.component = framework.controller_name
         ns = namespace or None
         self.pods = pods
         self.jobs = factory.informer_for(self.resource, ns)
-        self.services = factory.informer_for(
-            SERVICES, ns, label_selector=f"{OPERATOR_NAME_LABEL}={framework.controller_name}",
-            indexers={CONTROLLER_UID_INDEX: controller_uid_index})
+        self.services: SharedIndexInformer | None = None
+        if services:
+            self.services = factory.informer_for(
+                SERVICES, ns,
+                label_selector=f"{OPERATOR_NAME_LABEL}={framework.controller_name}",
+                indexers={CONTROLLER_UID_INDEX: controller_uid_index})
         self.gang = gang.gang_scheduler(options.gang_scheduler_name)
         self.pod_groups: SharedIndexInformer | None = None
         self.priority_classes: SharedIndexInformer | None = None
@@ -126,7 +137,7 @@ class TrainingJobKind:
     # -- JobKind ---------------------------------------------------------------------------
 
     def informers(self) -> KindInformers:
-        children = [self.pods, self.services]
+        children = [self.pods] + ([self.services] if self.services is not None else [])
         if self.pod_groups is not None:
             children.append(self.pod_groups)
         others = [self.priority_classes] if self.priority_classes is not None else []
@@ -148,7 +159,7 @@ class TrainingJobKind:
                      f"{kind} failed validation because {aggregate_message(errors)}")
 
     async def sync(self, ctx: JobSync) -> None:
-        await _TrainingSync(self, ctx).run()
+        await (self.sync_type or TrainingSync)(self, ctx).run()
 
     def forget(self, key: str) -> None:
         self._reported.pop(key, None)
@@ -163,8 +174,12 @@ class TrainingJobKind:
         return True
 
 
-class _TrainingSync:
-    """One sync of one job (see the module doc for the steps)."""
+class TrainingSync:
+    """One sync of one job (see the module doc for the steps).
+
+    A kind whose pods are not one per replica index (MPIJob ``v1``: a launcher and workers
+    with objects of their own) subclasses it and overrides :meth:`reconcile_replicas` (step
+    6, upstream's ``ReconcilePods``/``ReconcileServices``); everything around it stays."""
 
     def __init__(self, kind: TrainingJobKind, ctx: JobSync) -> None:
         self.kind = kind
@@ -176,7 +191,8 @@ class _TrainingSync:
         self.now = ctx.now()
         self.specs = replica_specs(self.job, self.fw.replica_specs_field)
         self.policy = run_policy(self.job)
-        self.owner_ref = plan.owner_ref(self.fw, self.job)
+        self.owner_ref = controller_ref(self.job, api_version=kind.resource.api_version,
+                                        kind=self.fw.kind)
         self.status: Obj = json_copy(as_dict(self.job.get("status")))
         self.concurrency = kind.options.create_concurrency
 
@@ -193,6 +209,8 @@ class _TrainingSync:
                 if isinstance(r, dict)]
 
     def services(self) -> list[Obj]:
+        if self.kind.services is None:
+            return []
         uid = as_str(as_dict(self.job.get("metadata")).get("uid"))
         return self.kind.services.indexer.by_index(CONTROLLER_UID_INDEX, uid)
 
@@ -497,4 +515,3 @@ class _TrainingSync:
             self.ctx.emit(Event(WARNING, "FailedDeletePodGroup", f"Error deleting: {err}"))
             raise
         self.ctx.emit(Event(NORMAL, "SuccessfulDeletePodGroup", f"Deleted PodGroup: {self.name}"))
-

@@ -678,8 +678,9 @@ async def test_mpijob_and_tfjob_run_side_by_side() -> None:
     async with EngineHarness(schemes=("mpijob", "tfjob")) as h:
         pod_watches = {r.params.get("label_selector") for r in h.api.requests
                        if r.resource == PODS and r.verb in ("list", "watch")}
-        assert pod_watches == {
-            "training.kubeflow.org/operator-name in (mpi-operator,tfjob-controller)"}
+        assert pod_watches == {  # MPIJob: v2beta1's and v1's operator names
+            "training.kubeflow.org/operator-name in "
+            "(mpi-operator,mpijob-controller,tfjob-controller)"}
         mpijob = small_job("pi", workers=1)
         h.create(mpijob)
         h.create(tfjob("tf", {"Worker": replica(2)}))
