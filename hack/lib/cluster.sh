@@ -245,6 +245,19 @@ status:
   kubectl_ apply -f - <<<"$manifest" >/dev/null
 }
 
+# KWOK nodes made before they advertised ephemeral-storage (the MPIJob v1 launcher's
+# kubectl-delivery init container requests it): an apply leaves a node's status alone, so
+# patch the status of those that lack it.
+update_node_capacity() {
+  local node patch='{"status":{"capacity":{"ephemeral-storage":"10Ti"},"allocatable":{"ephemeral-storage":"10Ti"}}}'
+  for node in $(kubectl_ get nodes -l type=kwok --no-headers \
+      -o 'custom-columns=NAME:.metadata.name,STORAGE:.status.capacity.ephemeral-storage' |
+      awk '$2 == "<none>" {print $1}'); do
+    log "node $node lacks ephemeral-storage; adding it"
+    kubectl_ patch node "$node" --subresource=status --type=merge -p "$patch" >/dev/null
+  done
+}
+
 probe_pod_runs() {  # a pod is scheduled onto a fake node and reported Running
   local phase
   phase=$(kubectl_ get pod -n kube-system local-cluster-probe -o 'jsonpath={.status.phase}' 2>/dev/null)
@@ -283,6 +296,7 @@ cluster_up() {
       sed -i 's/--controllers=job-controller,/--controllers=job-controller,statefulset-controller,/' "$kcm"
       component_cmd restart kube-controller-manager
     fi
+    update_node_capacity
     echo "$STATE/kubeconfig"
     return 0
   fi

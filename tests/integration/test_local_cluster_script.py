@@ -1,5 +1,6 @@
 """hack/local-cluster.sh up / down, repeatedly, on a cluster directory of its own: ``up`` prints
-the kubeconfig path last, a second ``up`` reuses the running cluster, ``down`` stops exactly the
+the kubeconfig path last, a second ``up`` reuses the running cluster (giving KWOK nodes that lack
+it their ephemeral-storage), ``down`` stops exactly the
 processes ``up`` started, frees their ports and removes the state, and a later ``up`` starts a
 working cluster again."""
 
@@ -60,6 +61,16 @@ def _ready_nodes(kubeconfig: str) -> int:
         api.close()
 
 
+def _ephemeral_storage(kubeconfig: str) -> dict[str, tuple[str | None, str | None]]:
+    api = config.new_client_from_config(config_file=kubeconfig)
+    try:
+        return {n.metadata.name: ((n.status.capacity or {}).get("ephemeral-storage"),
+                                  (n.status.allocatable or {}).get("ephemeral-storage"))
+                for n in client.CoreV1Api(api).list_node(label_selector="type=kwok").items}
+    finally:
+        api.close()
+
+
 def test_up_reuse_down_and_up_again(cluster: Cluster, tmp_path: Path) -> None:
     if not cluster.local:
         pytest.skip("exercises the local control plane's script")
@@ -72,10 +83,24 @@ def test_up_reuse_down_and_up_again(cluster: Cluster, tmp_path: Path) -> None:
         assert all(_alive(p) for p in pids.values()), pids
         assert {k for k, p in ports.items() if _listening(p)} == set(ports), ports
         assert _ready_nodes(kubeconfig) == 4
+        every_node = {f"kwok-node-{i}": ("10Ti", "10Ti") for i in range(4)}
+        assert _ephemeral_storage(kubeconfig) == every_node
+
+        # a node made before the nodes advertised ephemeral-storage: up gives it back
+        api = config.new_client_from_config(config_file=kubeconfig)
+        try:
+            client.CoreV1Api(api).patch_node_status("kwok-node-1", [
+                {"op": "remove", "path": "/status/capacity/ephemeral-storage"},
+                {"op": "remove", "path": "/status/allocatable/ephemeral-storage"}])
+        finally:
+            api.close()
+        assert _ephemeral_storage(kubeconfig)["kwok-node-1"] == (None, None)
 
         again = _run(state, "up")
         assert again.stdout.strip().splitlines()[-1] == kubeconfig
         assert "reusing the running cluster" in again.stderr
+        assert "node kwok-node-1 lacks ephemeral-storage; adding it" in again.stderr
+        assert _ephemeral_storage(kubeconfig) == every_node
         assert _pids(state) == pids
 
         _run(state, "down")
