@@ -86,7 +86,8 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     _flag(parser, "master", default=d.master, help="the API server URL (overrides the kubeconfig)")
     _flag(parser, "namespace", default=os.environ.get("KUBEFLOW_NAMESPACE", d.namespace),
           help="watch only this namespace (default $KUBEFLOW_NAMESPACE, or all namespaces)")
-    _flag(parser, "threadiness", type=int, default=e.threadiness, help="concurrent syncs")
+    _flag(parser, "threadiness", "controller-threads", type=int, default=e.threadiness,
+          help="concurrent syncs (--controller-threads: training-operator's name)")
     _flag(parser, "monitoring-port", dest="monitoring_port", type=int, default=d.monitoring_port,
           help="port of /metrics; 0 disables it")
     _flag(parser, "health-port", dest="health_port", type=int, default=d.health_port,

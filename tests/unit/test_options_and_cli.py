@@ -42,6 +42,8 @@ def test_go_style_single_dash_flags_and_aliases(monkeypatch: pytest.MonkeyPatch)
     assert (opts.mpi.gang_scheduling, opts.mpi.cluster_domain) == ("volcano", "cluster.local")
     assert (opts.engine.pod_update_batch, opts.mpi.worker_create_concurrency) == (0.25, 3)
     assert _parse("--kubeconfig", "/b").kubeconfig == "/b"
+    # training-operator's cmd/training-operator.v1 names it --controller-threads
+    assert _parse("--controller-threads", "6").engine.threadiness == 6
 
 
 def test_the_kubectl_delivery_images_of_the_older_mpijob_generations() -> None:
