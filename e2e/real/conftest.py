@@ -6,8 +6,9 @@
   here is skipped and the skip says why.
 * ``deployed_controller`` (session): mpi-controller applied with ``kubectl apply -k`` from
   ``e2e/real/deploy`` (the standalone deployment, placed on the real node) with the image set to
-  the one built from ``deploy/Dockerfile``; waits until its pod is Ready. Every job in these
-  tests is run by it.
+  the one built from ``deploy/Dockerfile`` and the PyTorchJob workers' init container image set
+  to the local ``peers`` image; waits until its pod is Ready. Every job in these tests is run
+  by it (MPIJob, TFJob, PyTorchJob).
 """
 
 from __future__ import annotations
@@ -90,7 +91,10 @@ def deployed_controller(cluster: Cluster, real_node: RealNode, mpijob_crd: str,
     (overlay / "kustomization.yaml").write_text(
         "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
         f"resources: [{os.path.relpath(DEPLOY_OVERLAY, overlay)}]\n"  # kustomize: no absolute
-        f"images: [{{name: mpi-controller, newName: {name}, newTag: {tag}}}]\n")
+        f"images: [{{name: mpi-controller, newName: {name}, newTag: {tag}}}]\n"
+        "patches:\n- target: {kind: Deployment, name: mpi-operator}\n  patch: |-\n"
+        "    - op: add\n      path: /spec/template/spec/containers/0/args/-\n"
+        f"      value: --pytorch-init-container-image={real_node.image('peers')}\n")
     cluster.kubectl("apply", "--server-side", "--force-conflicts", "-k", str(overlay))
     pod = wait_for(lambda: next((p for p in controller_pods(cluster)
                                  if pod_ready(p) and "deletionTimestamp" not in p["metadata"]),

@@ -10,13 +10,14 @@
 #   mpi               OpenMPI, MPICH, OpenSSH, the pi program built for each (mmdebstrap)
 #   mpi-pi-openmpi    mpi laid out as upstream's mpi-pi:openmpi (mpirun, /home/mpiuser/pi)
 #   mpi-pi-mpich      mpi laid out as upstream's mpi-pi:mpich
+#   peers             Python 3, nslookup and the peers program (TFJob/PyTorchJob wiring checks)
 #   kubectl-delivery  kubectl (from BIN_DIR) + the delivery script (mmdebstrap)
 #   controller        deploy/Dockerfile with BASE_IMAGE=the base image (buildah, chroot isolation)
 # Debian images come from the machine's own apt sources, with SOURCE_DATE_EPOCH fixed, so the
 # same package versions give the same files.
 # shellcheck shell=bash
 
-IMAGE_NAMES=(pause base mpi mpi-pi-openmpi mpi-pi-mpich kubectl-delivery controller)
+IMAGE_NAMES=(pause base mpi mpi-pi-openmpi mpi-pi-mpich peers kubectl-delivery controller)
 IMAGE_SUITE=${IMAGE_SUITE:-bookworm}
 IMAGE_EPOCH=1704067200
 IMAGE_FORMAT=1  # bump when a build step below changes what an image holds
