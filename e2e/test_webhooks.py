@@ -43,7 +43,7 @@ from mpi_controller.mpi.conversion import ANNOTATION, VERSIONS, convert, generat
 from tests.mpijobs import MPIJobs, small_job
 from tests.processes import ControllerProcess, free_port, http_get
 from tests.support import REPO, Cluster, unique_name, wait_for
-from tests.webhooks import restore_webhooks
+from tests.webhooks import restore_webhooks, wait_serving, webhook_process
 
 pytestmark = pytest.mark.cluster
 
@@ -73,21 +73,15 @@ class Env:
 
     def webhook_process(self, name: str, *extra: str, port: int | None = None,
                         url_port: int | None = None) -> ControllerProcess:
-        port = port or self.port
-        proc = ControllerProcess(
-            self.cluster.kubeconfig, self.logs / f"{name}.log",
-            "--namespace", f"{self.home}-idle", "--lock-namespace", self.home,
-            "--webhooks", "on", "--webhook-server-port", str(port),
-            "--webhook-url", f"https://127.0.0.1:{url_port or port}",
-            "--webhook-namespace", self.home, "--webhook-configuration-name", self.vwc, *extra)
+        proc = webhook_process(self.cluster, self.logs / f"{name}.log", *extra, home=self.home,
+                               configuration=self.vwc, port=port or self.port,
+                               url_port=url_port)
         self.processes.append(proc)
         proc.start()
         return proc
 
     def ready(self, proc: ControllerProcess, timeout: float = 90) -> None:
-        wait_for(lambda: http_get(proc.health_port, "/readyz") == (200, "ok") or
-                 not proc.alive(), timeout=timeout, what="the webhook process to be ready")
-        assert proc.alive(), proc.log()[-3000:]
+        wait_serving(proc, timeout)
 
     def get(self, version: str, name: str, namespace: str | None = None) -> dict[str, Any]:
         from kubernetes import client

@@ -19,7 +19,8 @@ from pathlib import Path
 from tests.processes import ControllerProcess, free_port, http_get
 from tests.support import Cluster, unique_name, wait_for
 
-__all__ = ["DEPLOYED_CLIENT_CONFIG", "restore_webhooks", "serving_webhooks"]
+__all__ = ["DEPLOYED_CLIENT_CONFIG", "restore_webhooks", "serving_webhooks", "wait_serving",
+           "webhook_process"]
 
 CRD = "mpijobs.kubeflow.org"
 DEPLOYED_CLIENT_CONFIG = {"url": None, "caBundle": None, "service": {
@@ -35,6 +36,27 @@ def restore_webhooks(cluster: Cluster, configuration: str) -> None:
         {"spec": {"conversion": {"webhook": {"clientConfig": DEPLOYED_CLIENT_CONFIG}}}}))
 
 
+def webhook_process(cluster: Cluster, log: Path, *extra: str, home: str, configuration: str,
+                    port: int, url_port: int | None = None) -> ControllerProcess:
+    """An ``mpi-controller run`` (not started) that serves the webhooks on ``port`` and points
+    the CRD and the ValidatingWebhookConfiguration ``configuration`` at
+    ``https://127.0.0.1:<url_port or port>``; its Lease and certificate Secret live in
+    ``home``, and it reconciles only ``<home>-idle`` (no job of the tests)."""
+    return ControllerProcess(
+        cluster.kubeconfig, log,
+        "--namespace", f"{home}-idle", "--lock-namespace", home,
+        "--webhooks", "on", "--webhook-server-port", str(port),
+        "--webhook-url", f"https://127.0.0.1:{url_port or port}",
+        "--webhook-namespace", home, "--webhook-configuration-name", configuration, *extra)
+
+
+def wait_serving(proc: ControllerProcess, timeout: float = 90) -> None:
+    """Wait until ``proc`` is ready (it serves once ready); fail with its log if it exits."""
+    wait_for(lambda: http_get(proc.health_port, "/readyz") == (200, "ok") or not proc.alive(),
+             timeout=timeout, what="the webhook process to be ready")
+    assert proc.alive(), proc.log()[-3000:]
+
+
 @contextlib.contextmanager
 def serving_webhooks(cluster: Cluster, logs: Path) -> Iterator[ControllerProcess]:
     """A process serving the webhooks (and reconciling no namespace) until the block ends,
@@ -43,18 +65,11 @@ def serving_webhooks(cluster: Cluster, logs: Path) -> Iterator[ControllerProcess
     configuration = f"mpi-operator-{home}"
     for namespace in (home, f"{home}-idle"):
         cluster.kubectl("create", "namespace", namespace)
-    port = free_port()
-    proc = ControllerProcess(
-        cluster.kubeconfig, logs / f"{home}.log",
-        "--namespace", f"{home}-idle", "--lock-namespace", home,
-        "--webhooks", "on", "--webhook-server-port", str(port),
-        "--webhook-url", f"https://127.0.0.1:{port}",
-        "--webhook-namespace", home, "--webhook-configuration-name", configuration)
+    proc = webhook_process(cluster, logs / f"{home}.log", home=home,
+                           configuration=configuration, port=free_port())
     proc.start()
     try:
-        wait_for(lambda: http_get(proc.health_port, "/readyz") == (200, "ok")
-                 or not proc.alive(), timeout=90, what="the webhook process to be ready")
-        assert proc.alive(), proc.log()[-3000:]
+        wait_serving(proc)
         yield proc
     finally:
         if proc.alive():
