@@ -124,6 +124,9 @@ _REPEATED = ("namespace", "creationTimestamp", "deletionTimestamp")
 _STATUS_TEXT = ("phase", "reason", "message")
 _CONDITION_FIELDS = ("type", "status", "reason", "message")
 _CONTAINER_LISTS = ("containerStatuses", "initContainerStatuses")
+_WAITING_FIELDS = ("reason", "message")
+_TERMINATED_FIELDS = ("exitCode", "reason", "message")
+_ABSENT: Any = object()  # a field not set, in a sharing key (unlike a field set to null)
 _shared = Flyweights()
 
 
@@ -161,17 +164,47 @@ def slim_pod(pod: Mapping[str, Any]) -> Obj:
 
 
 def _slim_status(status: Mapping[str, Any]) -> Obj:
-    out: Obj = {k: intern_str(status[k]) for k in _STATUS_TEXT if k in status}
-    conditions = [_pick(c, _CONDITION_FIELDS) for c in status.get("conditions") or ()
-                  if isinstance(c, Mapping)]
-    if conditions:
-        out["conditions"] = conditions
-    for key in _CONTAINER_LISTS:
-        containers = [_container(c) for c in status.get(key) or () if isinstance(c, Mapping)]
-        if containers:
-            out[key] = containers
-    shared: Obj = _share(("status", _freeze_value(out)), lambda: out)
+    def make() -> Obj:
+        out: Obj = {k: intern_str(status[k]) for k in _STATUS_TEXT if k in status}
+        conditions = [_pick(c, _CONDITION_FIELDS) for c in status.get("conditions") or ()
+                      if isinstance(c, Mapping)]
+        if conditions:
+            out["conditions"] = conditions
+        for key in _CONTAINER_LISTS:
+            containers = [_container(c) for c in status.get(key) or ()
+                          if isinstance(c, Mapping)]
+            if containers:
+                out[key] = containers
+        return out
+
+    # The key names exactly what ``make`` keeps, read straight from ``status``: a status
+    # already in the table costs a tuple, not a new dict.
+    shared: Obj = _share(_status_key(status), make)
     return shared
+
+
+def _status_key(status: Mapping[str, Any]) -> Hashable:
+    get = status.get
+    return ("status", get("phase", _ABSENT), get("reason", _ABSENT), get("message", _ABSENT),
+            tuple(_fields(c, _CONDITION_FIELDS) for c in get("conditions") or ()
+                  if isinstance(c, Mapping)),
+            *(tuple(_container_key(c) for c in get(key) or () if isinstance(c, Mapping))
+              for key in _CONTAINER_LISTS))
+
+
+def _fields(obj: Mapping[str, Any], keys: tuple[str, ...]) -> tuple[Any, ...]:
+    return tuple(obj.get(k, _ABSENT) for k in keys)
+
+
+def _container_key(status: Mapping[str, Any]) -> Hashable:
+    state = status.get("state")
+    if not isinstance(state, Mapping):
+        return (status.get("name", _ABSENT), status.get("restartCount", _ABSENT), state)
+    waiting, terminated = state.get("waiting"), state.get("terminated")
+    return (status.get("name", _ABSENT), status.get("restartCount", _ABSENT),
+            isinstance(state.get("running"), Mapping),
+            _fields(waiting, _WAITING_FIELDS) if isinstance(waiting, Mapping) else None,
+            _fields(terminated, _TERMINATED_FIELDS) if isinstance(terminated, Mapping) else None)
 
 
 def _pick(obj: Mapping[str, Any], keys: tuple[str, ...]) -> Obj:
@@ -186,10 +219,9 @@ def _container(status: Mapping[str, Any]) -> Obj:
         if isinstance(state.get("running"), Mapping):
             slim_state["running"] = {}
         if isinstance(state.get("waiting"), Mapping):
-            slim_state["waiting"] = _pick(state["waiting"], ("reason", "message"))
+            slim_state["waiting"] = _pick(state["waiting"], _WAITING_FIELDS)
         if isinstance(state.get("terminated"), Mapping):
-            slim_state["terminated"] = _pick(state["terminated"],
-                                             ("exitCode", "reason", "message"))
+            slim_state["terminated"] = _pick(state["terminated"], _TERMINATED_FIELDS)
         out["state"] = slim_state
     return out
 
@@ -203,11 +235,3 @@ def _share(key: Hashable, make: Callable[[], T]) -> T:
 
 def _freeze(refs: list[Any]) -> Hashable:
     return tuple(tuple(sorted(r.items())) if isinstance(r, Mapping) else r for r in refs)
-
-
-def _freeze_value(value: Any) -> Hashable:
-    if isinstance(value, Mapping):
-        return tuple(sorted((k, _freeze_value(v)) for k, v in value.items()))
-    if isinstance(value, list):
-        return tuple(_freeze_value(v) for v in value)
-    return value  # type: ignore[no-any-return]

@@ -106,6 +106,37 @@ def test_workers_of_a_job_share_owner_references_and_running_status() -> None:
     assert a["metadata"]["labels"][role] is b["metadata"]["labels"][role]
 
 
+def test_statuses_share_only_when_every_kept_field_is_equal() -> None:
+    base = FULL_POD["status"]
+    variants: list[dict[str, Any]] = []
+    for path, value in ((("phase",), "Pending"), (("reason",), None), (("message",), "m"),
+                        (("conditions", 1, "status"), "False"),
+                        (("conditions", 1, "reason"), "r"),
+                        (("containerStatuses", 0, "restartCount"), 3),
+                        (("containerStatuses", 0, "state"), {"waiting": {"reason": "w"}}),
+                        (("containerStatuses", 0, "state"), {"running": {}, "waiting": {}}),
+                        (("initContainerStatuses", 0, "state", "terminated", "exitCode"), 1)):
+        status = copy.deepcopy(base)
+        target = status
+        for step in path[:-1]:
+            target = target[step]
+        target[path[-1]] = value
+        variants.append(status)
+    slims = [slim_pod({"status": s})["status"] for s in (base, *variants)]
+    for i, a in enumerate(slims):
+        for j, b in enumerate(slims):
+            assert (a is b) == (i == j), (i, j)
+    assert slims[2]["reason"] is None
+    assert "reason" not in slims[0]
+    # What the cache drops (timestamps, images, lastState) never splits a shared status.
+    dropped = copy.deepcopy(base)
+    dropped["startTime"] = "later"
+    dropped["conditions"][1]["lastTransitionTime"] = "later"
+    dropped["containerStatuses"][0]["state"]["running"]["startedAt"] = "later"
+    dropped["containerStatuses"][0]["lastState"] = {}
+    assert slim_pod({"status": dropped})["status"] is slims[0]
+
+
 def test_the_reconcile_functions_read_the_slim_pod_as_the_full_one() -> None:
     slim = slim_pod(FULL_POD)
     assert is_pod_ready(slim) is is_pod_ready(FULL_POD) is True
