@@ -68,8 +68,8 @@ class Kube:
     def get(self, path: str, **query: str) -> Any:
         return self._call("GET", path, query=list(query.items()))
 
-    def create(self, path: str, body: Obj) -> Any:
-        return self._call("POST", path, body=body)
+    def create(self, path: str, body: Obj, **query: str) -> Any:
+        return self._call("POST", path, body=body, query=list(query.items()))
 
     def put(self, path: str, body: Obj) -> Any:
         return self._call("PUT", path, body=body)
@@ -224,10 +224,10 @@ class Recorder:
                         rv = self.kube.get(path, limit="1")["metadata"]["resourceVersion"]
                         break
                     rv = obj.get("metadata", {}).get("resourceVersion", rv)
+                    if self._stop.is_set():  # nothing after stop (a CRD swap deletes all)
+                        return
                     if event.get("type") != "BOOKMARK":
                         self._record(res.kind, event["type"], obj)
-                    if self._stop.is_set():
-                        return
             except Exception as err:  # a transport hiccup: resume from the last version seen
                 if self._stop.is_set():
                     return
