@@ -421,7 +421,8 @@ def _side(kind: KindSpec, case: Case, run: SideRun) -> tuple[Context, dict[str, 
 
 def compare_case(kind: KindSpec, case: Case, go: SideRun, ours: SideRun
                  ) -> tuple[list[Difference], int]:
-    """The differences of one case between the two runs, and how many objects were compared."""
+    """The differences of one case between the two runs, and how many objects were compared;
+    each carries the case's contexts (comma-separated), e.g. ``running-unobserved-by-go``."""
     diffs: list[Difference] = []
     for what, go_errors, our_errors in (("create", go.create_errors, ours.create_errors),
                                         ("steps", go.step_errors, ours.step_errors)):
@@ -449,9 +450,10 @@ def compare_case(kind: KindSpec, case: Case, go: SideRun, ours: SideRun
                          phase="final")
     gsummary, osummary = summarize_events(gevents, gctx), summarize_events(oevents, octx)
     diffs += compare(gsummary, osummary, case=case.name, obj="events", phase="events")
-    context = case_context(gobjs.get(f"{kind.kind}/{case.name}"),
-                           oobjs.get(f"{kind.kind}/{case.name}")) \
-        or created_again_context(gsummary, osummary)
+    context = ",".join(c for c in (
+        case_context(gobjs.get(f"{kind.kind}/{case.name}"), oobjs.get(f"{kind.kind}/{case.name}"))
+        or created_again_context(gsummary, osummary) or recreated_context(gobjs, oobjs),
+        event_burst_context(gsummary)) if c)
     if context:
         diffs = [dataclasses.replace(d, context=context) for d in diffs]
     return diffs, len(set(gobjs) & set(oobjs))
@@ -461,9 +463,13 @@ NEVER_RUNNING = "Running condition was never set."
 
 
 def _running_unobserved(job: Seen | None) -> bool:
+    """The job finished without its operator recording it running: mpi-operator's ``Running``
+    False "... never set.", or (training-operator) no ``Running`` condition at all."""
     conds = ((job.last.get("status") or {}).get("conditions") or []) if job else []
+    finished = any(c.get("type") in ("Succeeded", "Failed") and c.get("status") == "True"
+                   for c in conds)
     return any(c.get("type") == "Running" and str(c.get("message", "")).endswith(NEVER_RUNNING)
-               for c in conds)
+               for c in conds) or (finished and all(c.get("type") != "Running" for c in conds))
 
 
 def case_context(go_job: Seen | None, our_job: Seen | None) -> str:
@@ -490,6 +496,27 @@ def created_again_context(go_events: dict[str, Obj], our_events: dict[str, Obj])
         if CREATE_EVENT.match(key) and 1 <= ours < event["count"]:
             return "created-again-by-go"
     return ""
+
+
+def recreated_context(go: dict[str, Seen], ours: dict[str, Seen]) -> str:
+    """``created-again-by-go`` when the reference operator created one of the job's objects
+    again after it was deleted more often than ours did (seen by the recorder; its Events may
+    have been dropped, see :func:`event_burst_context`)."""
+    for name, seen in go.items():
+        if name in ours and seen.recreated > ours[name].recreated:
+            return "created-again-by-go"
+    return ""
+
+
+SPAM_BURST = 25
+
+
+def event_burst_context(go_events: dict[str, Obj]) -> str:
+    """``event-burst-by-go`` when the reference operator recorded at least 25 Events on the job
+    (the counts summed): client-go's spam filter (a burst of 25 per source and object, one
+    more every 5 minutes) drops its later Events of that job (README, "Event spam filter")."""
+    total = sum(int(e.get("count") or 0) for e in go_events.values())
+    return "event-burst-by-go" if total >= SPAM_BURST else ""
 
 
 def _final(seen: Seen, ctx: Context) -> Obj:

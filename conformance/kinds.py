@@ -126,7 +126,8 @@ HPA = Resource("autoscaling/v2", "HorizontalPodAutoscaler", "horizontalpodautosc
 
 def training_operator_kind(name: str, kind: str, plural: str, replica_specs: str,
                            readme_kind: str, *, also_readme: tuple[str, ...] = (),
-                           children: tuple[Resource, ...] = (), conversion: bool = False) -> KindSpec:
+                           children: tuple[Resource, ...] = (),
+                           conversion: bool = False) -> KindSpec:
     """A ``kubeflow.org/v1`` kind of training-operator v1.9.2: its CRD from the module's
     ``manifests/base/crds``, ours from ``deploy/crd``; the core resources and ``children``
     are recorded (an object of a kind the reference operator never makes still shows),

@@ -178,6 +178,7 @@ class Seen:
     last: Obj
     deleted: bool = False
     versions: int = 1
+    recreated: int = 0  # times it was created again after a deletion (the same name)
 
 
 # Components whose Events repeat on their own, whatever the operators do: the
@@ -242,7 +243,8 @@ class Recorder:
                 self.last_event = time.monotonic()
             seen = self.objects.get(key)
             if seen is None or (seen.deleted and etype == "ADDED"):
-                self.objects[key] = Seen(created=obj, last=obj, deleted=etype == "DELETED")
+                self.objects[key] = Seen(created=obj, last=obj, deleted=etype == "DELETED",
+                                         recreated=seen.recreated + 1 if seen else 0)
                 return
             seen.last = obj
             seen.versions += 1
