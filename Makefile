@@ -8,8 +8,8 @@
 #               to shrink them); writes bench-results/, docs/performance.md, docs/bench.png
 #   make chaos  fault runs (e2e/chaos) on a cluster of their own; results in chaos-results/
 #   make conformance  upstream's e2e suite and the differential runs (MPIJob against
-#               mpi-operator, TFJob and PyTorchJob against training-operator; both built from
-#               the Go module proxy) on a cluster of their own; conformance-results/
+#               mpi-operator, TFJob, PyTorchJob and MPIJob v1 against training-operator; both
+#               built from the Go module proxy) on a cluster of their own; conformance-results/
 SHELL := /bin/bash
 PYTHON ?= python3.11
 VENV := .venv

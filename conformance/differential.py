@@ -4,8 +4,12 @@ For each flag group of the corpus, and for each side in turn (the reference oper
 then ours; never both at once), on the same cluster and with the same flags:
 
 1. install that side's CRD (as its users would), and the group's extra CRDs (PodGroups);
+   for a kind ours serves through conversion (``KindSpec.conversion``) the CRD installed
+   before is deleted first, and ours serves its conversion webhook (:func:`webhook_flags`);
 2. create a fresh namespace and start recording it (:class:`conformance.kube.Recorder`);
-3. start the operator scoped to that namespace, wait until it is ready;
+3. start the operator scoped to that namespace, wait until it is ready (for a conversion
+   kind, the recording starts once the operator is ready: the webhook's start changes the
+   CRD, which ends every watch of its objects);
 4. create every job of the group, run each case's steps, then wait until the namespace has
    been quiet for a while;
 5. stop the operator (and remove its leader-election Lease, which the reference operator does
@@ -37,6 +41,7 @@ from conformance.diff import MISSING, Difference, compare
 from conformance.kinds import KindSpec, pod_group_crd
 from conformance.kube import ApiError, Kube, Recorder, Resource, Seen
 from conformance.normalize import Context, build_context, normalize, summarize_events
+from tests.processes import free_port
 
 Obj = dict[str, Any]
 SIDES = ("go", "ours")
@@ -101,6 +106,55 @@ def install_crd(kube: Kube, crd: Obj) -> None:
     wait(established, timeout=60, what=f"CRD {name} Established")
 
 
+def crd_path(name: str) -> str:
+    return f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}"
+
+
+def replace_crd(kube: Kube, crd: Obj, *, timeout: float = 180) -> None:
+    """Delete the CRD of ``crd``'s name and wait until it is gone (its objects with it), then
+    install ``crd``: a CRD whose stored version the new one does not serve cannot be replaced
+    in place."""
+    path = crd_path(crd["metadata"]["name"])
+    kube.delete(path)
+
+    def gone() -> bool:
+        try:
+            kube.get(path)
+        except ApiError as err:
+            if err.status == 404:
+                return True
+            raise
+        return False
+
+    wait(gone, timeout=timeout, what=f"CRD {crd['metadata']['name']} to be deleted")
+    install_crd(kube, crd)
+
+
+WEBHOOK_CONFIGURATION = "conformance-mpi-controller"
+
+
+def webhook_flags(port: int) -> list[str]:
+    """Ours serving its webhooks on ``127.0.0.1:<port>`` (the local cluster's API server runs on
+    this machine), its certificate Secret in the lock namespace and its validating webhooks
+    in :data:`WEBHOOK_CONFIGURATION`, which :func:`no_admission` empties: the conversion
+    webhook is what the run needs, and the controllers' own validation is what it compares
+    (training-operator has no MPIJob webhook)."""
+    return ["--webhooks", "on", "--webhook-server-port", str(port),
+            "--webhook-url", f"https://127.0.0.1:{port}",
+            "--webhook-namespace", LOCK_NAMESPACE,
+            "--webhook-configuration-name", WEBHOOK_CONFIGURATION]
+
+
+def no_admission(kube: Kube) -> None:
+    """The ValidatingWebhookConfiguration of :func:`webhook_flags` without webhooks: ours
+    creates a missing one from its registry, but only keeps the ``clientConfig`` of the
+    webhooks a present one has."""
+    kube.create_or_replace({
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingWebhookConfiguration",
+        "metadata": {"name": WEBHOOK_CONFIGURATION}, "webhooks": []})
+
+
 def read_crd(path: Path) -> Obj:
     docs = [d for d in yaml.safe_load_all(path.read_text()) if d]
     return dict(docs[0])
@@ -130,7 +184,11 @@ class Differential:
 
     def run_side(self, side: str, group: Group, cases: list[Case]) -> SideRun:
         kube = self.s.kube
-        install_crd(kube, read_crd(self.kind.crds[side]()))
+        crd = read_crd(self.kind.crds[side]())
+        if self.kind.conversion:
+            replace_crd(kube, crd)
+        else:
+            install_crd(kube, crd)
         for name in group.resources:
             install_crd(kube, pod_group_crd(self.kind.optional[name]))
         namespace = f"conf-{group.name}-{side}-{uuid.uuid4().hex[:5]}"
@@ -139,11 +197,15 @@ class Differential:
         kube.delete(LEASE)
         resources = resources_of(self.kind, group)
         recorder = Recorder(kube, namespace, resources)
-        recorder.start()
+        if not self.kind.conversion:
+            recorder.start()
         flags = [*self.corpus.flags, *group.flags, "--namespace", namespace]
         log_path = self.s.out / "logs" / f"{self.kind.name}-{group.name}-{side}.log"
         log_path.unlink(missing_ok=True)
         if side == "ours":
+            if self.kind.conversion:
+                no_admission(kube)
+                flags += webhook_flags(free_port())
             proc = operators.ours(self.s.controller_kubeconfig, self.kind.ours_flags(flags),
                                   log_path)
         else:
@@ -155,20 +217,41 @@ class Differential:
         try:
             ready = proc.wait_ready()
             log(f"{group.name}/{side}: {proc.name} ready after {ready}s in namespace {namespace}")
+            if self.kind.conversion:
+                self._wait_converting(namespace, cases)
+                recorder.start()
             create_errors = self._create_all(namespace, cases)
             step_errors = self._run_steps(namespace, [c for c in cases
                                                      if c.name not in create_errors],
                                           resources)
             self._settle(recorder, group.name, side)
         finally:
+            if self.kind.conversion:  # before the webhook goes: the watches need it
+                recorder.stop()
             code = proc.stop()
             kube.delete(LEASE)
             recorder.stop()
+            if side == "ours" and self.kind.conversion:
+                kube.delete(f"/apis/admissionregistration.k8s.io/v1/"
+                            f"validatingwebhookconfigurations/{WEBHOOK_CONFIGURATION}")
         wall = round(time.monotonic() - start, 1)
         log(f"{group.name}/{side}: done in {wall}s (exit {code}); "
             f"{len(recorder.objects)} objects recorded")
         return SideRun(side, namespace, recorder.snapshot(), create_errors, step_errors,
                        ready, wall, code, list(recorder.errors))
+
+    def _wait_converting(self, namespace: str, cases: list[Case]) -> None:
+        """Until a dry-run create of the first case answers without a conversion error (the API
+        server takes the webhook's new CRD ``clientConfig`` a moment after ours is ready)."""
+        def converts() -> bool:
+            try:
+                self.s.kube.create(self.job_path(namespace), cases[0].manifest, dryRun="All")
+            except ApiError as err:
+                if "conversion webhook" in err.message:
+                    return False
+            return True
+
+        wait(converts, timeout=60, what="the conversion webhook to answer")
 
     def _create_all(self, namespace: str, cases: list[Case]) -> dict[str, str]:
         errors: dict[str, str] = {}
@@ -283,7 +366,12 @@ class Differential:
                                                "description": case.description}
             for r in runs.values():  # compared: let the namespace go (not waited for)
                 self.s.kube.delete(f"/api/v1/namespaces/{r.namespace}")
-        diffs += compare_crds(read_crd(self.kind.crds["go"]()), read_crd(self.kind.crds["ours"]()))
+        go_crd, our_crd = read_crd(self.kind.crds["go"]()), read_crd(self.kind.crds["ours"]())
+        if self.kind.conversion:
+            replace_crd(self.s.kube, our_crd)  # ours again, for the kinds and runs after
+            go_crd, our_crd = (crd_at_version(go_crd, self.kind.version),
+                               crd_at_version(our_crd, self.kind.version))
+        diffs += compare_crds(go_crd, our_crd)
         return diffs, summary
 
 
@@ -333,7 +421,8 @@ def _side(kind: KindSpec, case: Case, run: SideRun) -> tuple[Context, dict[str, 
 
 def compare_case(kind: KindSpec, case: Case, go: SideRun, ours: SideRun
                  ) -> tuple[list[Difference], int]:
-    """The differences of one case between the two runs, and how many objects were compared."""
+    """The differences of one case between the two runs, and how many objects were compared;
+    each carries the case's contexts (comma-separated), e.g. ``running-unobserved-by-go``."""
     diffs: list[Difference] = []
     for what, go_errors, our_errors in (("create", go.create_errors, ours.create_errors),
                                         ("steps", go.step_errors, ours.step_errors)):
@@ -361,9 +450,10 @@ def compare_case(kind: KindSpec, case: Case, go: SideRun, ours: SideRun
                          phase="final")
     gsummary, osummary = summarize_events(gevents, gctx), summarize_events(oevents, octx)
     diffs += compare(gsummary, osummary, case=case.name, obj="events", phase="events")
-    context = case_context(gobjs.get(f"{kind.kind}/{case.name}"),
-                           oobjs.get(f"{kind.kind}/{case.name}")) \
-        or created_again_context(gsummary, osummary)
+    context = ",".join(c for c in (
+        case_context(gobjs.get(f"{kind.kind}/{case.name}"), oobjs.get(f"{kind.kind}/{case.name}"))
+        or created_again_context(gsummary, osummary) or recreated_context(gobjs, oobjs),
+        event_burst_context(gsummary)) if c)
     if context:
         diffs = [dataclasses.replace(d, context=context) for d in diffs]
     return diffs, len(set(gobjs) & set(oobjs))
@@ -373,9 +463,13 @@ NEVER_RUNNING = "Running condition was never set."
 
 
 def _running_unobserved(job: Seen | None) -> bool:
+    """The job finished without its operator recording it running: mpi-operator's ``Running``
+    False "... never set.", or (training-operator) no ``Running`` condition at all."""
     conds = ((job.last.get("status") or {}).get("conditions") or []) if job else []
+    finished = any(c.get("type") in ("Succeeded", "Failed") and c.get("status") == "True"
+                   for c in conds)
     return any(c.get("type") == "Running" and str(c.get("message", "")).endswith(NEVER_RUNNING)
-               for c in conds)
+               for c in conds) or (finished and all(c.get("type") != "Running" for c in conds))
 
 
 def case_context(go_job: Seen | None, our_job: Seen | None) -> str:
@@ -404,6 +498,27 @@ def created_again_context(go_events: dict[str, Obj], our_events: dict[str, Obj])
     return ""
 
 
+def recreated_context(go: dict[str, Seen], ours: dict[str, Seen]) -> str:
+    """``created-again-by-go`` when the reference operator created one of the job's objects
+    again after it was deleted more often than ours did (seen by the recorder; its Events may
+    have been dropped, see :func:`event_burst_context`)."""
+    for name, seen in go.items():
+        if name in ours and seen.recreated > ours[name].recreated:
+            return "created-again-by-go"
+    return ""
+
+
+SPAM_BURST = 25
+
+
+def event_burst_context(go_events: dict[str, Obj]) -> str:
+    """``event-burst-by-go`` when the reference operator recorded at least 25 Events on the job
+    (the counts summed): client-go's spam filter (a burst of 25 per source and object, one
+    more every 5 minutes) drops its later Events of that job (README, "Event spam filter")."""
+    total = sum(int(e.get("count") or 0) for e in go_events.values())
+    return "event-burst-by-go" if total >= SPAM_BURST else ""
+
+
 def _final(seen: Seen, ctx: Context) -> Obj:
     return {"deleted": seen.deleted, **normalize(seen.last, ctx)}
 
@@ -414,6 +529,14 @@ def _strip_descriptions(value: Any) -> Any:
     if isinstance(value, list):
         return [_strip_descriptions(v) for v in value]
     return value
+
+
+def crd_at_version(crd: Obj, version: str) -> Obj:
+    """``crd`` with ``spec.versions`` cut to the entry of ``version`` (the one the kind is
+    compared at; a CRD serving more versions keeps the others out of the comparison)."""
+    spec = crd.get("spec") or {}
+    versions = [v for v in spec.get("versions") or [] if v.get("name") == version]
+    return {**crd, "spec": {**spec, "versions": versions}}
 
 
 def compare_crds(go: Obj, ours: Obj) -> list[Difference]:

@@ -36,7 +36,7 @@ class Rule:
     def matches(self, d: Difference) -> bool:
         return bool(re.fullmatch(self.obj, d.obj) and re.fullmatch(self.phase, d.phase)
                     and re.fullmatch(self.path, d.path) and re.fullmatch(self.case, d.case)
-                    and re.fullmatch(self.context, d.context)
+                    and any(re.fullmatch(self.context, c) for c in d.context.split(","))
                     and (self.when is None or self.when(d.go, d.ours)))
 
 
@@ -86,12 +86,14 @@ def _selector_with_job_labels(go: Any, ours: Any) -> bool:
 _TEMPLATE = (r"spec\.versions\[0\]\.schema\.openAPIV3Schema\.properties\.spec\.properties\."
              r"\w+ReplicaSpecs\.additionalProperties\.properties\.template\.properties")
 UNOBSERVED = "running-unobserved-by-(go|ours)"
+BURST = "event-burst-by-go"
 UNOBSERVED_ROW = "A launcher that finishes before the controller sees it running"
 # Kinds of training-operator v1.9.2 whose engine-level rules are shared (the rows are in the
 # TFJob README section, which the other kinds name too: KindSpec.readme_sections); a new kind
 # of it joins here and in its own rules below.
-TRAINING = ("tfjob-v1", "pytorchjob-v1")
+TRAINING = ("tfjob-v1", "pytorchjob-v1", "mpijob-v1")
 PYTORCH = ("pytorchjob-v1",)
+MPIJOB_V1 = ("mpijob-v1",)
 CRD_KINDS = MPIJOB + TRAINING
 _EVENT = r'\["(Normal|Warning) [A-Za-z]+: .*"\]'
 
@@ -164,6 +166,12 @@ RULES: tuple[Rule, ...] = (
     Rule("training-invalid-reported", readme="Validation", kinds=TRAINING, case="invalid-.*",
          obj="events", phase="events", path=r'\["Warning [A-Za-z]+FailedValidation: .*"\]',
          when=_ours_only),
+    # More Events on one job than client-go's spam filter lets through (a burst of 25 per
+    # source and object): the reference operator's later Events of the job were dropped
+    # (differential.event_burst_context tags the case).
+    Rule("training-event-spam-filter", readme="Event spam filter", kinds=TRAINING,
+         context=BURST, obj="events", phase="events",
+         path=r'\["(Normal|Warning) [^:]+: .*"\]', when=_ours_only),
     Rule("training-pod-api-version", readme="CRD pod template schema", kinds=TRAINING,
          obj="CustomResourceDefinition", phase="schema", path=_TEMPLATE + r"\..+",
          when=lambda go, ours: go == MISSING and isinstance(ours, dict)
@@ -213,6 +221,71 @@ RULES: tuple[Rule, ...] = (
     Rule("training-managed-by-unknown", readme="`runPolicy.managedBy` other than",
          kinds=TRAINING, case="managed-by-unknown", obj="events", phase="events",
          path=r'\["Warning [A-Za-z]+FailedValidation: .*managedBy.*"\]', when=_ours_only),
+)
+
+
+_V1_EXIST = r"(ServiceAccount|LauncherRole|RoleBinding) is exist: \w+: \S+"
+RULES += (
+    # -- MPIJob v1 (README: "Differences from training-operator v1.9.2 (MPIJob v1)") --------
+    Rule("mpijob-v1-owner-version", readme="Owner references", kinds=MPIJOB_V1,
+         phase="created|final", path=r"metadata\.ownerReferences\[0\]\.apiVersion",
+         when=lambda go, ours: go == "kubeflow.org/v1" and ours == "kubeflow.org/v2beta1"),
+    Rule("mpijob-v1-status-version", readme="Status writes", kinds=MPIJOB_V1,
+         obj="MPIJob/.*", phase="final", path=r"metadata\.managedFields\[\d+\]\.apiVersion",
+         when=lambda go, ours: go == "kubeflow.org/v1" and ours == "kubeflow.org/v2beta1"),
+    Rule("mpijob-v1-status-conditions-map", readme="Status writes", kinds=MPIJOB_V1,
+         obj="MPIJob/.*", phase="final",
+         path=(r'metadata\.managedFields\[\d+\]\.fieldsV1\["f:status"\]\["f:conditions"\]'
+               r'\[("\."|"k:\{"type":"\w+"\}")\]'),
+         when=_ours_only),
+    Rule("mpijob-v1-event-source", readme="Event source", kinds=MPIJOB_V1,
+         obj="events", phase="events",
+         path=r'\["(Normal|Warning) [^:]+: .*"\]\.(source|reportingComponent)',
+         when=lambda go, ours: go == "mpijob-controller" and ours == "mpi-job-controller"),
+    Rule("mpijob-v1-events-once", readme="Events of every reconcile", kinds=MPIJOB_V1,
+         obj="events", phase="events",
+         path=(r'\["(Normal (' + _V1_EXIST + r'|MPIJobRunning: MPIJob <ns>/\S+ is running)'
+               r'|Warning MPIJobFailedValidation: MPIJob failed validation because .*)"\]\.count'),
+         when=_count_fewer),
+    Rule("mpijob-v1-role-without-workers", readme="Role of a job without workers",
+         kinds=MPIJOB_V1, obj="Role/.*", phase="created|final", path=r"rules\[1\]",
+         when=lambda go, ours: ours == MISSING and isinstance(go, dict)
+         and go.get("resources") == ["pods/exec"] and not go.get("resourceNames")),
+    # training-operator counted the replicas of a sync into a map its status did not share
+    # while the cached job had no replicaStatuses yet, so a launcher running when it was seen
+    # never gave Running (differential.case_context: running-unobserved-by-go).
+    Rule("mpijob-v1-running-unobserved", readme="Replica counts of a job without any yet",
+         kinds=MPIJOB_V1, context="running-unobserved-by-go", obj="MPIJob/.*", phase="final",
+         path=(r'status\.conditions\[\d+\](\.(type|status|reason|message))?'
+               r'|metadata\.managedFields\[\d+\]\.fieldsV1\["f:status"\]\["f:conditions"\]'
+               r'\["k:\{"type":"Running"\}"\]')),
+    Rule("mpijob-v1-crd-versions", readme="CRD `v1`", kinds=MPIJOB_V1,
+         obj="CustomResourceDefinition", phase="schema",
+         path=(r"spec\.conversion|spec\.versions\[0\]\.(storage|subresources\.scale)"
+               r"|spec\.versions\[0\]\.schema\.openAPIV3Schema\.properties\.status\."
+               r'properties\.conditions(\["x-kubernetes-list-(type|map-keys)"\]'
+               r"|\.items\.properties\.status\.enum)")),
+    Rule("mpijob-v1-created-again-counts", readme="Stale cache", kinds=MPIJOB_V1,
+         context="created-again-by-go", obj="events", phase="events",
+         path=(r'\["Normal (MPIJobRunning: launcher pod created success|SuccessfulDeletePod: '
+               r'Deleted pod|SuccessfulCreatePod: Created worker pod): \S+"\]\.count'),
+         when=lambda go, ours: isinstance(go, int) and isinstance(ours, int) and go > ours),
+    # A reconcile that read the job or the launcher from a stale cache: the launcher's failure
+    # recorded again before the Failed status was seen, the template warnings of a second
+    # attempt to create the launcher the first had created.
+    Rule("mpijob-v1-status-event-again", readme="Own status writes", kinds=MPIJOB_V1,
+         obj="events", phase="events",
+         path=r'\["(Warning MPIJobFailed: MPIJob <ns>/\S+ has failed|Normal mpijobsSucceeded: '
+              r'MPIJob <ns>/\S+ successfully completed\.)"\]\.count', when=_count_fewer),
+    Rule("mpijob-v1-template-warning-again", readme="Stale cache", kinds=MPIJOB_V1,
+         obj="events", phase="events",
+         path=r'\["Warning SettedPodTemplate(RestartPolicy|SchedulerName): .*"\]\.count',
+         when=_count_fewer),
+    Rule("mpijob-v1-created-again-events", readme="Stale cache", kinds=MPIJOB_V1,
+         obj="events", phase="events",
+         path=(r'\["Warning (MPIJobFailed: (launcher|worker) pod created failed: pods "\S+" '
+               r'already exists|FailedCreatePod: Created worker pod: )"\]'),
+         when=_go_only),
 )
 
 

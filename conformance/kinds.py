@@ -9,6 +9,10 @@ names, e.g.::
     TFJOB_V1 = training_operator_kind("tfjob-v1", "TFJob", "tfjobs", "tfReplicaSpecs", "TFJob")
 
 plus its README differences section (the rules in ``conformance.intended`` name rows there).
+
+A kind ours serves through its conversion webhook (MPIJob ``v1``: the reference's CRD has the
+same name, ``mpijobs.kubeflow.org``, and serves that version alone) sets ``conversion``: see
+:class:`KindSpec`.
 """
 
 from __future__ import annotations
@@ -61,6 +65,13 @@ class KindSpec:
     differently (the corpus is written in the reference operator's flags; the value is the
     same). ``readme_sections`` are the README headings whose differences tables the kind's
     intended differences (``conformance.intended``) must name.
+
+    ``conversion``: ours serves ``api_version`` from its multi-version CRD through its
+    conversion webhook, and the reference's CRD has the same name. Each side then deletes
+    the installed CRD and waits until it is gone before creating its own (a CRD cannot drop
+    a stored version in place); ours serves the webhook itself on 127.0.0.1, where the local
+    cluster's API server reaches it; the CRDs are compared at this version's entry of
+    ``spec.versions``; and ours is installed again when the kind is done.
     """
 
     name: str
@@ -75,6 +86,12 @@ class KindSpec:
     children: list[Resource] = field(default_factory=lambda: list(CORE))
     optional: dict[str, Resource] = field(default_factory=dict)  # per-group extra resources
     flags_for_ours: dict[str, str] = field(default_factory=dict)
+    conversion: bool = False
+
+    @property
+    def version(self) -> str:
+        """The version of ``api_version`` (``v1`` of ``kubeflow.org/v1``)."""
+        return self.api_version.rpartition("/")[2]
 
     def resource(self) -> Resource:
         return Resource(self.api_version, self.kind, self.plural)
@@ -109,13 +126,14 @@ HPA = Resource("autoscaling/v2", "HorizontalPodAutoscaler", "horizontalpodautosc
 
 def training_operator_kind(name: str, kind: str, plural: str, replica_specs: str,
                            readme_kind: str, *, also_readme: tuple[str, ...] = (),
-                           children: tuple[Resource, ...] = ()) -> KindSpec:
+                           children: tuple[Resource, ...] = (),
+                           conversion: bool = False) -> KindSpec:
     """A ``kubeflow.org/v1`` kind of training-operator v1.9.2: its CRD from the module's
     ``manifests/base/crds``, ours from ``deploy/crd``; the core resources and ``children``
     are recorded (an object of a kind the reference operator never makes still shows),
     PodGroups in the gang groups; the README section "Differences from training-operator
     v1.9.2 (<readme_kind>)", and those of the kinds in ``also_readme`` whose rows apply to it
-    too."""
+    too. ``conversion``: see :class:`KindSpec`."""
     crd = f"kubeflow.org_{plural}.yaml"
     return KindSpec(
         name=name, api_version="kubeflow.org/v1", kind=kind, plural=plural,
@@ -127,6 +145,7 @@ def training_operator_kind(name: str, kind: str, plural: str, replica_specs: str
                               for k in (readme_kind, *also_readme)),
         replica_specs=replica_specs, children=[*CORE, *children],
         optional=dict(POD_GROUPS), flags_for_ours={"--controller-threads": "--threadiness"},
+        conversion=conversion,
     )
 
 
@@ -137,4 +156,14 @@ PYTORCHJOB_V1 = training_operator_kind("pytorchjob-v1", "PyTorchJob", "pytorchjo
                                        "pytorchReplicaSpecs", "PyTorchJob",
                                        also_readme=("TFJob",), children=(HPA,))
 
-KINDS = {k.name: k for k in (MPIJOB_V2BETA1, TFJOB_V1, PYTORCHJOB_V1)}
+# The launcher's identity: training-operator's MPIJob v1 controller makes a ServiceAccount, a
+# Role and a RoleBinding per job. Ours serves v1 from the v2beta1 CRD through conversion; the
+# TFJob rows (the engine both kinds share) apply to it too.
+LAUNCHER_RBAC = (Resource("v1", "ServiceAccount", "serviceaccounts"),
+                 Resource("rbac.authorization.k8s.io/v1", "Role", "roles"),
+                 Resource("rbac.authorization.k8s.io/v1", "RoleBinding", "rolebindings"))
+MPIJOB_V1 = training_operator_kind("mpijob-v1", "MPIJob", "mpijobs", "mpiReplicaSpecs",
+                                   "MPIJob v1", also_readme=("TFJob",),
+                                   children=LAUNCHER_RBAC, conversion=True)
+
+KINDS = {k.name: k for k in (MPIJOB_V2BETA1, TFJOB_V1, PYTORCHJOB_V1, MPIJOB_V1)}

@@ -68,8 +68,8 @@ class Kube:
     def get(self, path: str, **query: str) -> Any:
         return self._call("GET", path, query=list(query.items()))
 
-    def create(self, path: str, body: Obj) -> Any:
-        return self._call("POST", path, body=body)
+    def create(self, path: str, body: Obj, **query: str) -> Any:
+        return self._call("POST", path, body=body, query=list(query.items()))
 
     def put(self, path: str, body: Obj) -> Any:
         return self._call("PUT", path, body=body)
@@ -178,6 +178,7 @@ class Seen:
     last: Obj
     deleted: bool = False
     versions: int = 1
+    recreated: int = 0  # times it was created again after a deletion (the same name)
 
 
 # Components whose Events repeat on their own, whatever the operators do: the
@@ -224,10 +225,10 @@ class Recorder:
                         rv = self.kube.get(path, limit="1")["metadata"]["resourceVersion"]
                         break
                     rv = obj.get("metadata", {}).get("resourceVersion", rv)
+                    if self._stop.is_set():  # nothing after stop (a CRD swap deletes all)
+                        return
                     if event.get("type") != "BOOKMARK":
                         self._record(res.kind, event["type"], obj)
-                    if self._stop.is_set():
-                        return
             except Exception as err:  # a transport hiccup: resume from the last version seen
                 if self._stop.is_set():
                     return
@@ -242,7 +243,8 @@ class Recorder:
                 self.last_event = time.monotonic()
             seen = self.objects.get(key)
             if seen is None or (seen.deleted and etype == "ADDED"):
-                self.objects[key] = Seen(created=obj, last=obj, deleted=etype == "DELETED")
+                self.objects[key] = Seen(created=obj, last=obj, deleted=etype == "DELETED",
+                                         recreated=seen.recreated + 1 if seen else 0)
                 return
             seen.last = obj
             seen.versions += 1

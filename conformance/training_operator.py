@@ -17,8 +17,9 @@ Out of a cluster it needs what its Deployment would have (facts of v1.9.2's
   noticed them);
 * the CRDs of the schemes it runs (``manifests/base/crds`` of the module), installed when
   absent (a run that compares a kind installs that kind's CRD itself). Its MPIJob CRD (``v1``
-  only) would replace the ``v2beta1`` one, so that scheme is never enabled here until MPIJob
-  ``v1`` comes with conversion.
+  only) has the name of ours, which serves ``v2beta1`` beside it: the MPIJob scheme needs
+  it installed first (:func:`check_mpijob_crd`; the ``mpijob-v1`` kind of the differential
+  run swaps the CRDs between its sides).
 
 Its metrics, health and webhook ports are free ports, not the defaults (8080, 8081, 9443).
 It is ready once controller-runtime logs ``Starting workers``.
@@ -90,8 +91,8 @@ def prepare(kube: Kube, schemes: list[str]) -> None:
     crds = Path(operators.reference("module-dir", "training-operator")) / "manifests/base/crds"
     for scheme in schemes:
         if scheme == "mpijob":
-            raise ValueError("training-operator's MPIJob scheme needs its v1 CRD, which would "
-                             "replace the v2beta1 one: not enabled here")
+            check_mpijob_crd(kube)
+            continue
         crd = read_crd(crds / f"kubeflow.org_{scheme}s.yaml")
         try:
             kube.get(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
@@ -108,6 +109,24 @@ def prepare(kube: Kube, schemes: list[str]) -> None:
         if err.status != 409:
             raise
     kube.create_or_replace(webhook_configuration())
+
+
+def check_mpijob_crd(kube: Kube) -> None:
+    """The MPIJob scheme runs on training-operator's own CRD (``v1`` only), which replaces
+    ours (the same name): the caller installs it (the differential run's ``mpijob-v1`` kind
+    does, see ``KindSpec.conversion``). Raises naming the problem when another is there."""
+    try:
+        crd = kube.get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
+                       "mpijobs.kubeflow.org")
+    except ApiError as err:
+        if err.status != 404:
+            raise
+        crd = {}
+    versions = [v.get("name") for v in (crd.get("spec") or {}).get("versions") or []]
+    if versions != ["v1"]:
+        raise RuntimeError("training-operator's MPIJob scheme needs its own CRD "
+                           "mpijobs.kubeflow.org (serving v1 only) installed first; found "
+                           + (f"one serving {', '.join(map(str, versions))}" if crd else "none"))
 
 
 def secret_certificates(kube: Kube) -> dict[str, bytes] | None:

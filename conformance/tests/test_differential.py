@@ -5,11 +5,16 @@ from typing import Any
 
 from conformance.corpus import Case
 from conformance.differential import (
+    WEBHOOK_CONFIGURATION,
     SideRun,
     case_context,
     compare_case,
+    crd_at_version,
     created_again_context,
+    event_burst_context,
     owned_by,
+    recreated_context,
+    webhook_flags,
 )
 from conformance.kinds import MPIJOB_V2BETA1
 from conformance.kube import Seen
@@ -126,3 +131,68 @@ def test_created_again_context_when_the_reference_created_a_child_more_often() -
     assert created_again_context(_creates(c=1), {}) == ""  # ours never made it (invalid)
     other = {"Normal SuccessfulDeletePod: Deleted pod: a": {"count": 3}}
     assert created_again_context(other, {}) == ""
+
+
+def _job(*conditions: tuple[str, str]) -> Seen:
+    job = {"kind": "MPIJob", "metadata": {"name": "pi"},
+           "status": {"conditions": [{"type": t, "status": s} for t, s in conditions]}}
+    return Seen(created=job, last=job)
+
+
+def test_a_training_operator_job_that_finished_without_a_running_condition_is_unobserved() -> None:
+    """training-operator never writes "never set": a finished job without any Running
+    condition was not seen running (MPIJob v1's first-reconcile counts)."""
+    skipped = _job(("Created", "True"), ("Succeeded", "True"))
+    ran = _job(("Created", "True"), ("Running", "False"), ("Succeeded", "True"))
+    running = _job(("Created", "True"), ("Running", "True"))
+    assert case_context(skipped, ran) == "running-unobserved-by-go"
+    assert case_context(ran, skipped) == "running-unobserved-by-ours"
+    assert case_context(_job(("Created", "True")), running) == ""  # not finished: not a miss
+    assert case_context(ran, ran) == ""
+
+
+def test_event_burst_context_from_the_reference_events_on_the_job() -> None:
+    """client-go's spam filter lets 25 Events per source and object through in a burst."""
+    assert event_burst_context({"a": {"count": 20}, "b": {"count": 5}}) == "event-burst-by-go"
+    assert event_burst_context({"a": {"count": 20}, "b": {"count": 4}}) == ""
+    assert event_burst_context({}) == ""
+
+
+def test_recreated_context_when_the_reference_created_an_object_again_after_deleting_it() -> None:
+    pod = {"metadata": {"name": "pi-launcher"}}
+    again, once = Seen(pod, pod, recreated=1), Seen(pod, pod)
+    assert recreated_context({"Pod/pi-launcher": again}, {"Pod/pi-launcher": once}) == (
+        "created-again-by-go")
+    assert recreated_context({"Pod/pi-launcher": once}, {"Pod/pi-launcher": again}) == ""
+    assert recreated_context({"Pod/pi-launcher": again}, {}) == ""  # ours never made it
+
+
+def test_contexts_of_a_case_are_joined() -> None:
+    go = _run("go", _objects("conf-go-1", "g", running_seen=False), "conf-go-1")
+    ours = _run("ours", _objects("conf-ours-2", "o"), "conf-ours-2")
+    for i in range(25):  # 25 Events of the reference operator on the job
+        ev: Obj = {"kind": "Event", "metadata": {"name": f"pi.{i}", "uid": f"e{i}"},
+                   "type": "Normal", "reason": f"E{i}", "message": "m", "count": 1,
+                   "involvedObject": {"kind": "MPIJob", "name": "pi"}}
+        go.objects[("Event", f"pi.{i}")] = Seen(ev, ev)
+    diffs, _ = compare_case(MPIJOB_V2BETA1, CASE, go, ours)
+    assert {d.context for d in diffs} == {"running-unobserved-by-go,event-burst-by-go"}
+
+
+def test_crd_at_version_keeps_that_entry_of_the_versions_only() -> None:
+    crd: Obj = {"kind": "CustomResourceDefinition", "metadata": {"name": "mpijobs.kubeflow.org"},
+           "spec": {"group": "kubeflow.org", "conversion": {"strategy": "Webhook"},
+                    "versions": [{"name": "v2beta1", "storage": True},
+                                 {"name": "v1", "storage": False}, {"name": "v1alpha2"}]}}
+    assert crd_at_version(crd, "v1") == {
+        "kind": "CustomResourceDefinition", "metadata": {"name": "mpijobs.kubeflow.org"},
+        "spec": {"group": "kubeflow.org", "conversion": {"strategy": "Webhook"},
+                 "versions": [{"name": "v1", "storage": False}]}}
+    assert len(crd["spec"]["versions"]) == 3  # not changed in place
+
+
+def test_ours_serves_its_webhooks_on_the_loopback_address() -> None:
+    assert webhook_flags(9555) == [
+        "--webhooks", "on", "--webhook-server-port", "9555",
+        "--webhook-url", "https://127.0.0.1:9555", "--webhook-namespace", "mpi-operator",
+        "--webhook-configuration-name", WEBHOOK_CONFIGURATION]

@@ -190,3 +190,45 @@ def test_pytorch_crd_metric_defaults_only_empty_strings_of_ours() -> None:
     found, unexplained = classify([ours, other], rules_for("pytorchjob-v1"))
     assert [r.id for _, r in found] == ["pytorch-crd-metric-defaults"]
     assert unexplained == [other]
+
+
+V1 = rules_for("mpijob-v1")
+
+
+def test_mpijob_v1_spam_filter_rule_needs_the_burst_context_among_others() -> None:
+    path = '["Normal SuccessfulDeletePod: Deleted pod: pi-worker-0"]'
+    event = {"count": 1, "source": "mpi-job-controller"}
+    plain = Difference("pi", "events", "events", path, MISSING, event)
+    burst = Difference("pi", "events", "events", path, MISSING, event,
+                       context="created-again-by-go,event-burst-by-go")
+    go_only = Difference("pi", "events", "events", path, event, MISSING,
+                         context="event-burst-by-go")
+    found, unexplained = classify([plain, burst, go_only], V1)
+    assert [(d, r.id) for d, r in found] == [(burst, "training-event-spam-filter")]
+    assert unexplained == [plain, go_only]
+
+
+def test_mpijob_v1_owner_and_role_rules_match_only_what_they_name() -> None:
+    owner = "metadata.ownerReferences[0].apiVersion"
+    stored = Difference("pi", "Pod/pi-launcher", "created", owner, "kubeflow.org/v1",
+                        "kubeflow.org/v2beta1")
+    other = Difference("pi", "Pod/pi-launcher", "created", owner, "kubeflow.org/v1",
+                       "kubeflow.org/v1alpha2")
+    every_pod = {"verbs": ["create"], "apiGroups": [""], "resources": ["pods/exec"]}
+    named = {**every_pod, "resourceNames": ["pi-worker-0"]}
+    no_rule = Difference("pi", "Role/pi-launcher", "final", "rules[1]", every_pod, MISSING)
+    lost_rule = Difference("pi", "Role/pi-launcher", "final", "rules[1]", named, MISSING)
+    found, unexplained = classify([stored, other, no_rule, lost_rule], V1)
+    assert [(d, r.id) for d, r in found] == [(stored, "mpijob-v1-owner-version"),
+                                             (no_rule, "mpijob-v1-role-without-workers")]
+    assert unexplained == [other, lost_rule]
+    assert classify([stored], rules_for("tfjob-v1"))[1] == [stored]
+
+
+def test_mpijob_v1_events_once_only_when_the_reference_recorded_more() -> None:
+    path = '["Normal ServiceAccount is exist: ServiceAccount: pi-launcher"].count'
+    fewer = Difference("pi", "events", "events", path, 6, 1)
+    more = Difference("pi", "events", "events", path, 1, 2)
+    found, unexplained = classify([fewer, more], V1)
+    assert [r.id for _, r in found] == ["mpijob-v1-events-once"]
+    assert unexplained == [more]

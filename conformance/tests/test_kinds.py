@@ -5,7 +5,16 @@ import pytest
 
 from conformance.corpus import Group
 from conformance.differential import object_path, resources_of
-from conformance.kinds import HPA, KINDS, MPIJOB_V2BETA1, POD_GROUPS, PYTORCHJOB_V1, TFJOB_V1
+from conformance.kinds import (
+    HPA,
+    KINDS,
+    LAUNCHER_RBAC,
+    MPIJOB_V1,
+    MPIJOB_V2BETA1,
+    POD_GROUPS,
+    PYTORCHJOB_V1,
+    TFJOB_V1,
+)
 from conformance.kube import Recorder
 from conformance.training_operator import schemes_of
 
@@ -79,3 +88,24 @@ def test_schemes_of_reads_both_flag_spellings() -> None:
                        "-enable-scheme", "jaxjob", "--namespace", "x"]) == [
         "tfjob", "pytorchjob", "jaxjob"]
     assert schemes_of(["--namespace", "x"]) == []
+
+
+def test_mpijob_v1_is_served_through_conversion_from_a_crd_of_the_same_name() -> None:
+    assert KINDS["mpijob-v1"] is MPIJOB_V1
+    assert MPIJOB_V1.conversion
+    assert not TFJOB_V1.conversion
+    assert not MPIJOB_V2BETA1.conversion
+    assert MPIJOB_V1.version == "v1"
+    assert MPIJOB_V1.reference == "training-operator"
+    assert MPIJOB_V1.crds["ours"]() == MPIJOB_V2BETA1.crds["ours"]()
+    assert MPIJOB_V1.crds["ours"]().exists()
+    assert MPIJOB_V1.resource().path("ns") == "/apis/kubeflow.org/v1/namespaces/ns/mpijobs"
+    assert MPIJOB_V1.readme_sections == (
+        "Differences from training-operator v1.9.2 (MPIJob v1)",
+        "Differences from training-operator v1.9.2 (TFJob)")
+    assert [r.kind for r in LAUNCHER_RBAC] == ["ServiceAccount", "Role", "RoleBinding"]
+    assert all(r in MPIJOB_V1.children for r in LAUNCHER_RBAC)
+    assert MPIJOB_V1.ours_flags(["--controller-threads", "4"]) == ["--threadiness", "4"]
+    role = object_path("roles/{name}-launcher", "job", "ns",
+                       resources_of(MPIJOB_V1, Group("default", [], [])))
+    assert role == "/apis/rbac.authorization.k8s.io/v1/namespaces/ns/roles/job-launcher"
