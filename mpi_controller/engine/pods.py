@@ -23,6 +23,7 @@ count restarts; failure reasons name the container, its exit code and reason). C
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Mapping
+from itertools import repeat
 from typing import Any, TypedDict, TypeVar
 
 from mpi_controller.runtime.cache import CONTROLLER_UID_INDEX, controller_uid_index
@@ -186,14 +187,16 @@ def _slim_status(status: Mapping[str, Any]) -> Obj:
 def _status_key(status: Mapping[str, Any]) -> Hashable:
     get = status.get
     return ("status", get("phase", _ABSENT), get("reason", _ABSENT), get("message", _ABSENT),
-            tuple(_fields(c, _CONDITION_FIELDS) for c in get("conditions") or ()
-                  if isinstance(c, Mapping)),
-            *(tuple(_container_key(c) for c in get(key) or () if isinstance(c, Mapping))
-              for key in _CONTAINER_LISTS))
+            tuple([_fields(c, _CONDITION_FIELDS) for c in get("conditions") or ()
+                   if isinstance(c, Mapping)]),
+            tuple([_container_key(c) for c in get("containerStatuses") or ()
+                   if isinstance(c, Mapping)]),
+            tuple([_container_key(c) for c in get("initContainerStatuses") or ()
+                   if isinstance(c, Mapping)]))
 
 
 def _fields(obj: Mapping[str, Any], keys: tuple[str, ...]) -> tuple[Any, ...]:
-    return tuple(obj.get(k, _ABSENT) for k in keys)
+    return tuple(map(obj.get, keys, repeat(_ABSENT, len(keys))))
 
 
 def _container_key(status: Mapping[str, Any]) -> Hashable:
