@@ -89,3 +89,25 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 def test_no_command_prints_usage_and_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main([]) == 2
     assert "usage: mpi-controller" in capsys.readouterr().err
+
+
+def test_run_raises_the_collector_thresholds_before_it_starts(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import gc
+
+    from mpi_controller import app, logging
+    seen: list[tuple[int, ...]] = []
+
+    async def fake_run(opts: object) -> int:
+        seen.append(gc.get_threshold())
+        return 0
+
+    before = gc.get_threshold()
+    monkeypatch.setattr(app, "run", fake_run)
+    monkeypatch.setattr(logging, "configure", lambda *args: None)
+    try:
+        gc.set_threshold(700, 10, 10)
+        assert main(["run", "--kubeConfig", "/nowhere"]) == 0
+        assert seen == [(50_000, 20, 10)]
+    finally:
+        gc.set_threshold(*before)
