@@ -238,10 +238,6 @@ RULES += (
          path=(r'metadata\.managedFields\[\d+\]\.fieldsV1\["f:status"\]\["f:conditions"\]'
                r'\[("\."|"k:\{"type":"\w+"\}")\]'),
          when=_ours_only),
-    Rule("mpijob-v1-event-source", readme="Event source", kinds=MPIJOB_V1,
-         obj="events", phase="events",
-         path=r'\["(Normal|Warning) [^:]+: .*"\]\.(source|reportingComponent)',
-         when=lambda go, ours: go == "mpijob-controller" and ours == "mpi-job-controller"),
     Rule("mpijob-v1-events-once", readme="Events of every reconcile", kinds=MPIJOB_V1,
          obj="events", phase="events",
          path=(r'\["(Normal (' + _V1_EXIST + r'|MPIJobRunning: MPIJob <ns>/\S+ is running)'

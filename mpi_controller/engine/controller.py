@@ -251,4 +251,5 @@ class JobController:
                        wall=self._wall)
 
     def _emit(self, job: Mapping[str, Any], event: Event) -> None:
-        self._recorder.event(job, event.type, event.reason, event.message)
+        self._recorder.event(job, event.type, event.reason, event.message,
+                             component=self.kind.event_component(job))

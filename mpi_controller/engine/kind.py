@@ -65,6 +65,9 @@ class JobKind(Protocol):
     def managed_elsewhere(self, job: Mapping[str, Any]) -> bool:
         """Another controller reconciles this job (``runPolicy.managedBy``): leave it alone."""
 
+    def event_component(self, job: Mapping[str, Any]) -> str:
+        """The component the job's Events name as their source (``""``: the kind's own)."""
+
     def validate(self, job: Mapping[str, Any]) -> Event | None:
         """The Warning event for an invalid job, or ``None`` when it is valid."""
 

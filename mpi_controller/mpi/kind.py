@@ -172,6 +172,10 @@ class MPIJobKind:
             return False  # v0.2.3 knew no managedBy
         return decisions.managed_by_external_controller(job) is not None
 
+    def event_component(self, job: Mapping[str, Any]) -> str:
+        """``mpijob-controller`` (training-operator's) for the jobs created as ``v1``."""
+        return V1_OPERATOR_NAME if generation_of(job) == "v1" else ""
+
     def validate(self, job: Mapping[str, Any]) -> Event | None:
         generation = generation_of(job)
         if generation == "v1":

@@ -8,13 +8,15 @@ Contract:
   :meth:`EventRecorder.flush` waits until everything queued so far has been written or given
   up on.
 * The event carries ``involvedObject`` (kind, apiVersion, name, namespace, uid,
-  resourceVersion), ``source.component`` (and ``host``), ``reportingComponent``,
+  resourceVersion), ``source.component`` (the recorder's, or the one the call names; and
+  ``host``), ``reportingComponent`` (the same component),
   ``firstTimestamp``/``lastTimestamp`` and ``count``. It lives in the object's namespace
   (``default`` for cluster-scoped objects). Messages longer than 1024 bytes are cut at a
   UTF-8 character boundary and end in ``...``. ``type`` must be ``Normal`` or ``Warning``.
-* **Aggregation**: an event identical to one already written (same object, type, reason and
-  message; remembered for the last ``cache_size`` distinct events) is recorded by a JSON
-  merge patch of the existing Event's ``count`` and ``lastTimestamp`` instead of a new Event.
+* **Aggregation**: an event identical to one already written (same object, component, type,
+  reason and message; remembered for the last ``cache_size`` distinct events) is recorded by a
+  JSON merge patch of the existing Event's ``count`` and ``lastTimestamp`` instead of a new
+  Event.
   If that Event has gone (404), a new one is created.
 * Retriable API errors are retried (``max_attempts``, 1 s apart, growing); other errors are
   logged and the event dropped. Nothing here raises into the caller.
@@ -92,26 +94,29 @@ class EventRecorder:
 
     # -- producer side ------------------------------------------------------------------
 
-    def event(self, obj: Mapping[str, Any], type: str, reason: str, message: str) -> None:
-        """Queue an event about ``obj`` (never blocks, never raises for API reasons)."""
+    def event(self, obj: Mapping[str, Any], type: str, reason: str, message: str, *,
+              component: str = "") -> None:
+        """Queue an event about ``obj`` (never blocks, never raises for API reasons), from
+        ``component`` (default: the recorder's)."""
         if type not in (NORMAL, WARNING):
             log.error("unsupported event type; dropped", type=type, reason=reason)
             return
         message = truncate_message(message)
         involved = _involved_object(obj)
         namespace = involved.get("namespace") or "default"
-        key = (*(str(involved.get(k, "")) for k in _INVOLVED_KEYS), type, reason, message)
+        component = component or self.component
+        key = (*(str(involved.get(k, "")) for k in _INVOLVED_KEYS), component, type, reason,
+               message)
         stamp = format_time(self._wall())
-        body = self._body(involved, namespace, type, reason, message, stamp)
+        body = self._body(involved, namespace, component, type, reason, message, stamp)
         try:
             self._queue.put_nowait(_Pending(key, namespace, body, stamp))
         except asyncio.QueueFull:
             self.dropped += 1
             log.warning("event queue full; event dropped", reason=reason, object=involved["name"])
 
-    def _body(
-        self, involved: Obj, namespace: str, type: str, reason: str, message: str, stamp: str
-    ) -> Obj:
+    def _body(self, involved: Obj, namespace: str, component: str, type: str, reason: str,
+              message: str, stamp: str) -> Obj:
         return {
             "apiVersion": "v1",
             "kind": "Event",
@@ -120,8 +125,8 @@ class EventRecorder:
             "reason": reason,
             "message": message,
             "type": type,
-            "source": {"component": self.component, **({"host": self.host} if self.host else {})},
-            "reportingComponent": self.component,
+            "source": {"component": component, **({"host": self.host} if self.host else {})},
+            "reportingComponent": component,
             "reportingInstance": self.host,
             "firstTimestamp": stamp,
             "lastTimestamp": stamp,

@@ -147,6 +147,9 @@ class TrainingJobKind:
     def prepare(self, cached: Mapping[str, Any]) -> Obj:
         return self.framework.set_defaults(cached)
 
+    def event_component(self, job: Mapping[str, Any]) -> str:
+        return ""
+
     def managed_elsewhere(self, job: Mapping[str, Any]) -> bool:
         return run_policy(job).managed_by == MULTIKUEUE_CONTROLLER
 

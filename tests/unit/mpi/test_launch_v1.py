@@ -18,6 +18,7 @@ from mpi_controller.mpi.conversion import convert
 from mpi_controller.mpi.kind import MPIJOBS
 from mpi_controller.runtime.client import (
     CONFIGMAPS,
+    EVENTS,
     PODS,
     ROLE_BINDINGS,
     ROLES,
@@ -109,6 +110,9 @@ async def test_first_sync_creates_the_launchers_identity_the_workers_and_the_lau
             ("Normal", "SuccessfulCreatePod", f"Created worker pod: {NAME}-worker-1"),
             ("Normal", "MPIJobRunning", f"launcher pod created success: {NAME}-launcher"),
         ]
+        # training-operator's MPIJob reconciler reports as "mpijob-controller"
+        assert {(e["source"]["component"], e["reportingComponent"])
+                for e in h.api.objects(EVENTS, NS)} == {("mpijob-controller", "mpijob-controller")}
         status = h.job(NAME)["status"]
         assert conditions(h) == [("Created", "True", "MPIJobCreated",
                                   f"MPIJob {NAME} is created.")]

@@ -91,6 +91,21 @@ async def test_event_shape(rec: tuple[EventRecorder, FakeClient, Wall, ManualClo
     }
 
 
+async def test_an_event_can_name_another_component(
+    rec: tuple[EventRecorder, FakeClient, Wall, ManualClock],
+) -> None:
+    recorder, client, _, _ = rec
+    recorder.event(JOB, "Normal", "MPIJobRunning", "running", component="mpijob-controller")
+    recorder.event(JOB, "Normal", "MPIJobRunning", "running")
+    await recorder.flush()
+    # Events of two sources are two Events (the source is part of the aggregation key).
+    assert [(verb, body["source"], body["reportingComponent"])
+            for verb, _ns, body in client.calls] == [
+        ("create", {"component": "mpijob-controller", "host": "node-1"}, "mpijob-controller"),
+        ("create", {"component": "mpi-job-controller", "host": "node-1"}, "mpi-job-controller"),
+    ]
+
+
 async def test_cluster_scoped_objects_get_events_in_default(
     rec: tuple[EventRecorder, FakeClient, Wall, ManualClock],
 ) -> None:
