@@ -18,7 +18,9 @@ limit and deadline, gang scheduling, TTL); :class:`MPIJobV1Sync` replaces its pe
 
 1. the launcher pod ``<job>-launcher`` must be the job's; while it has not finished:
 2. the ServiceAccount (the template's or ``<job>-launcher``; one that exists is used whoever
-   owns it), the ConfigMap (updated when its data changes: ``discover_hosts.sh`` follows the
+   owns it; one outside the cache, which holds the accounts with an ``app`` label, is found
+   by its create's AlreadyExists and then trusted for :data:`FOREIGN_ACCOUNT_RECHECK` before
+   the next create), the ConfigMap (updated when its data changes: ``discover_hosts.sh`` follows the
    Running workers), the Role (updated when its rules change: the workers it may exec into)
    then the RoleBinding, the three concurrently;
 3. workers beyond ``Worker.replicas`` deleted, missing ones created (``SuccessfulCreatePod``
@@ -38,7 +40,7 @@ so the garbage collector never needs the conversion webhook.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from mpi_controller.engine.kind import KindInformers
@@ -54,6 +56,7 @@ from mpi_controller.engine.writer import gather_raising
 from mpi_controller.kube.events import NORMAL, WARNING, Event
 from mpi_controller.kube.fielderrors import FieldError
 from mpi_controller.kube.jsonvalue import as_dict, as_list, as_str
+from mpi_controller.kube.owners import is_controlled_by
 from mpi_controller.kube.pods import pod_phase
 from mpi_controller.mpi import constants as c
 from mpi_controller.mpi import kubexec as kx
@@ -144,12 +147,20 @@ class MPIJobV1Sync(TrainingSync):
 
     async def ensure_service_account(self) -> None:
         name = launch.service_account_name(self.job)
+        exists = Event(NORMAL, "ServiceAccount is exist", f"ServiceAccount: {name}")
         if self.ctx.cached(self.kind.service_accounts, name) is not None:
-            self.report_once(Event(NORMAL, "ServiceAccount is exist", f"ServiceAccount: {name}"))
+            self.report_once(exists)
+            return
+        now = self.ctx.now()
+        seen = self.kind.foreign_accounts.get(self.ctx.key)
+        if seen is not None and seen[0] == name and now - seen[1] < FOREIGN_ACCOUNT_RECHECK:
             return
         desired = kx.new_launcher_service_account(self.name, self.ctx.namespace,
                                                   owner_ref=self.owner_ref, name=name)
-        await self.writer.create(SERVICE_ACCOUNTS, desired, foreign_ok=True)
+        account = await self.writer.create(SERVICE_ACCOUNTS, desired, foreign_ok=True)
+        if not is_controlled_by(account, self.job):
+            self.kind.foreign_accounts[self.ctx.key] = (name, now)
+            self.report_once(exists)
 
     async def ensure_config_map(self, pods: Sequence[Obj]) -> None:
         running = [p["metadata"]["name"] for p in by_type(pods, c.ROLE_WORKER)
@@ -252,6 +263,11 @@ class MPIJobV1Sync(TrainingSync):
         return launcher
 
 
+FOREIGN_ACCOUNT_RECHECK = timedelta(minutes=5)
+"""How long a ServiceAccount found outside the cache is trusted to exist (a create and a GET
+each time it is checked)."""
+
+
 class MPIJobV1Mode(TrainingJobKind):
     """The ``v1`` launch mode of the MPIJob kind (module doc): the engine's training-operator
     kind on the MPIJob resource (``resource``: the stored version), without Services."""
@@ -267,8 +283,14 @@ class MPIJobV1Mode(TrainingJobKind):
         self.roles = factory.informer_for(ROLES, ns, label_selector="app")
         self.role_bindings = factory.informer_for(ROLE_BINDINGS, ns, label_selector="app")
         self.kubectl_delivery_image = kubectl_delivery_image
+        self.foreign_accounts: dict[str, tuple[str, datetime]] = {}
+        """Job key -> the ServiceAccount its launcher names, found outside the cache, and when."""
 
     sync_type = MPIJobV1Sync
+
+    def forget(self, key: str) -> None:
+        self.foreign_accounts.pop(key, None)
+        super().forget(key)
 
     def informers(self) -> KindInformers:
         base = super().informers()

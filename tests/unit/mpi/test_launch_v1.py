@@ -282,3 +282,40 @@ async def test_a_suspended_v1_job_creates_nothing_until_resumed() -> None:
             ("update", "mpijobs/status")]
         assert conditions(h)[-1] == ("Suspended", "False", "MPIJobResumed",
                                      f"MPIJob {NAME} is resumed.")
+
+
+async def test_a_service_account_outside_the_cache_is_checked_by_create_then_trusted() -> None:
+    """The launcher names an account of the user's (no ``app`` label: not cached). Upstream
+    finds it in its lister and records ``ServiceAccount is exist``; here its create answers
+    AlreadyExists, the account is used as it is, and the next syncs trust it for five
+    minutes instead of asking again each time."""
+    job = elastic_job()
+    job["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["serviceAccountName"] = "mine"
+    async with EngineHarness() as h:
+        h.api.add(SERVICE_ACCOUNTS, {"apiVersion": "v1", "kind": "ServiceAccount",
+                                     "metadata": {"name": "mine", "namespace": NS}})
+        h.create(job)
+        await h.settle()
+        h.mark()
+        await h.sync(NAME)
+
+        def account_requests() -> list[tuple[str, str]]:
+            return [(r.verb, r.name) for r in h.requests()
+                    if r.resource == SERVICE_ACCOUNTS and r.verb in ("create", "get")]
+
+        assert account_requests() == [("create", "mine"), ("get", "mine")]
+        assert ("Normal", "ServiceAccount is exist", "ServiceAccount: mine") in h.events()
+        stored = h.stored(PODS, f"{NAME}-launcher")
+        assert stored is not None
+        assert stored["spec"]["serviceAccountName"] == "mine"
+        account = h.stored(SERVICE_ACCOUNTS, "mine")
+        assert account is not None
+        assert "ownerReferences" not in account["metadata"]  # used as it is, never adopted
+        for _ in range(3):
+            h.mark()
+            await h.sync(NAME)
+            assert account_requests() == []
+        h.clock.advance(301)
+        h.mark()
+        await h.sync(NAME)
+        assert account_requests() == [("create", "mine"), ("get", "mine")]
