@@ -39,7 +39,14 @@ from cryptography import x509
 from conftest import delete_mpijobs
 from e2e.tcpproxy import RoundRobinProxy
 from mpi_controller.mpi import v1alpha2
-from mpi_controller.mpi.conversion import ANNOTATION, VERSIONS, convert, generation_of
+from mpi_controller.mpi.conversion import (
+    ANNOTATION,
+    FIELD_PREFIX,
+    VERSIONS,
+    conversion_record,
+    convert,
+    generation_of,
+)
 from tests.mpijobs import MPIJobs, small_job
 from tests.processes import ControllerProcess, free_port, http_get
 from tests.support import REPO, Cluster, unique_name, wait_for
@@ -281,20 +288,26 @@ def test_admission_refuses_invalid_tfjobs_and_pytorchjobs_naming_the_field(
 def test_server_side_apply_through_v1(env: Env, serving: ControllerProcess,
                                       tmp_path: Path) -> None:
     """Field sets go through conversion as partial objects: a field dropped from the applied
-    manifest goes away, nothing appears that was not applied.
-
-    The job is left to another controller (``runPolicy.managedBy``), so no status is written
-    between the two applies: a status write through ``v2beta1`` in between leaves a ``v1``-only
-    field (``mainContainer``, kept in the conversion annotation) in place when a later apply
-    drops it (README, "MPIJob versions and webhooks", known limits)."""
+    manifest goes away, nothing appears that was not applied. A ``v1``-only field
+    (``mainContainer``) goes too when the job's status was written through ``v2beta1`` (as the
+    controller does) between the two applies: the API server then prunes it by field sets
+    converted to ``v2beta1``, where it is an annotation of its own."""
     first = manifest(ELASTIC)
     first["metadata"]["name"] = "applied"
     first["spec"]["mainContainer"] = "mpi-launcher"
-    first["spec"]["runPolicy"] = {"managedBy": "kueue.x-k8s.io/multikueue", "suspend": False}
     path = tmp_path / "applied.yaml"
     path.write_text(yaml.safe_dump(first))
     env.cluster.kubectl("apply", "--server-side", "-n", env.ns, "-f", str(path))
     assert env.get("v1", "applied")["spec"] == first["spec"]
+    hub = env.get("v2beta1", "applied")
+    assert hub["metadata"]["annotations"][f"{FIELD_PREFIX}spec.mainContainer"] == \
+        '"mpi-launcher"'
+    status = {"conditions": [{"type": "Created", "status": "True", "reason": "MPIJobCreated",
+                              "message": "MPIJob applied is created.",
+                              "lastTransitionTime": "2026-01-01T00:00:00Z",
+                              "lastUpdateTime": "2026-01-01T00:00:00Z"}]}
+    hub["status"] = status
+    env.cluster.kubectl("replace", "--subresource=status", "-f", "-", input=json.dumps(hub))
     second = copy.deepcopy(first)
     del second["spec"]["mainContainer"]
     second["spec"]["mpiReplicaSpecs"]["Worker"]["replicas"] = 3
@@ -302,14 +315,16 @@ def test_server_side_apply_through_v1(env: Env, serving: ControllerProcess,
     env.cluster.kubectl("apply", "--server-side", "-n", env.ns, "-f", str(path))
     view = env.get("v1", "applied")
     assert view["spec"] == second["spec"]
-    assert ANNOTATION not in view["metadata"].get("annotations", {})
+    assert view["status"] == status
+    assert not [k for k in view["metadata"].get("annotations", {})
+                if k == ANNOTATION or k.startswith(FIELD_PREFIX)]
     [entry] = [m for m in view["metadata"]["managedFields"] if m["operation"] == "Apply"]
     assert entry["apiVersion"] == "kubeflow.org/v1"
     assert "f:annotations" not in entry["fieldsV1"].get("f:metadata", {})
     assert "f:mainContainer" not in entry["fieldsV1"]["f:spec"]
     hub = env.get("v2beta1", "applied")
-    assert json.loads(hub["metadata"]["annotations"][ANNOTATION])["fields"] == {
-        "spec": {"cleanPodPolicy": "Running"}}
+    assert conversion_record(hub)["fields"] == {"spec": {"cleanPodPolicy": "Running"}}
+    assert f"{FIELD_PREFIX}spec.mainContainer" not in hub["metadata"]["annotations"]
 
 
 def test_webhook_process_stopped_then_started(env: Env, serving: ControllerProcess,

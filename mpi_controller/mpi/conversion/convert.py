@@ -2,11 +2,23 @@
 ``v1alpha2``, hub and spoke, losslessly. Pure.
 
 How it keeps everything (see :mod:`.shapes`): the three versions share every common field at
-the same path, so a conversion keeps the fields the target version has and moves the others
-into one annotation, :data:`ANNOTATION`, a JSON object with up to three keys:
+the same path, so a conversion keeps the fields the target version has and sets the others
+aside in annotations:
 
-* ``fields``: the fields the object's own version cannot hold, as a partial object
-  (``{"spec": {"mainContainer": "mpi"}}``). Converting again puts them back.
+* each field the object's own version cannot hold in an annotation of its own,
+  :data:`FIELD_PREFIX` + its path, holding the field's value as JSON
+  (``conversion.mpi-controller.io/spec.mainContainer: '"mpi"'``). Converting again puts them
+  back. One annotation per field keeps each field a field of its own for server-side apply:
+  the API server prunes a field an applier dropped by comparing field sets converted to every
+  manager's version, which cannot see a change inside one annotation's value. A field whose
+  path cannot be an annotation name (a map key with characters other than letters, digits,
+  ``-`` and ``_``, or a name longer than 63 characters) goes into :data:`ANNOTATION` instead.
+  Objects written before this form keep every field there; both are read.
+
+:data:`ANNOTATION` is a JSON object with up to three keys:
+
+* ``fields``: fields set aside that have no annotation of their own, as a partial object
+  (``{"spec": {"mpiReplicaSpecs": {"a.b": {...}}}}``).
 * ``origin``: the version the job was created in, when it is not the object's own version. A
   job keeps its origin through every conversion; :func:`generation_of` reads it.
 * ``unset`` (``v2beta1`` objects of jobs created as ``v1`` or ``v1alpha2`` only): the fields
@@ -15,7 +27,7 @@ into one annotation, :data:`ANNOTATION`, a JSON object with up to three keys:
   such a field while it still holds its default, so a ``v1`` or ``v1alpha2`` job reads back
   as it was written.
 
-The annotation is absent when it would be empty (a ``v2beta1`` job read as ``v2beta1``, a
+The annotations are absent when they would be empty (a ``v2beta1`` job read as ``v2beta1``, a
 ``v1`` job read as ``v1``).
 
 Guarantees (proved by the property tests in ``tests/unit/mpi/test_conversion_properties.py``):
@@ -24,35 +36,39 @@ Guarantees (proved by the property tests in ``tests/unit/mpi/test_conversion_pro
   whose annotation is what a conversion writes, with one exception: converting a hub object
   whose ``unset`` lists a field that holds its default drops that field (the API server puts
   it back on the next read).
-* A partial object (server-side apply converts field sets) gains nothing but the annotation
-  and loses nothing: absent containers stay absent, present ones stay present, defaults are
-  never added.
+* A partial object (server-side apply converts field sets) gains nothing but the conversion
+  annotations and loses nothing: absent containers stay absent, present ones stay present,
+  defaults are never added.
 * Fields no version's schema has are dropped (the API server would prune them anyway).
 
 Errors (:class:`ConversionError`, a ``ValueError``) name the problem: an ``apiVersion`` that is
 not an MPIJob version, a malformed ``metadata``, or an annotation that is not what a conversion
-writes.
+writes (a field annotation naming no field of any version, or a value that is not JSON).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from mpi_controller.kube.jsonvalue import json_copy
-from mpi_controller.mpi.conversion.shapes import SHAPES, UNION, merge, split
+from mpi_controller.mpi.conversion.shapes import LEAF, SHAPES, UNION, Fields, MapOf, merge, split
 
 __all__ = [
     "ANNOTATION",
+    "FIELD_PREFIX",
     "GROUP",
     "HUB",
     "HUB_DEFAULTS",
     "VERSIONS",
     "ConversionError",
+    "conversion_record",
     "convert",
     "generation_of",
+    "set_aside",
     "version_of",
 ]
 
@@ -60,6 +76,9 @@ GROUP: Final = "kubeflow.org"
 HUB: Final = "v2beta1"
 VERSIONS: Final = ("v2beta1", "v1", "v1alpha2")
 ANNOTATION: Final = "mpi-controller.io/conversion"
+FIELD_PREFIX: Final = "conversion.mpi-controller.io/"
+_SEGMENT = re.compile(r"[A-Za-z0-9_-]+")
+_NAME_MAX = 63  # an annotation name after its prefix
 
 HUB_DEFAULTS: Final[Mapping[str, object]] = {
     "spec.slotsPerWorker": 1,
@@ -124,6 +143,85 @@ def _annotations(obj: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _read_record(obj: Mapping[str, Any], version: str) -> _Record:
+    record = _read_main(obj, version)
+    fields = _read_fields(obj)
+    if fields is None:
+        return record
+    return _Record(record.origin, merge(fields, record.fields or {}), record.unset)
+
+
+def _read_fields(obj: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The fields set aside in annotations of their own, as a partial object."""
+    out: dict[str, Any] = {}
+    for name, text in _annotations(obj).items():
+        if not isinstance(name, str) or not name.startswith(FIELD_PREFIX):
+            continue
+        where = f"metadata.annotations[{name}]"
+        path = name[len(FIELD_PREFIX):].split(".")
+        if not _is_field_path(path):
+            raise ConversionError(f"{where}: {'.'.join(path)} is not a field of any MPIJob "
+                                  "version")
+        try:
+            value = json.loads(text) if isinstance(text, str) else None
+        except ValueError as err:
+            raise ConversionError(f"{where}: not valid JSON: {err}") from None
+        if not isinstance(text, str):
+            raise ConversionError(f"{where}: must be a string")
+        node = out
+        for key in path[:-1]:
+            node = node.setdefault(key, {})
+        node[path[-1]] = value
+    return out or None
+
+
+def _is_field_path(path: list[str]) -> bool:
+    """``path`` leads to a field of :data:`UNION` (a leaf, or an object in one)."""
+    shape: Any = UNION
+    for key in path:
+        if not _SEGMENT.fullmatch(key):
+            return False
+        if isinstance(shape, Fields):
+            if key not in shape.fields:
+                return False
+            shape = shape.fields[key]
+        elif isinstance(shape, MapOf):
+            shape = shape.item
+        else:
+            return False
+    return shape is not UNION
+
+
+def set_aside(fields: Mapping[str, Any] | None) -> tuple[dict[str, str], dict[str, Any] | None]:
+    """``fields`` (a partial object of fields set aside) as annotations of their own, by
+    name, and what cannot be named so (a partial object, ``None`` when nothing)."""
+    named: dict[str, str] = {}
+    rest = _name_leaves(dict(fields or {}), UNION, [], named)
+    return named, rest
+
+
+def _name_leaves(value: dict[str, Any], shape: Any, path: list[str],
+                 named: dict[str, str]) -> dict[str, Any] | None:
+    rest: dict[str, Any] = {}
+    for key, item in value.items():
+        child = shape.item if isinstance(shape, MapOf) else shape.fields.get(key)
+        inner = [*path, key]
+        if (child is not None and child is not LEAF and isinstance(item, dict) and item
+                and isinstance(key, str) and _SEGMENT.fullmatch(key)):
+            left = _name_leaves(item, child, inner, named)
+            if left is not None:
+                rest[key] = left
+            continue
+        name = ".".join(inner) if all(isinstance(k, str) for k in inner) else ""
+        if (child is not None and all(_SEGMENT.fullmatch(k) for k in inner)
+                and len(name) <= _NAME_MAX):
+            named[FIELD_PREFIX + name] = json.dumps(item, sort_keys=True,
+                                                    separators=(",", ":"))
+        else:
+            rest[key] = item
+    return rest or None
+
+
+def _read_main(obj: Mapping[str, Any], version: str) -> _Record:
     where = f"metadata.annotations[{ANNOTATION}]"
     text = _annotations(obj).get(ANNOTATION)
     if text is None:
@@ -149,6 +247,14 @@ def _read_record(obj: Mapping[str, Any], version: str) -> _Record:
     if unset and version != HUB:
         raise ConversionError(f"{where}: unset is kept only in {GROUP}/{HUB} objects")
     return _Record(origin, fields, list(unset))
+
+
+def conversion_record(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """What the conversion annotations of ``obj`` hold, as one JSON object: ``origin``,
+    ``fields`` (from the field annotations and :data:`ANNOTATION` together) and ``unset``,
+    each left out when empty. Raises :class:`ConversionError` as :func:`convert` does."""
+    text = _read_record(obj, version_of(obj)).text()
+    return dict(json.loads(text)) if text else {}
 
 
 def generation_of(job: Mapping[str, Any]) -> str:
@@ -192,17 +298,20 @@ def _assemble(obj: Mapping[str, Any], version: str, body: Mapping[str, Any],
             out[key] = obj[key]
     out.update(body)
     annotations = _annotations(obj)
-    text = record.text()
-    if text is not None:
-        meta = out.setdefault("metadata", {})
-        meta["annotations"] = {**annotations, ANNOTATION: text}
-    elif ANNOTATION in annotations:
-        rest = {k: v for k, v in annotations.items() if k != ANNOTATION}
-        if rest:
-            out["metadata"]["annotations"] = rest
+    kept = {k: v for k, v in annotations.items() if not _is_conversion_annotation(k)}
+    named, rest = set_aside(record.fields)
+    text = _Record(record.origin, rest, record.unset).text()
+    ours = {**named, **({ANNOTATION: text} if text is not None else {})}
+    if ours or len(kept) != len(annotations):
+        if ours or kept:
+            out.setdefault("metadata", {})["annotations"] = {**kept, **ours}
         else:
             del out["metadata"]["annotations"]
     return out
+
+
+def _is_conversion_annotation(name: object) -> bool:
+    return name == ANNOTATION or (isinstance(name, str) and name.startswith(FIELD_PREFIX))
 
 
 def _to_hub(obj: dict[str, Any], version: str) -> dict[str, Any]:

@@ -12,8 +12,10 @@ import yaml
 
 from mpi_controller.mpi.conversion import (
     ANNOTATION,
+    FIELD_PREFIX,
     HUB_DEFAULTS,
     ConversionError,
+    conversion_record,
     convert,
     generation_of,
 )
@@ -37,8 +39,8 @@ def job(version: str, spec: dict[str, Any] | None = None, *, status: Any = None,
 
 
 def record(obj: dict[str, Any]) -> dict[str, Any] | None:
-    text = obj["metadata"].get("annotations", {}).get(ANNOTATION)
-    return None if text is None else dict(json.loads(text))
+    """What the conversion annotations hold (``None``: there are none)."""
+    return conversion_record(obj) or None
 
 
 ALL_UNSET = ["spec.slotsPerWorker", "spec.runLauncherAsWorker", "spec.sshAuthMountPath",
@@ -311,6 +313,11 @@ def test_generation_of(obj: dict[str, Any], generation: str) -> None:
      f"metadata.annotations[{ANNOTATION}]: unset is kept only in kubeflow.org/v2beta1 objects"),
     (job("v2beta1", {}, annotation={"unset": ["spec.x"]}), "v1",
      f"metadata.annotations[{ANNOTATION}]: unset must be a list of " + ", ".join(HUB_DEFAULTS)),
+    (job("v2beta1", {}, annotations={f"{FIELD_PREFIX}spec.nope": "1"}), "v1",
+     f"metadata.annotations[{FIELD_PREFIX}spec.nope]: spec.nope is not a field of any MPIJob "
+     "version"),
+    (job("v2beta1", {}, annotations={f"{FIELD_PREFIX}spec.mainContainer": "{x"}), "v1",
+     f"metadata.annotations[{FIELD_PREFIX}spec.mainContainer]: not valid JSON"),
 ])
 def test_errors_name_the_problem(obj: dict[str, Any], target: str, message: str) -> None:
     with pytest.raises(ConversionError) as err:
@@ -333,3 +340,60 @@ def test_hub_defaults_are_the_crds_v2beta1_schema_defaults() -> None:
 
     walk(version["schema"]["openAPIV3Schema"], "")
     assert found == dict(HUB_DEFAULTS)
+
+
+# -- the annotations, one per field ---------------------------------------------------------
+
+
+def test_each_field_set_aside_has_an_annotation_of_its_own() -> None:
+    hub = convert(job("v1", {"cleanPodPolicy": "Running", "mainContainer": "mpi",
+                             "runPolicy": {"schedulingPolicy": {"queue": "q"}}}), "v2beta1")
+    assert hub["metadata"]["annotations"] == {
+        f"{FIELD_PREFIX}spec.cleanPodPolicy": '"Running"',
+        f"{FIELD_PREFIX}spec.mainContainer": '"mpi"',
+        ANNOTATION: json.dumps({"origin": "v1", "unset": [*ALL_UNSET, "spec.runPolicy.suspend"]},
+                               separators=(",", ":")),
+    }
+    alpha = convert(job("v2beta1", {"runPolicy": {"suspend": True}}, status={
+        "replicaStatuses": {"Worker": {"active": 1, "selector": "a=b"},
+                            "Odd.type": {"labelSelector": {"matchLabels": {"a": "b"}}}}}),
+        "v1alpha2")
+    # a map key that cannot be part of an annotation name: kept in the record's fields
+    assert alpha["metadata"]["annotations"] == {
+        f"{FIELD_PREFIX}spec.runPolicy.suspend": "true",
+        f"{FIELD_PREFIX}status.replicaStatuses.Worker.selector": '"a=b"',
+        ANNOTATION: json.dumps({"fields": {"status": {"replicaStatuses": {"Odd.type": {
+            "labelSelector": {"matchLabels": {"a": "b"}}}}}}, "origin": "v2beta1"},
+            separators=(",", ":")),
+    }
+    assert alpha["status"] == {"replicaStatuses": {"Worker": {"active": 1}, "Odd.type": {}}}
+    assert convert(alpha, "v2beta1") == job("v2beta1", {"runPolicy": {"suspend": True}}, status={
+        "replicaStatuses": {"Worker": {"active": 1, "selector": "a=b"},
+                            "Odd.type": {"labelSelector": {"matchLabels": {"a": "b"}}}}})
+
+
+def test_a_field_an_applier_drops_is_a_field_annotation_that_goes() -> None:
+    """Server-side apply prunes by field sets, converted to each manager's version: in
+    ``v2beta1`` a ``v1`` field dropped from the applied object must be a whole field that
+    disappears, not a change inside one annotation's value (which the API server keeps)."""
+    applied = {"cleanPodPolicy": "Running", "mainContainer": "mpi", "slotsPerWorker": 1}
+    before = convert(job("v1", applied), "v2beta1")["metadata"]["annotations"]
+    dropped = {k: v for k, v in applied.items() if k != "mainContainer"}
+    after = convert(job("v1", dropped), "v2beta1")["metadata"]["annotations"]
+    assert set(before) - set(after) == {f"{FIELD_PREFIX}spec.mainContainer"}
+    assert {k: v for k, v in before.items() if k in after} == after
+
+
+def test_objects_written_with_every_field_in_one_annotation_still_convert() -> None:
+    """Stored objects of earlier releases keep their fields in the record's ``fields``."""
+    old = job("v2beta1", {"slotsPerWorker": 1}, annotation={
+        "origin": "v1", "fields": {"spec": {"mainContainer": "mpi", "cleanPodPolicy": "All"}}})
+    v1 = convert(old, "v1")
+    assert v1["spec"] == {"slotsPerWorker": 1, "mainContainer": "mpi", "cleanPodPolicy": "All"}
+    assert "annotations" not in v1["metadata"]
+    assert generation_of(old) == "v1"
+    assert convert(v1, "v2beta1")["metadata"]["annotations"] == {
+        f"{FIELD_PREFIX}spec.cleanPodPolicy": '"All"',
+        f"{FIELD_PREFIX}spec.mainContainer": '"mpi"',
+        ANNOTATION: json.dumps({"origin": "v1", "unset": ALL_UNSET[1:]}, separators=(",", ":")),
+    }

@@ -13,13 +13,16 @@ from hypothesis import strategies as st
 
 from mpi_controller.mpi.conversion import (
     ANNOTATION,
+    FIELD_PREFIX,
     HUB,
     HUB_DEFAULTS,
     VERSIONS,
     ConversionError,
+    conversion_record,
     convert,
     generation_of,
 )
+from mpi_controller.mpi.conversion.convert import set_aside
 from mpi_controller.mpi.conversion.shapes import LEAF, SHAPES, UNION, Fields, MapOf, Shape, merge
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -73,8 +76,7 @@ def held(draw: st.DrawFn) -> dict[str, Any]:
 
 
 def _record(obj: dict[str, Any]) -> dict[str, Any]:
-    text = obj.get("metadata", {}).get("annotations", {}).get(ANNOTATION)
-    return dict(json.loads(text)) if text else {}
+    return conversion_record(obj)
 
 
 def _walk(obj: dict[str, Any], path: str) -> tuple[dict[str, Any] | None, str]:
@@ -117,8 +119,15 @@ def settled(obj: dict[str, Any]) -> dict[str, Any]:
     record["unset"] = unset
     if not unset:
         del record["unset"]
-    out["metadata"]["annotations"][ANNOTATION] = json.dumps(record, sort_keys=True,
-                                                            separators=(",", ":"))
+    # written as convert writes it: a field's own annotation where its path can be a name
+    named, rest = set_aside(record.pop("fields", None))
+    if rest:
+        record["fields"] = rest
+    annotations = {k: v for k, v in out["metadata"]["annotations"].items()
+                   if not k.startswith(FIELD_PREFIX)}
+    annotations.update(named)
+    annotations[ANNOTATION] = json.dumps(record, sort_keys=True, separators=(",", ":"))
+    out["metadata"]["annotations"] = annotations
     return out
 
 
