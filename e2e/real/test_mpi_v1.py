@@ -78,11 +78,9 @@ def test_v1_pi_runs_across_the_workers_through_kubectl_exec(
     assert env["OMPI_MCA_plm_rsh_agent"] == "/etc/mpi/kubexec.sh"
     assert env["OMPI_MCA_orte_default_hostfile"] == "/etc/mpi/hostfile"
 
+    # (kubexec.sh's `set -x` traces are in this log too, but the two scripts run at once and
+    # their traces interleave word by word: the audit records below show the execs.)
     lines = cluster.kubectl("-n", namespace, "logs", "pi-launcher").splitlines()
-    # kubexec.sh runs with `set -x`: mpirun started a daemon on each worker through it.
-    for worker in ("pi-worker-0", "pi-worker-1"):
-        assert any(line.startswith(f"+ /opt/kube/kubectl exec {worker} -- /bin/sh -c ")
-                   for line in lines), lines
     ranks = sorted((int(m[1]), int(m[2]), m[3]) for m in map(RANK_LINE.match, lines) if m)
     assert ranks == [(0, 2, "pi-worker-0"), (1, 2, "pi-worker-1")], lines
     [result] = [m for m in map(PI_LINE.match, lines) if m]
