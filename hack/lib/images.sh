@@ -22,6 +22,9 @@
 # shellcheck shell=bash
 
 IMAGE_NAMES=(pause base mpi mpich mpi-pi-openmpi mpi-pi-mpich peers kubectl-delivery controller)
+# Images only other images are built on (no pod runs them): built and cached, not imported into
+# the node's containerd (each archive holds all its layers: importing these would read them twice).
+IMAGE_BASES_ONLY=(mpi mpich)
 IMAGE_MACHINE_SUITE=${IMAGE_SUITE:-bookworm}  # the machine's apt sources' suite; recipes' default
 IMAGE_EPOCH=1704067200
 IMAGE_FORMAT=1  # bump when a build step below changes what an image holds

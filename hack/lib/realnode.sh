@@ -440,6 +440,7 @@ realnode_up() {  # after cluster_up: starts the node's components and waits for 
   wait_until 60 containerd ctr_ version || return 1
   local n
   for n in "${IMAGE_NAMES[@]}"; do
+    [[ " ${IMAGE_BASES_ONLY[*]} " != *" $n "* ]] || continue
     ctr_ images import --no-unpack=false "$(image_archive "$n")" >/dev/null
     echo "$(tr 'a-z-' 'A-Z_' <<<"$n")_IMAGE=$(image_ref "$n")"
   done >"$RN/images.env"
