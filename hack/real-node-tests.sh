@@ -3,7 +3,8 @@
 #
 #   hack/real-node-tests.sh [PYTEST_ARGS...]           all of e2e/real (make e2e-real)
 #   hack/real-node-tests.sh --short [PYTEST_ARGS...]   the short form (make test): the OpenMPI pi
-#       job as mpiuser, the malformed launcher command, the controller Deployment
+#       job as mpiuser, the malformed launcher command, the controller Deployment, the MPIJob v1
+#       pi job (kubectl-exec mode)
 #
 # The cluster lives in $REAL_CLUSTER_DIR (default ~/.cache/mpi-controller/cluster-real); it is
 # brought up with `hack/local-cluster.sh up --real-node` and taken down afterwards (its pods,
@@ -20,6 +21,7 @@ SHORT_TESTS=(
   "e2e/real/test_mpi.py::test_pi_runs_across_the_workers[mpiuser-openmpi]"
   e2e/real/test_mpi.py::test_malformed_command_fails_the_job
   e2e/real/test_deployment.py
+  e2e/real/test_mpi_v1.py
 )
 tests=(e2e/real)
 short=0

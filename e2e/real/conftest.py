@@ -6,9 +6,10 @@
   here is skipped and the skip says why.
 * ``deployed_controller`` (session): mpi-controller applied with ``kubectl apply -k`` from
   ``e2e/real/deploy`` (the standalone deployment, placed on the real node) with the image set to
-  the one built from ``deploy/Dockerfile`` and the PyTorchJob workers' init container image set
-  to the local ``peers`` image; waits until its pod is Ready. Every job in these tests is run
-  by it (MPIJob, TFJob, PyTorchJob).
+  the one built from ``deploy/Dockerfile``, the PyTorchJob workers' init container image set
+  to the local ``peers`` image and the MPIJob ``v1`` launchers' to the local
+  ``kubectl-delivery`` image; waits until its pod is Ready. Every job in these tests is run by
+  it (MPIJob ``v2beta1`` and ``v1``, TFJob, PyTorchJob).
 """
 
 from __future__ import annotations
@@ -93,8 +94,10 @@ def deployed_controller(cluster: Cluster, real_node: RealNode, mpijob_crd: str,
         f"resources: [{os.path.relpath(DEPLOY_OVERLAY, overlay)}]\n"  # kustomize: no absolute
         f"images: [{{name: mpi-controller, newName: {name}, newTag: {tag}}}]\n"
         "patches:\n- target: {kind: Deployment, name: mpi-operator}\n  patch: |-\n"
-        "    - op: add\n      path: /spec/template/spec/containers/0/args/-\n"
-        f"      value: --pytorch-init-container-image={real_node.image('peers')}\n")
+        + "".join("    - op: add\n      path: /spec/template/spec/containers/0/args/-\n"
+                  f"      value: {arg}\n" for arg in (
+                      f"--pytorch-init-container-image={real_node.image('peers')}",
+                      f"--mpi-kubectl-delivery-image={real_node.image('kubectl-delivery')}")))
     cluster.kubectl("apply", "--server-side", "--force-conflicts", "-k", str(overlay))
     pod = wait_for(lambda: next((p for p in controller_pods(cluster)
                                  if pod_ready(p) and "deletionTimestamp" not in p["metadata"]),

@@ -90,13 +90,16 @@ EOF
 write_configs() {
   cat >"$STATE/audit-policy.yaml" <<'EOF'
 # Requests of the controller identities (users and the in-cluster service account) are logged at
-# Metadata level so benchmarks and fault runs can count them; everything else is not logged.
+# Metadata level so benchmarks and fault runs can count them, and so are execs into pods (whoever
+# makes them: MPIJob v1 launchers start their ranks by `kubectl exec`); nothing else is logged.
 apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: [RequestReceived]
 rules:
 - level: Metadata
   users: [mpi-controller, mpi-controller-2, "system:serviceaccount:mpi-operator:mpi-operator"]
+- level: Metadata
+  resources: [{group: "", resources: [pods/exec]}]
 - level: None
 EOF
   cat >"$STATE/scheduler.yaml" <<EOF

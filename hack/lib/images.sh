@@ -7,18 +7,25 @@
 # archive whose key exists is reused; a changed input builds afresh.
 #   pause             the pod sandbox process (hack/images/pause/pause.go), built with Go
 #   base              Debian's essential set + Python 3 and pip (mmdebstrap)
-#   mpi               OpenMPI, MPICH, OpenSSH, the pi program built for each (mmdebstrap)
+#   mpi               OpenMPI, OpenSSH, the pi program built against it (mmdebstrap)
+#   mpich             the same with MPICH, from Debian trixie (see hack/images/mpich/recipe.sh)
 #   mpi-pi-openmpi    mpi laid out as upstream's mpi-pi:openmpi (mpirun, /home/mpiuser/pi)
-#   mpi-pi-mpich      mpi laid out as upstream's mpi-pi:mpich
+#   mpi-pi-mpich      mpich laid out as upstream's mpi-pi:mpich
 #   peers             Python 3, nslookup and the peers program (TFJob/PyTorchJob wiring checks)
 #   kubectl-delivery  kubectl (from BIN_DIR) + the delivery script (mmdebstrap)
 #   controller        deploy/Dockerfile with BASE_IMAGE=the base image (buildah, chroot isolation)
-# Debian images come from the machine's own apt sources, with SOURCE_DATE_EPOCH fixed, so the
-# same package versions give the same files.
+# Debian images come from the machine's own apt sources (a recipe may name another suite,
+# IMAGE_SUITE, then fetched from the machine's Debian mirror), with SOURCE_DATE_EPOCH fixed, so
+# the same package versions give the same files. A recipe may run another recipe's customize
+# script (IMAGE_CUSTOMIZE=DIR/customize.sh under hack/images; that directory is then part of
+# its key).
 # shellcheck shell=bash
 
-IMAGE_NAMES=(pause base mpi mpi-pi-openmpi mpi-pi-mpich peers kubectl-delivery controller)
-IMAGE_SUITE=${IMAGE_SUITE:-bookworm}
+IMAGE_NAMES=(pause base mpi mpich mpi-pi-openmpi mpi-pi-mpich peers kubectl-delivery controller)
+# Images only other images are built on (no pod runs them): built and cached, not imported into
+# the node's containerd (each archive holds all its layers: importing these would read them twice).
+IMAGE_BASES_ONLY=(mpi mpich)
+IMAGE_MACHINE_SUITE=${IMAGE_SUITE:-bookworm}  # the machine's apt sources' suite; recipes' default
 IMAGE_EPOCH=1704067200
 IMAGE_FORMAT=1  # bump when a build step below changes what an image holds
 IMAGE_CACHE=${MPI_CONTROLLER_IMAGE_CACHE:-$CACHE/images}
@@ -36,7 +43,7 @@ image_key() {  # image_key NAME: the content key of an image
   case $name in
     pause) { hash_files "$dir/pause.go"; echo "$IMAGE_FORMAT $GO_VERSION"; } | sha256sum | cut -c1-16 ;;
     kubectl-delivery)
-      { hash_files "$dir"/*; echo "$IMAGE_FORMAT $IMAGE_SUITE $IMAGE_EPOCH $K8S_VERSION $GO_VERSION"; } \
+      { hash_files "$dir"/*; echo "$IMAGE_FORMAT $IMAGE_MACHINE_SUITE $IMAGE_EPOCH $K8S_VERSION $GO_VERSION"; } \
         | sha256sum | cut -c1-16 ;;
     controller)
       local root=$HACK/..
@@ -47,10 +54,11 @@ image_key() {  # image_key NAME: the content key of an image
         (cd "$root" && hash_files deploy/Dockerfile pyproject.toml constraints.txt README.md "${sources[@]}")
       } | sha256sum | cut -c1-16 ;;
     *)
-      local IMAGE_BASE=""
+      local IMAGE_BASE="" IMAGE_SUITE=$IMAGE_MACHINE_SUITE IMAGE_CUSTOMIZE=""
       # shellcheck disable=SC1090,SC1091
       source "$dir/recipe.sh"
       { hash_files "$dir"/*; echo "$IMAGE_FORMAT $IMAGE_SUITE $IMAGE_EPOCH"
+        [[ -z $IMAGE_CUSTOMIZE ]] || hash_files "$HACK/images/$(dirname "$IMAGE_CUSTOMIZE")"/*
         [[ -z $IMAGE_BASE ]] || image_key "$IMAGE_BASE"; } | sha256sum | cut -c1-16 ;;
   esac
 }
@@ -58,26 +66,39 @@ image_key() {  # image_key NAME: the content key of an image
 image_ref() { echo "localhost/mpi-controller/$1:$(image_key "$1")"; }
 image_archive() { echo "$IMAGE_CACHE/$1-$(image_key "$1").tar"; }
 
-apt_sources() {  # the machine's Debian apt sources, as mmdebstrap mirror arguments
-  local f
+apt_sources() {  # apt_sources SUITE: mmdebstrap mirror arguments for SUITE
+  # The machine's own apt sources for its suite ($IMAGE_MACHINE_SUITE); for another suite, its main,
+  # -updates and -security archives on the machine's Debian mirrors.
+  local f files=()
   for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
-    [[ -s $f ]] && echo "$f"
+    [[ -s $f ]] && files+=("$f")
   done
-  return 0
+  if [[ $1 == "$IMAGE_MACHINE_SUITE" ]]; then
+    printf '%s\n' "${files[@]}"
+    return 0
+  fi
+  local mirror security
+  mirror=$(grep -hoE 'https?://[^ ]*/debian/?( |$)' "${files[@]}" /dev/null | head -n 1 | tr -d ' ')
+  security=$(grep -hoE 'https?://[^ ]*/debian-security/?( |$)' "${files[@]}" /dev/null | head -n 1 | tr -d ' ')
+  echo "deb ${mirror:-http://deb.debian.org/debian} $1 main"
+  echo "deb ${mirror:-http://deb.debian.org/debian} $1-updates main"
+  echo "deb ${security:-http://deb.debian.org/debian-security} $1-security main"
 }
 
 debian_rootfs() {  # debian_rootfs NAME OUT_TAR: the root filesystem of a recipe image
   local name=$1 out=$2 dir=$HACK/images/$1
   local IMAGE_VARIANT=essential IMAGE_PACKAGES="" IMAGE_BUILD_PACKAGES="" IMAGE_SKIP=""
+  local IMAGE_SUITE=$IMAGE_MACHINE_SUITE IMAGE_CUSTOMIZE=""
   # shellcheck disable=SC1090,SC1091
   source "$dir/recipe.sh"
-  local hooks=()
-  if [[ -x $dir/customize.sh ]]; then
+  local hooks=() customize=$dir/customize.sh
+  [[ -z $IMAGE_CUSTOMIZE ]] || customize=$HACK/images/$IMAGE_CUSTOMIZE
+  if [[ -x $customize ]]; then
     # shellcheck disable=SC2016
-    hooks+=(--customize-hook="$dir/customize.sh \"\$1\" $IMAGE_BUILD_PACKAGES")
+    hooks+=(--customize-hook="$customize \"\$1\" $IMAGE_BUILD_PACKAGES")
   fi
   local sources
-  mapfile -t sources < <(apt_sources)
+  mapfile -t sources < <(apt_sources "$IMAGE_SUITE")
   SOURCE_DATE_EPOCH=$IMAGE_EPOCH mmdebstrap --quiet --mode=root --variant="$IMAGE_VARIANT" \
     --format=tar ${IMAGE_PACKAGES:+--include="${IMAGE_PACKAGES// /,}"} ${IMAGE_SKIP:+--skip="$IMAGE_SKIP"} \
     --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
@@ -90,7 +111,7 @@ oci_archive() { python3 "$HACK/images/oci_archive.py" "$@" >/dev/null; }
 build_recipe_image() {  # build_recipe_image NAME OUT TMP: an image from hack/images/NAME/recipe.sh
   local name=$1 out=$2 dir=$HACK/images/$1 tmp=$3
   local IMAGE_ENTRYPOINT="" IMAGE_CMD="" IMAGE_USER="" IMAGE_ENV="" IMAGE_FILES="" IMAGE_WORKDIR=""
-  local IMAGE_BASE=""
+  local IMAGE_BASE="" IMAGE_SUITE=$IMAGE_MACHINE_SUITE IMAGE_CUSTOMIZE=""
   # shellcheck disable=SC1090,SC1091
   source "$dir/recipe.sh"
   local args=(--out "$out" --ref "$(image_ref "$name")") f e

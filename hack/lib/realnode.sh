@@ -114,18 +114,23 @@ realnode_build() {  # kubelet, kube-proxy, CoreDNS and the images, each skipped 
 realnode_configure() {  # the API server settings the real node needs; call before cluster_up
   export API_BIND_ADDRESS=0.0.0.0
   export API_EXTRA_SANS="IP:$RN_SERVICE_IP,IP:$RN_GATEWAY"
-  export API_EXTRA_FLAGS="--kubelet-client-certificate=$STATE/pki/kubelet-client.crt --kubelet-client-key=$STATE/pki/kubelet-client.key --kubelet-preferred-address-types=InternalIP"
+  export API_EXTRA_FLAGS="--kubelet-client-certificate=$STATE/pki/kubelet-client.crt --kubelet-client-key=$STATE/pki/kubelet-client.key --kubelet-certificate-authority=$STATE/pki/ca.crt --kubelet-preferred-address-types=InternalIP"
   export KCM_EXTRA_CONTROLLERS=endpointslice-controller,deployment-controller,replicaset-controller
   # shellcheck disable=SC2034  # read by cluster_up (lib/cluster.sh)
   CLUSTER_PRE_START_HOOK=realnode_pre_start
 }
 
-client_cert() {  # client_cert NAME CN [ORG]: a client certificate signed by the cluster CA
-  local pki=$STATE/pki subj="/CN=$2"
-  [[ -z ${3:-} ]] || subj="/O=$3$subj"
-  openssl req -newkey rsa:2048 -nodes -subj "$subj" -keyout "$pki/$1.key" -out "$pki/$1.csr" 2>/dev/null
+signed_cert() {  # signed_cert NAME SUBJECT EXTENSIONS: pki/NAME.{key,crt} signed by the cluster CA
+  local pki=$STATE/pki
+  openssl req -newkey rsa:2048 -nodes -subj "$2" -keyout "$pki/$1.key" -out "$pki/$1.csr" 2>/dev/null
   openssl x509 -req -in "$pki/$1.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" -CAcreateserial \
-    -days 3650 -extfile <(echo extendedKeyUsage=clientAuth) -out "$pki/$1.crt" 2>/dev/null
+    -days 3650 -extfile <(printf '%s\n' "$3") -out "$pki/$1.crt" 2>/dev/null
+}
+
+client_cert() {  # client_cert NAME CN [ORG]: a client certificate signed by the cluster CA
+  local subj="/CN=$2"
+  [[ -z ${3:-} ]] || subj="/O=$3$subj"
+  signed_cert "$1" "$subj" extendedKeyUsage=clientAuth
 }
 
 cert_kubeconfig() {  # cert_kubeconfig PATH NAME: a kubeconfig that authenticates with pki/NAME.crt
@@ -153,6 +158,9 @@ realnode_pre_start() {  # after the PKI exists, before the API server starts
   realnode_network_up
   client_cert kubelet-client kube-apiserver-kubelet-client system:masters
   client_cert kubelet "system:node:$RN_NODE" system:nodes
+  # The kubelet's serving certificate, which the API server verifies (exec, logs, port-forward).
+  signed_cert kubelet-serving "/O=system:nodes/CN=system:node:$RN_NODE" \
+    "$(printf 'extendedKeyUsage=serverAuth\nsubjectAltName=IP:%s,DNS:%s' "$RN_GATEWAY" "$RN_NODE")"
   client_cert kube-proxy system:kube-proxy
   client_cert coredns system:coredns
   echo "RN_NODE=$RN_NODE" >"$STATE/real-node.env"
@@ -274,6 +282,8 @@ authentication:
   webhook: {enabled: true}
   x509: {clientCAFile: "$STATE/pki/ca.crt"}
 authorization: {mode: Webhook}
+tlsCertFile: $STATE/pki/kubelet-serving.crt
+tlsPrivateKeyFile: $STATE/pki/kubelet-serving.key
 containerRuntimeEndpoint: unix://$RN/containerd.sock
 cgroupDriver: cgroupfs
 failCgroupV1: false
@@ -430,6 +440,7 @@ realnode_up() {  # after cluster_up: starts the node's components and waits for 
   wait_until 60 containerd ctr_ version || return 1
   local n
   for n in "${IMAGE_NAMES[@]}"; do
+    [[ " ${IMAGE_BASES_ONLY[*]} " != *" $n "* ]] || continue
     ctr_ images import --no-unpack=false "$(image_archive "$n")" >/dev/null
     echo "$(tr 'a-z-' 'A-Z_' <<<"$n")_IMAGE=$(image_ref "$n")"
   done >"$RN/images.env"

@@ -1,6 +1,7 @@
 #!/bin/sh
 # customize.sh ROOTFS BUILD_PACKAGES...: configures SSH for MPI jobs, adds mpiuser, compiles
-# pi.c against each MPI, then removes the compilers again.
+# pi.c against each MPI the build packages bring (Open MPI: /usr/local/bin/pi-openmpi, MPICH:
+# /usr/local/bin/pi-mpich), then removes the compilers again. Used by the mpi and mpich images.
 set -eu
 root=$1; shift
 here=$(dirname "$0")
@@ -32,7 +33,13 @@ chroot "$root" chown mpiuser:mpiuser /home/mpiuser/.sshd_config
 install -m 0755 "$here/mpi-entrypoint.sh" "$root/usr/local/bin/mpi-entrypoint"
 cp "$here/pi.c" "$root/tmp/pi.c"
 chroot "$root" apt-get install -qq -y --no-install-recommends "$@" >/dev/null
-chroot "$root" mpicc.openmpi -O2 -o /usr/local/bin/pi-openmpi /tmp/pi.c -lm
-chroot "$root" mpicc.mpich -O2 -o /usr/local/bin/pi-mpich /tmp/pi.c -lm
+built=0
+for impl in openmpi mpich; do
+  if [ -x "$root/usr/bin/mpicc.$impl" ]; then
+    chroot "$root" "mpicc.$impl" -O2 -o "/usr/local/bin/pi-$impl" /tmp/pi.c -lm
+    built=$((built + 1))
+  fi
+done
+[ "$built" -gt 0 ] || { echo "customize.sh: no mpicc.openmpi or mpicc.mpich to build pi with" >&2; exit 1; }
 chroot "$root" apt-get purge -qq -y --autoremove "$@" >/dev/null
 rm -f "$root/tmp/pi.c"
