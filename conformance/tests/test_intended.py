@@ -208,6 +208,18 @@ def test_mpijob_v1_spam_filter_rule_needs_the_burst_context_among_others() -> No
     assert unexplained == [plain, go_only]
 
 
+def test_spam_filter_count_rule_only_where_the_reference_counted_fewer_in_a_burst() -> None:
+    path = ('["Warning MPIJobRestarting: MPIJob r is restarting because 1 Launcher replica(s) '
+            'failed."].count')
+    burst = "event-burst-by-go"
+    fewer = Difference("r", "events", "events", path, 1, 2, context=burst)
+    more = Difference("r", "events", "events", path, 2, 1, context=burst)
+    quiet = Difference("r", "events", "events", path, 1, 2)
+    found, unexplained = classify([fewer, more, quiet], V1)
+    assert [(d, r.id) for d, r in found] == [(fewer, "training-event-spam-filter-count")]
+    assert unexplained == [more, quiet]
+
+
 def test_mpijob_v1_owner_and_role_rules_match_only_what_they_name() -> None:
     owner = "metadata.ownerReferences[0].apiVersion"
     stored = Difference("pi", "Pod/pi-launcher", "created", owner, "kubeflow.org/v1",
