@@ -291,10 +291,12 @@ def test_server_side_apply_through_v1(env: Env, serving: ControllerProcess,
     manifest goes away, nothing appears that was not applied. A ``v1``-only field
     (``mainContainer``) goes too when the job's status was written through ``v2beta1`` (as the
     controller does) between the two applies: the API server then prunes it by field sets
-    converted to ``v2beta1``, where it is an annotation of its own."""
+    converted to ``v2beta1``, where it is an annotation of its own. The job names another
+    controller (``runPolicy.managedBy``), so the test's own status write is the only one."""
     first = manifest(ELASTIC)
     first["metadata"]["name"] = "applied"
     first["spec"]["mainContainer"] = "mpi-launcher"
+    first["spec"]["runPolicy"] = {"managedBy": "kueue.x-k8s.io/multikueue", "suspend": False}
     path = tmp_path / "applied.yaml"
     path.write_text(yaml.safe_dump(first))
     env.cluster.kubectl("apply", "--server-side", "-n", env.ns, "-f", str(path))
