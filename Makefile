@@ -9,7 +9,9 @@
 #   make chaos  fault runs (e2e/chaos) on a cluster of their own; results in chaos-results/
 #   make conformance  upstream's e2e suite and the differential runs (MPIJob against
 #               mpi-operator, TFJob, PyTorchJob and MPIJob v1 against training-operator; both
-#               built from the Go module proxy) on a cluster of their own; conformance-results/
+#               built from the Go module proxy) on a cluster of their own, and the suite's
+#               specs that need real MPI processes on the real node when it is built;
+#               conformance-results/
 SHELL := /bin/bash
 PYTHON ?= python3.11
 VENV := .venv

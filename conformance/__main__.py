@@ -18,11 +18,12 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from conformance import corpus as corpus_mod
-from conformance import e2e_suite, intended, operators, report
+from conformance import e2e_suite, intended, operators, real_node, report
 from conformance.differential import (
     LEASE,
     LOCK_NAMESPACE,
@@ -62,16 +63,24 @@ def controller_kubeconfig(admin: Path) -> Path:
     return path if path.exists() else admin
 
 
-def run_e2e(kube: Kube, admin: Path, controller: Path, sides: list[str], out: Path
+E2E_BINARY = "mpi-operator-e2e.test"
+Specs = Callable[[Path, Path], list[e2e_suite.SpecResult]]
+
+
+def run_e2e(kube: Kube, admin: Path, controller: Path, sides: list[str], out: Path,
+            specs: Specs | None = None, label: str = "e2e"
             ) -> dict[str, list[e2e_suite.SpecResult]]:
-    binary = Path(operators.reference("bin-dir", "mpi-operator")) / "mpi-operator-e2e.test"
+    """Upstream's e2e suite against each operator of ``sides`` in turn (``specs(binary,
+    log_dir)``: what to run of it; default every spec, :func:`e2e_suite.run_suite`)."""
+    binary = Path(operators.reference("bin-dir", "mpi-operator")) / E2E_BINARY
+    run = specs or (lambda b, logs: e2e_suite.run_suite(b, admin, logs))
     results = {}
     flags = ["--kube-api-qps", "50", "--kube-api-burst", "100"]
     for side in sides:
         install_crd(kube, read_crd(MPIJOB_V2BETA1.crds[side]()))
         ensure_namespace(kube, LOCK_NAMESPACE)
         kube.delete(LEASE)
-        log_path = out / "logs" / f"e2e-{side}-operator.log"
+        log_path = out / "logs" / f"{label}-{side}-operator.log"
         log_path.unlink(missing_ok=True)
         factory = operators.ours if side == "ours" else operators.reference_factory(
             "mpi-operator")
@@ -80,12 +89,44 @@ def run_e2e(kube: Kube, admin: Path, controller: Path, sides: list[str], out: Pa
         try:
             proc.wait_ready()
             start = time.monotonic()
-            results[side] = e2e_suite.run_suite(binary, admin, out / "logs" / f"e2e-{side}")
-            log(f"upstream e2e against {side}: {time.monotonic() - start:.0f}s")
+            results[side] = run(binary, out / "logs" / f"{label}-{side}")
+            log(f"upstream {label} against {side}: {time.monotonic() - start:.0f}s")
         finally:
             proc.stop()
             kube.delete(LEASE)
     return results
+
+
+def run_on_real_node(sides: list[str], out: Path, listing: Path
+                     ) -> dict[str, list[e2e_suite.SpecResult]]:
+    """The specs that need real MPI processes (:mod:`conformance.real_node`), on the real
+    node against each operator of ``sides``; skipped with the reason when it cannot serve
+    (``listing``: a kubeconfig for the suite's dry run that lists them)."""
+    binary = Path(operators.reference("bin-dir", "mpi-operator")) / E2E_BINARY
+    why = real_node.unavailable()
+    if why:
+        texts = real_node.real_specs(e2e_suite.list_specs(binary, listing))
+        log(f"real-node specs skipped: {why}")
+        return {side: real_node.skipped(texts, why) for side in sides}
+    with real_node.real_node_cluster(log) as admin:
+        texts = real_node.real_specs(e2e_suite.list_specs(binary, admin))
+        env = {"TEST_OPENMPI_IMAGE": real_node.images(real_node.cluster_dir())[
+            "MPI_PI_OPENMPI_IMAGE"]}
+        kube = Kube(admin)
+        try:
+            with real_node.workloads_on_the_real_node(kube):
+                return run_e2e(kube, admin, controller_kubeconfig(admin), sides, out,
+                               specs=lambda b, logs: [
+                                   e2e_suite.run_spec(b, admin, t, _mkdir(logs), env=env)
+                                   for t in texts],
+                               label="real-node")
+        finally:
+            kube.close()
+
+
+def _mkdir(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -95,8 +136,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kubeconfig", help="use this cluster instead of --cluster-dir")
     parser.add_argument("--out", type=Path, default=REPO / "conformance-results")
     parser.add_argument("--short", action="store_true")
-    parser.add_argument("--parts", default="e2e,differential",
-                        help="comma-separated: e2e, differential")
+    parser.add_argument("--parts", default="",
+                        help="comma-separated: e2e, differential, real-node (default: all; "
+                             "with --short e2e and differential)")
     parser.add_argument("--kinds", default=",".join(KINDS),
                         help=f"differential: comma-separated, of {', '.join(KINDS)}")
     parser.add_argument("--no-build", action="store_true",
@@ -106,8 +148,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default="",
                         help="differential: only these cases or groups (comma-separated)")
     args = parser.parse_args(argv)
-    parts = set(args.parts.split(","))
-    if unknown := parts - {"e2e", "differential"}:
+    parts = set(args.parts.split(",") if args.parts else
+                ["e2e", "differential", *([] if args.short else ["real-node"])])
+    if unknown := parts - {"e2e", "differential", "real-node"}:
         parser.error(f"--parts: unknown part(s) {', '.join(sorted(unknown))}")
     kinds = [k for k in args.kinds.split(",") if k]
     if unknown := set(kinds) - set(KINDS):
@@ -119,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
                                "parts": sorted(parts), "kinds": kinds}
 
     to_build = list(dict.fromkeys(
-        (["mpi-operator"] if "e2e" in parts else [])
+        (["mpi-operator"] if parts & {"e2e", "real-node"} else [])
         + ([KINDS[k].reference for k in kinds] if "differential" in parts else [])))
     summary["build_s"] = 0.0 if args.no_build or not to_build else \
         operators.build_reference(*to_build)
@@ -142,6 +185,16 @@ def main(argv: list[str] | None = None) -> int:
         counts["passed"] += sum(r.outcome == "passed" for r in e2e["ours"])
         counts["failed"] += sum(r.outcome == "failed" for r in e2e["ours"])
         counts["skipped"] += sum(r.outcome == "skipped" for r in e2e["ours"])
+
+    if "real-node" in parts:
+        sides = ["ours"] if args.short else ["ours", "go"]
+        real = run_on_real_node(sides, args.out, admin)
+        text.append("On the real node:\n\n" + report.e2e_table(real))
+        (args.out / "e2e-real-node.json").write_text(json.dumps(
+            {side: [r.__dict__ for r in rs] for side, rs in real.items()}, indent=1))
+        failed |= any(r.outcome == "failed" for r in real["ours"])
+        for outcome in counts:
+            counts[outcome] += sum(r.outcome == outcome for r in real["ours"])
 
     if "differential" in parts:
         settings = Settings(kube, controller, args.out)

@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import time
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +28,7 @@ SKIPS: tuple[tuple[str, str], ...] = (
     (r"with custom cluster-domain", "reconfigures the operator's Deployment (kubectl, kind); "
      "--cluster-domain is compared by the differential run"),
     (r"has malformed command", "needs a real MPI process to fail (mpirun as root without "
-     "--allow-run-as-root); KWOK's simulated launcher exits 0"),
+     "--allow-run-as-root); KWOK's simulated launcher exits 0 (the real-node part runs it)"),
 )
 
 _LOCATION = re.compile(r"\.go:\d+\s*$")
@@ -81,7 +82,9 @@ def parse_spec_texts(output: str) -> list[str]:
 
 
 def run_spec(binary: Path, kubeconfig: Path, text: str, log_dir: Path,
-             timeout: float = 600) -> SpecResult:
+             timeout: float = 600, env: Mapping[str, str] | None = None) -> SpecResult:
+    """Run the one spec ``text`` (``env``: more environment, e.g. the suite's image
+    variables)."""
     start = time.monotonic()
     # Ginkgo v1 matches the focus (RE2) against the spec's full text, which has a prefix of
     # its own ("[Top Level]"): anchor the end and a word boundary; "Ran 1 of" is checked.
@@ -89,7 +92,8 @@ def run_spec(binary: Path, kubeconfig: Path, text: str, log_dir: Path,
     try:
         out = subprocess.run([str(binary), "-ginkgo.focus", focus, "-ginkgo.v",
                               "-ginkgo.noColor", "-test.timeout", f"{int(timeout)}s"],
-                             capture_output=True, text=True, env=_env(kubeconfig),
+                             capture_output=True, text=True,
+                             env={**_env(kubeconfig), **(env or {})},
                              timeout=timeout + 30, check=False)
         output, code = out.stdout + out.stderr, out.returncode
     except subprocess.TimeoutExpired as err:
