@@ -58,6 +58,17 @@ def _count_more(go: Any, ours: Any) -> bool:
     return isinstance(go, int) and isinstance(ours, int) and 1 <= go < ours
 
 
+_JOB_TRACKING = "batch.kubernetes.io/job-tracking"
+
+
+def _job_tracking_only(go: Any, ours: Any) -> bool:
+    """One side's last sight still has only the Job controller's tracking finalizer (as the
+    list, or its managed-fields entry); the other's has none."""
+    def tracking(value: Any) -> bool:
+        return bool(value == [_JOB_TRACKING] or value == {".": {}, f'v:"{_JOB_TRACKING}"': {}})
+    return (go == MISSING and tracking(ours)) or (ours == MISSING and tracking(go))
+
+
 def _ours_only(go: Any, ours: Any) -> bool:
     return bool(go == MISSING and ours != MISSING)
 
@@ -103,6 +114,13 @@ _EVENT = r'\["(Normal|Warning) [A-Za-z]+: .*"\]'
 
 
 RULES: tuple[Rule, ...] = (
+    # The Kubernetes Job controller (neither operator) removes its tracking finalizer from a
+    # launcher pod once it has counted the pod; the last sight of the pod may come first.
+    Rule("job-tracking-finalizer", readme="Job tracking finalizer",
+         obj="Pod/.*-launcher-.*", phase="final",
+         path=(r'metadata\.finalizers'
+               r'|metadata\.managedFields\[\d+\]\.fieldsV1\["f:metadata"\]\["f:finalizers"\]'),
+         when=_job_tracking_only),
     Rule("mpijob-running-event-once", readme="`MPIJobRunning` event",
          obj="events", phase="events", path=r'\["Normal MPIJobRunning: .*"\]\.count',
          when=_count_fewer),

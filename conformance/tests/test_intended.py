@@ -244,3 +244,24 @@ def test_mpijob_v1_events_once_only_when_the_reference_recorded_more() -> None:
     found, unexplained = classify([fewer, more], V1)
     assert [r.id for _, r in found] == ["mpijob-v1-events-once"]
     assert unexplained == [more]
+
+
+def test_job_tracking_finalizer_rule_only_for_that_finalizer_on_a_launcher_pod() -> None:
+    rules = rules_for("mpijob-v2beta1")
+    fields = 'metadata.managedFields[0].fieldsV1["f:metadata"]["f:finalizers"]'
+    tracking = ["batch.kubernetes.io/job-tracking"]
+    launcher = "Pod/active-deadline-launcher-<1>"
+    explained = [
+        Difference("c", launcher, "final", "metadata.finalizers", MISSING, tracking),
+        Difference("c", launcher, "final", fields, MISSING,
+                   {".": {}, 'v:"batch.kubernetes.io/job-tracking"': {}}),
+        Difference("c", launcher, "final", "metadata.finalizers", tracking, MISSING),
+    ]
+    unexplained = [
+        Difference("c", launcher, "final", "metadata.finalizers", MISSING, ["example.com/x"]),
+        Difference("c", "Pod/c-worker-0", "final", "metadata.finalizers", MISSING, tracking),
+        Difference("c", launcher, "created", "metadata.finalizers", MISSING, tracking),
+    ]
+    found, left = classify(explained + unexplained, rules)
+    assert [(d, r.id) for d, r in found] == [(d, "job-tracking-finalizer") for d in explained]
+    assert left == unexplained
