@@ -21,7 +21,7 @@ from typing import Any
 from mpi_controller.kube.jsonvalue import as_dict, as_str, json_copy
 from mpi_controller.kube.pods import is_pod_ready, pod_phase
 from mpi_controller.mpi import constants as c
-from mpi_controller.mpi import naming as n
+from mpi_controller.mpi import naming
 from mpi_controller.mpi.features import ssh_readiness_port
 from mpi_controller.mpi.v2beta1.types import MPIJob, parse_mpi_job
 
@@ -38,7 +38,7 @@ __all__ = [
 
 
 def _host_line(view: MPIJob, host: str, cluster_domain: str) -> str:
-    fqdn = n.host_fqdn(host, view.name, view.namespace, cluster_domain)
+    fqdn = naming.host_fqdn(host, view.name, view.namespace, cluster_domain)
     slots = view.spec.slots_per_worker
     slots = 1 if slots is None else slots
     impl = view.spec.mpi_implementation
@@ -55,8 +55,8 @@ def hostfile(
     """The hostfile text; ``worker_replicas`` defaults to the Worker spec's replicas."""
     view = parse_mpi_job(job)
     count = view.worker_replicas if worker_replicas is None else worker_replicas
-    hosts = [n.launcher_name(view.name)] if view.run_launcher_as_worker else []
-    hosts += [n.worker_name(view.name, i) for i in range(max(count, 0))]
+    hosts = [naming.launcher_name(view.name)] if view.run_launcher_as_worker else []
+    hosts += [naming.worker_name(view.name, i) for i in range(max(count, 0))]
     return "".join(_host_line(view, host, cluster_domain) for host in hosts)
 
 
@@ -67,7 +67,7 @@ def running_worker_pods(
     (and Ready, when the job opts in to SSH readiness: a Running worker whose sshd does not
     accept connections yet is no host to add)."""
     need_ready = ssh_readiness_port(job) is not None
-    return [pod for pod in n.worker_pods(job, pods)
+    return [pod for pod in naming.worker_pods(job, pods)
             if pod_phase(pod) == "Running" and (not need_ready or is_pod_ready(pod))]
 
 
@@ -78,14 +78,16 @@ def discover_hosts_script(
     view = parse_mpi_job(job)
     lines = ["#!/bin/sh\n"]
     if view.run_launcher_as_worker:
-        launcher = n.host_fqdn(
-            n.launcher_name(view.name), view.name, view.namespace, cluster_domain
+        launcher = naming.host_fqdn(
+            naming.launcher_name(view.name), view.name, view.namespace, cluster_domain
         )
         lines.append(f"echo {launcher}\n")
     running = running_worker_pods(job, pods)
     for pod in sorted(running, key=_pod_name):
         meta = as_dict(pod.get("metadata"))
-        fqdn = n.host_fqdn(_pod_name(pod), view.name, as_str(meta.get("namespace")), cluster_domain)
+        fqdn = naming.host_fqdn(
+            _pod_name(pod), view.name, as_str(meta.get("namespace")), cluster_domain
+        )
         lines.append(f"echo {fqdn}\n")
     return "".join(lines)
 
@@ -103,12 +105,14 @@ def new_config_map(
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": {
-            "name": n.config_map_name(view.name),
+            "name": naming.config_map_name(view.name),
             "namespace": view.namespace,
             "labels": {"app": view.name},
-            "ownerReferences": [n.controller_ref(job)],
+            "ownerReferences": [naming.controller_ref(job)],
         },
-        "data": {n.HOSTFILE_NAME: hostfile(job, worker_replicas, cluster_domain=cluster_domain)},
+        "data": {
+            naming.HOSTFILE_NAME: hostfile(job, worker_replicas, cluster_domain=cluster_domain)
+        },
     }
 
 
@@ -122,7 +126,7 @@ def update_discover_hosts_in_config_map(
     """A copy of ``config_map`` whose ``discover_hosts.sh`` lists ``pods`` that are Running."""
     out = json_copy(dict(config_map))
     data = out["data"] = dict(as_dict(out.get("data")))
-    data[n.DISCOVER_HOSTS_SCRIPT_NAME] = discover_hosts_script(
+    data[naming.DISCOVER_HOSTS_SCRIPT_NAME] = discover_hosts_script(
         job, pods, cluster_domain=cluster_domain
     )
     return out
