@@ -1,4 +1,5 @@
-"""MPIJobController against the real API server (in-process controller, one namespace).
+"""The MPIJob kind on the job engine against the real API server (in-process controller, one
+namespace).
 
 Each test cites the Go operator (mpi-operator v0.8.2) behaviour it matches."""
 
