@@ -74,6 +74,8 @@ from conformance.kube import Kube  # noqa: E402
 from mpi_controller.engine.pods import POD_CODEC, slim_pod  # noqa: E402
 from tests.mpijobs import GROUP, PLURAL, VERSION, small_job  # noqa: E402
 from tests.processes import OperatorProcess, ProcSampler, free_port, http_get  # noqa: E402
+from tests.support import Cluster as TestCluster  # noqa: E402
+from tests.webhooks import serving_webhooks  # noqa: E402
 
 RESULTS = REPO / "bench-results"
 MPI_WORKLOADS = ("burst", "steady", "wide", "arrival")
@@ -1132,6 +1134,11 @@ def table(results: dict[str, Obj]) -> str:
                      "control_plane_cores", "harness_cores", "other_load_cores"))
         for key in extra:
             lines.append(f"| {name} | {key} | {_fmt(res.get(key))} | (reported) | |")
+        hook = res.get("conversion_webhook")
+        if hook:
+            served = f"served, CPU {_fmt(hook.get('cpu_s'))} s" if hook["served"] else "not served"
+            lines.append(f"| {name} | MPIJob conversion webhook (a process of its own) | "
+                         f"{served} | (reported) | |")
         api = res.get("api_requests") or {}
         if api:
             writes = ", ".join(f"{k}: {v}" for k, v in api.get("writes_in_namespace", {}).items())
@@ -1301,6 +1308,44 @@ def report(docs: bool) -> None:
         log("copied the table and plot to docs/performance.md and docs/bench.png")
 
 
+class ConversionWebhook:
+    """The MPIJob webhooks served for the whole bench by a process of their own (as
+    ``tests.webhooks.serving_webhooks`` serves them for the tests), or not at all.
+
+    Served, the cluster is as deployed: the API server's watch caches of MPIJob ``v1`` and
+    ``v1alpha2`` convert every MPIJob change through the webhook. Unserved, each of those
+    caches fails and relists every MPIJob, again and again, which loads the API server (and
+    so every operator measured) with work a deployed cluster does not do. The process is
+    not the measured controller: its CPU is reported beside each workload's figures."""
+
+    def __init__(self, pid: int | None) -> None:
+        self.pid = pid
+
+    def cpu_seconds(self) -> float | None:
+        sample = ProcSampler.read_pid(self.pid) if self.pid else None
+        return sample[0] if sample else None
+
+    def describe(self, cpu_before: float | None) -> Obj:
+        cpu = self.cpu_seconds()
+        if self.pid is None or cpu is None or cpu_before is None:
+            return {"served": self.pid is not None}
+        return {"served": True, "cpu_s": round(cpu - cpu_before, 2)}
+
+
+@contextlib.contextmanager
+def conversion_webhook(cluster: Cluster, *, serve: bool) -> Iterator[ConversionWebhook]:
+    if not serve:
+        log("conversion webhook: not served (--no-conversion-webhook)")
+        yield ConversionWebhook(None)
+        return
+    logs = RESULTS / "webhook-logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    target = TestCluster(kubeconfig=str(cluster.admin_kubeconfig), local=True)
+    with serving_webhooks(target, logs) as proc:
+        log(f"conversion webhook: served by pid {proc.pid}")
+        yield ConversionWebhook(proc.pid)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cluster-dir", type=Path,
@@ -1319,6 +1364,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--docs", action="store_true",
                         help="copy the table and plot to docs/performance.md and docs/bench.png")
     parser.add_argument("--report-only", action="store_true")
+    parser.add_argument("--no-conversion-webhook", action="store_true",
+                        help="leave the MPIJob CRD's conversion webhook unserved (the API "
+                             "server's v1 and v1alpha2 watch caches then fail and relist)")
     parser.add_argument("--operators", default="ours",
                         help="comma-separated, of ours, go (the MPIJob workloads) and "
                              "training-operator (the TFJob and PyTorchJob ones): which "
@@ -1327,23 +1375,26 @@ def main(argv: list[str] | None = None) -> int:
     RESULTS.mkdir(exist_ok=True)
     if not args.report_only:
         cluster = Cluster(args.cluster_dir)
-        for operator in [o.strip() for o in args.operators.split(",") if o.strip()]:
-            s = Settings(cluster, args.qps, args.burst, args.threadiness, args.scale,
-                         tuple(args.controller_args.split()), operator=operator)
-            env = {**environment(s), "operator": operator}
-            for name in [w.strip() for w in args.workloads.split(",") if w.strip()]:
-                if operator != "ours" and REFERENCE_OF[name] != operator:
-                    log(f"workload {name}: not one of {operator}'s kinds; skipped")
-                    continue
-                log(f"workload {name} (scale {args.scale}), operator {operator}")
-                cpu0 = time.process_time()
-                res = RUNNERS[name](s)
-                res["environment"] = {**env, "loadavg_end":
-                                      Path("/proc/loadavg").read_text().split()[:3]}
-                res["harness_cpu_s"] = round(time.process_time() - cpu0, 2)
-                path = RESULTS / f"{name}{_suffix(operator)}.json"
-                path.write_text(json.dumps(res, indent=1) + "\n")
-                log(f"wrote {path}")
+        with conversion_webhook(cluster, serve=not args.no_conversion_webhook) as webhook:
+            for operator in [o.strip() for o in args.operators.split(",") if o.strip()]:
+                s = Settings(cluster, args.qps, args.burst, args.threadiness, args.scale,
+                             tuple(args.controller_args.split()), operator=operator)
+                env = {**environment(s), "operator": operator}
+                for name in [w.strip() for w in args.workloads.split(",") if w.strip()]:
+                    if operator != "ours" and REFERENCE_OF[name] != operator:
+                        log(f"workload {name}: not one of {operator}'s kinds; skipped")
+                        continue
+                    log(f"workload {name} (scale {args.scale}), operator {operator}")
+                    cpu0 = time.process_time()
+                    webhook_cpu0 = webhook.cpu_seconds()
+                    res = RUNNERS[name](s)
+                    res["environment"] = {**env, "loadavg_end":
+                                          Path("/proc/loadavg").read_text().split()[:3]}
+                    res["harness_cpu_s"] = round(time.process_time() - cpu0, 2)
+                    res["conversion_webhook"] = webhook.describe(webhook_cpu0)
+                    path = RESULTS / f"{name}{_suffix(operator)}.json"
+                    path.write_text(json.dumps(res, indent=1) + "\n")
+                    log(f"wrote {path}")
     report(args.docs)
     return 0
 

@@ -157,9 +157,14 @@ class ProcSampler:
 
     def read(self) -> tuple[float, int, int] | None:
         """(cpu seconds, rss bytes, peak rss bytes), or None once the process is gone."""
+        return self.read_pid(self.pid)
+
+    @staticmethod
+    def read_pid(pid: int) -> tuple[float, int, int] | None:
+        """:meth:`read` for any process ``pid``."""
         try:
-            stat = Path(f"/proc/{self.pid}/stat").read_text()
-            status = Path(f"/proc/{self.pid}/status").read_text()
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            status = Path(f"/proc/{pid}/status").read_text()
         except OSError:
             return None
         fields = stat.rsplit(")", 1)[1].split()
