@@ -4,6 +4,8 @@
 #               KUBECONFIG points to a reachable cluster), then the real-node tests' short form
 #   make e2e-real  the real-node tests (e2e/real) on a local cluster with a real node: containers
 #               that really run (root; installs Debian's containerd, runc, CNI plugins if missing)
+#   make cluster-up-real  the local cluster with its real node, left running (cluster-down
+#               stops both)
 #   make bench  performance workloads on a dedicated local cluster (BENCH_ARGS="--scale 0.1"
 #               to shrink them); writes bench-results/, docs/performance.md, docs/bench.png
 #   make chaos  fault runs (e2e/chaos) on a cluster of their own; results in chaos-results/
@@ -22,7 +24,7 @@ PYTEST_ARGS ?=
 BENCH_CLUSTER_DIR ?= $(HOME)/.cache/mpi-controller/cluster-bench
 BENCH_ARGS ?=
 
-.PHONY: install lint unit integration e2e e2e-real test cluster-up cluster-down build-cluster demo demo-down bench chaos conformance clean
+.PHONY: install lint unit integration e2e e2e-real test cluster-up cluster-up-real cluster-down build-cluster demo demo-down bench chaos conformance clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -73,6 +75,9 @@ build-cluster:
 
 cluster-up:
 	bash $(CLUSTER) up
+
+cluster-up-real:
+	bash $(CLUSTER) up --real-node
 
 cluster-down:
 	bash $(CLUSTER) down
