@@ -161,17 +161,23 @@ def _read_fields(obj: Mapping[str, Any]) -> dict[str, Any] | None:
         if not _is_field_path(path):
             raise ConversionError(f"{where}: {'.'.join(path)} is not a field of any MPIJob "
                                   "version")
-        try:
-            value = json.loads(text) if isinstance(text, str) else None
-        except ValueError as err:
-            raise ConversionError(f"{where}: not valid JSON: {err}") from None
         if not isinstance(text, str):
             raise ConversionError(f"{where}: must be a string")
+        value = _json_in(text, where)
         node = out
         for key in path[:-1]:
             node = node.setdefault(key, {})
         node[path[-1]] = value
     return out or None
+
+
+def _json_in(text: str, where: str) -> Any:
+    """The JSON value ``text`` holds; a :class:`ConversionError` naming ``where`` when it is not
+    valid JSON."""
+    try:
+        return json.loads(text)
+    except ValueError as err:
+        raise ConversionError(f"{where}: not valid JSON: {err}") from None
 
 
 def _is_field_path(path: list[str]) -> bool:
@@ -226,10 +232,7 @@ def _read_main(obj: Mapping[str, Any], version: str) -> _Record:
     text = _annotations(obj).get(ANNOTATION)
     if text is None:
         return _Record()
-    try:
-        doc = json.loads(text) if isinstance(text, str) else None
-    except ValueError as err:
-        raise ConversionError(f"{where}: not valid JSON: {err}") from None
+    doc = _json_in(text, where) if isinstance(text, str) else None
     if not isinstance(doc, dict):
         raise ConversionError(f"{where}: must be a JSON object")
     unknown = sorted(set(doc) - set(_KEYS))
