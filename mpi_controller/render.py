@@ -35,7 +35,7 @@ from mpi_controller.engine.training.framework import TrainingFramework
 from mpi_controller.engine.training.plan import initial_children, replica_pod
 from mpi_controller.kube.fielderrors import FieldError
 from mpi_controller.kube.jsonvalue import as_dict, as_str
-from mpi_controller.mpi import constants as c
+from mpi_controller.mpi import constants as mpi_constants
 from mpi_controller.mpi.children import in_creation_order
 from mpi_controller.mpi.configmap import desired_config_map
 from mpi_controller.mpi.gang import new_pod_group
@@ -46,10 +46,10 @@ from mpi_controller.mpi.v2beta1.defaults import set_defaults
 from mpi_controller.mpi.v2beta1.types import parse_mpi_job
 from mpi_controller.mpi.v2beta1.validation import validate
 from mpi_controller.mpi.worker import new_worker
-from mpi_controller.pytorch import constants as pt
+from mpi_controller.pytorch import constants as pytorch_constants
 from mpi_controller.pytorch.kind import PyTorch
 from mpi_controller.pytorch.v1 import validation_warnings as pytorch_warnings
-from mpi_controller.tensorflow import constants as tf
+from mpi_controller.tensorflow import constants as tensorflow_constants
 from mpi_controller.tensorflow.kind import TensorFlow
 
 __all__ = ["PLACEHOLDER_UID", "RenderError", "add_render_parser", "render_command", "render_job"]
@@ -189,7 +189,7 @@ def _documents(path: str) -> Iterator[tuple[int, Any]]:
             yield number, doc
 
 
-_TRAINING_KINDS = (tf.KIND, pt.KIND)
+_TRAINING_KINDS = (tensorflow_constants.KIND, pytorch_constants.KIND)
 
 
 def _check_kind(name: str, number: int, doc: object) -> dict[str, Any]:
@@ -198,7 +198,8 @@ def _check_kind(name: str, number: int, doc: object) -> dict[str, Any]:
         raise RenderError(f"{where}: expected a mapping (an MPIJob, TFJob or PyTorchJob), got "
                           f"{type(doc).__name__}")
     kind, api_version = doc.get("kind"), doc.get("apiVersion")
-    known = [(c.KIND, c.API_VERSION)] + [(k, TRAINING_API_VERSION) for k in _TRAINING_KINDS]
+    known = [(mpi_constants.KIND, mpi_constants.API_VERSION),
+             *((k, TRAINING_API_VERSION) for k in _TRAINING_KINDS)]
     if (kind, api_version) not in known:
         expected = ", or ".join(f"kind {k!r}, apiVersion {v!r}" for k, v in known)
         raise RenderError(
@@ -213,7 +214,7 @@ def _is_training(job: dict[str, Any]) -> bool:
 
 
 def _framework(job: dict[str, Any], options: _Options) -> TrainingFramework:
-    if job.get("kind") == pt.KIND:
+    if job.get("kind") == pytorch_constants.KIND:
         return PyTorch()
     return TensorFlow(cluster_domain=options.cluster_domain)
 
@@ -244,7 +245,7 @@ def _training_warnings(job: dict[str, Any], options: _Options) -> list[str]:
     fw = _framework(job, options)
     gang = training_gang.gang_scheduler(options.gang_scheduling)
     specs = replica_specs(job, fw.replica_specs_field)
-    messages: list[str] = pytorch_warnings(job) if job.get("kind") == pt.KIND else []
+    messages: list[str] = pytorch_warnings(job) if job.get("kind") == pytorch_constants.KIND else []
     for spec in specs.values():
         for event in replica_pod(fw, job, specs, spec, 0, gang=gang)[1]:
             messages += [] if event.message in messages else [event.message]

@@ -25,7 +25,7 @@ from mpi_controller.kube.conditions import (
     new_condition,
 )
 from mpi_controller.kube.jsonvalue import as_dict
-from mpi_controller.mpi import constants as c
+from mpi_controller.mpi import constants
 
 __all__ = [
     "filter_out_condition",
@@ -40,11 +40,11 @@ __all__ = [
 
 
 def is_succeeded(status: Mapping[str, Any]) -> bool:
-    return has_condition(status, c.CONDITION_SUCCEEDED)
+    return has_condition(status, constants.CONDITION_SUCCEEDED)
 
 
 def is_failed(status: Mapping[str, Any]) -> bool:
-    return has_condition(status, c.CONDITION_FAILED)
+    return has_condition(status, constants.CONDITION_FAILED)
 
 
 def is_finished(status: Mapping[str, Any]) -> bool:
@@ -61,12 +61,13 @@ def filter_out_condition(
         kind = cond.get("type")
         if kind == condition_type:
             continue
-        if {condition_type, kind} == {c.CONDITION_RUNNING, c.CONDITION_RESTARTING}:
+        if {condition_type, kind} == {constants.CONDITION_RUNNING, constants.CONDITION_RESTARTING}:
             continue
         cond = dict(cond)
-        if condition_type in (c.CONDITION_FAILED, c.CONDITION_SUCCEEDED) and kind in (
-            c.CONDITION_RUNNING,
-            c.CONDITION_FAILED,
+        finished = (constants.CONDITION_FAILED, constants.CONDITION_SUCCEEDED)
+        if condition_type in finished and kind in (
+            constants.CONDITION_RUNNING,
+            constants.CONDITION_FAILED,
         ):
             cond["status"] = "False"
         out.append(cond)

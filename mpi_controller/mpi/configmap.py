@@ -20,8 +20,7 @@ from typing import Any
 
 from mpi_controller.kube.jsonvalue import as_dict, as_str, json_copy
 from mpi_controller.kube.pods import is_pod_ready, pod_phase
-from mpi_controller.mpi import constants as c
-from mpi_controller.mpi import naming
+from mpi_controller.mpi import constants, naming
 from mpi_controller.mpi.features import ssh_readiness_port
 from mpi_controller.mpi.v2beta1.types import MPIJob, parse_mpi_job
 
@@ -42,9 +41,9 @@ def _host_line(view: MPIJob, host: str, cluster_domain: str) -> str:
     slots = view.spec.slots_per_worker
     slots = 1 if slots is None else slots
     impl = view.spec.mpi_implementation
-    if impl == c.MPI_IMPLEMENTATION_OPENMPI:
+    if impl == constants.MPI_IMPLEMENTATION_OPENMPI:
         return f"{fqdn} slots={slots}\n"
-    if impl in (c.MPI_IMPLEMENTATION_INTEL, c.MPI_IMPLEMENTATION_MPICH):
+    if impl in (constants.MPI_IMPLEMENTATION_INTEL, constants.MPI_IMPLEMENTATION_MPICH):
         return f"{fqdn}:{slots}\n"
     return ""
 

@@ -18,8 +18,7 @@ from mpi_controller.kube.owners import is_controlled_by
 from mpi_controller.kube.pods import count_ready_pods, pod_phase
 from mpi_controller.kube.selectors import label_selector_matches
 from mpi_controller.kube.timefmt import parse_time
-from mpi_controller.mpi import constants as c
-from mpi_controller.mpi import naming as n
+from mpi_controller.mpi import constants, naming
 from mpi_controller.mpi.conditions import get_condition, is_finished
 from mpi_controller.mpi.events import resource_exists_message
 from mpi_controller.mpi.features import ssh_readiness_port
@@ -114,14 +113,15 @@ def managed_by_external_controller(job: Mapping[str, Any]) -> str | None:
     ``ValidationError`` event naming ``spec.runPolicy.managedBy`` (upstream ignores such a
     job without a word)."""
     raw = as_dict(as_dict(job.get("spec")).get("runPolicy")).get("managedBy")
-    if raw is None or raw == c.KUBEFLOW_JOB_CONTROLLER or raw not in c.MANAGED_BY_VALUES:
+    if (raw is None or raw == constants.KUBEFLOW_JOB_CONTROLLER
+            or raw not in constants.MANAGED_BY_VALUES):
         return None
     return raw if isinstance(raw, str) else str(raw)
 
 
 def is_clean_up_pods(clean_pod_policy: str | None) -> bool:
     """cleanPodPolicy is ``All`` or ``Running``."""
-    return clean_pod_policy in (c.CLEAN_POD_POLICY_ALL, c.CLEAN_POD_POLICY_RUNNING)
+    return clean_pod_policy in (constants.CLEAN_POD_POLICY_ALL, constants.CLEAN_POD_POLICY_RUNNING)
 
 
 def needs_finished_cleanup(job: Mapping[str, Any]) -> bool | None:
@@ -139,7 +139,7 @@ def launcher_waits_for_workers(job: Mapping[str, Any]) -> bool:
     ``AtStartup`` (``WaitForWorkersReady``; upstream treats any other value alike), or the job
     opts in to SSH readiness (:mod:`~mpi_controller.mpi.features`)."""
     policy = parse_mpi_job(job).spec.launcher_creation_policy
-    return (policy != c.LAUNCHER_CREATION_POLICY_AT_STARTUP
+    return (policy != constants.LAUNCHER_CREATION_POLICY_AT_STARTUP
             or ssh_readiness_port(job) is not None)
 
 
@@ -178,9 +178,9 @@ def launcher_suspension_action(
 
 def is_evicted(status: Mapping[str, Any]) -> bool:
     """The job failed because workers were evicted (``Failed=True``, ``MPIJobEvicted``)."""
-    cond = get_condition(status, c.CONDITION_FAILED)
+    cond = get_condition(status, constants.CONDITION_FAILED)
     return (cond is not None and cond.get("status") == "True"
-            and cond.get("reason") == c.REASON_MPIJOB_EVICTED)
+            and cond.get("reason") == constants.REASON_MPIJOB_EVICTED)
 
 
 def ttl_remaining(job: Mapping[str, Any], now: datetime) -> float | None:
@@ -204,7 +204,7 @@ class ScaleDownPlan:
 
 
 def _worker_index(job_run_launcher_as_worker: bool, pod: Mapping[str, Any]) -> int | None:
-    raw = as_dict(as_dict(pod.get("metadata")).get("labels")).get(c.REPLICA_INDEX_LABEL)
+    raw = as_dict(as_dict(pod.get("metadata")).get("labels")).get(constants.REPLICA_INDEX_LABEL)
     if not isinstance(raw, str):
         return None
     try:
@@ -230,7 +230,7 @@ def plan_worker_scale_down(
     if worker is None:
         return ScaleDownPlan()
     replicas = worker.replicas or 0
-    mine = n.worker_pods(job, pods)
+    mine = naming.worker_pods(job, pods)
     if len(mine) <= replicas:
         return ScaleDownPlan()
     doomed = []
@@ -264,13 +264,14 @@ def plan_worker_cleanup(
     policy = view.spec.run_policy.clean_pod_policy
     delete: list[str] = []
     for i in range(max(worker.replicas or 0, 0)):
-        name = n.worker_name(view.name, i)
+        name = naming.worker_name(view.name, i)
         pod = pods_by_name.get(name)
         if pod is None:
             continue
         if not is_controlled_by(pod, job):
             return CleanUpPlan(delete, resource_exists_message(pod, "Pod"))
-        if policy == c.CLEAN_POD_POLICY_RUNNING and pod_phase(pod) not in ("Running", "Pending"):
+        if (policy == constants.CLEAN_POD_POLICY_RUNNING
+                and pod_phase(pod) not in ("Running", "Pending")):
             continue
         delete.append(name)
     return CleanUpPlan(delete)

@@ -13,7 +13,7 @@ from mpi_controller.kube import owners
 from mpi_controller.kube.events import Event
 from mpi_controller.kube.fielderrors import FieldError, aggregate_message
 from mpi_controller.kube.text import truncate_message
-from mpi_controller.mpi import constants as c
+from mpi_controller.mpi import constants
 
 __all__ = [
     "Event",
@@ -27,35 +27,38 @@ __all__ = [
 
 def resource_exists_message(obj: Mapping[str, Any], kind: str = "") -> str:
     """``Resource "<name>" of Kind "<kind>" already exists and is not managed by MPIJob``."""
-    return owners.resource_exists_message(obj, kind=kind, owner_kind=c.KIND)
+    return owners.resource_exists_message(obj, kind=kind, owner_kind=constants.KIND)
 
 
 def validation_error_event(errors: Sequence[FieldError]) -> Event:
     """Warning ``ValidationError``: ``Found validation errors: <aggregate>`` (truncated)."""
     text = truncate_message(f"Found validation errors: {aggregate_message(errors)}")
-    return Event(c.EVENT_TYPE_WARNING, c.EVENT_VALIDATION_ERROR, text)
+    return Event(constants.EVENT_TYPE_WARNING, constants.EVENT_VALIDATION_ERROR, text)
 
 
 def not_controlled_event(obj: Mapping[str, Any], kind: str = "") -> Event:
     """Warning ``ErrResourceExists`` naming ``obj`` and its kind."""
     return Event(
-        c.EVENT_TYPE_WARNING, c.EVENT_ERR_RESOURCE_EXISTS, resource_exists_message(obj, kind)
+        constants.EVENT_TYPE_WARNING, constants.EVENT_ERR_RESOURCE_EXISTS,
+        resource_exists_message(obj, kind),
     )
 
 
 def launcher_create_failed_event(error: object) -> Event:
     """Warning ``MPIJobFailed`` ``launcher pod created failed: <err>``."""
     return Event(
-        c.EVENT_TYPE_WARNING, c.EVENT_MPIJOB_FAILED, f"launcher pod created failed: {error}"
+        constants.EVENT_TYPE_WARNING, constants.EVENT_MPIJOB_FAILED,
+        f"launcher pod created failed: {error}",
     )
 
 
 def worker_create_failed_event(error: object) -> Event:
     """Warning ``MPIJobFailed`` ``worker pod created failed: <err>``."""
-    return Event(c.EVENT_TYPE_WARNING, c.EVENT_MPIJOB_FAILED, f"worker pod created failed: {error}")
+    return Event(constants.EVENT_TYPE_WARNING, constants.EVENT_MPIJOB_FAILED,
+                 f"worker pod created failed: {error}")
 
 
 def job_deleted_event(name: str) -> Event:
     """Normal ``SuccessfulDeleteJob`` ``Deleted job: <name>`` (the training-operator's event when
     a TTL deletes a job; recorded by the ``mpi-controller.io/ttl-deletes: MPIJob`` opt-in)."""
-    return Event(c.EVENT_TYPE_NORMAL, "SuccessfulDeleteJob", f"Deleted job: {name}")
+    return Event(constants.EVENT_TYPE_NORMAL, "SuccessfulDeleteJob", f"Deleted job: {name}")

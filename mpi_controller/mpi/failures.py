@@ -25,7 +25,7 @@ from typing import Any
 
 from mpi_controller.kube.jsonvalue import as_dict, as_int, as_list, as_str
 from mpi_controller.kube.pods import pod_phase
-from mpi_controller.mpi import constants as c
+from mpi_controller.mpi import constants
 
 __all__ = ["MAX_PODS", "failure_details", "pod_failure"]
 
@@ -73,7 +73,7 @@ def pod_failure(pod: Mapping[str, Any], role: str) -> str | None:
 
 def _role(pod: Mapping[str, Any]) -> str:
     labels = as_dict(as_dict(pod.get("metadata")).get("labels"))
-    return as_str(labels.get(c.JOB_ROLE_LABEL))
+    return as_str(labels.get(constants.JOB_ROLE_LABEL))
 
 
 def _name(pod: Mapping[str, Any]) -> str:
@@ -94,7 +94,7 @@ def failure_details(pods: Iterable[Mapping[str, Any]]) -> str:
         text = pod_failure(pod, role or "pod")
         if text is None:
             continue
-        if role == c.ROLE_LAUNCHER:
+        if role == constants.ROLE_LAUNCHER:
             launchers.append((_created(pod), text))
         else:
             workers.append(text)

@@ -27,8 +27,7 @@ from typing import Any
 
 from mpi_controller.kube.jsonvalue import as_dict, as_int, as_list, as_str, json_copy
 from mpi_controller.kube.quantity import Quantity, parse_quantity
-from mpi_controller.mpi import constants as c
-from mpi_controller.mpi import naming as n
+from mpi_controller.mpi import constants, naming
 from mpi_controller.mpi.v2beta1.types import MPIJob, ReplicaSpec, parse_mpi_job
 
 __all__ = [
@@ -143,7 +142,7 @@ def _ordered_entries(job: MPIJob, priority_classes: Mapping[str, int],
                      workers_only: bool = False) -> list[_Entry]:
     entries = []
     for rtype, replica in (job.spec.mpi_replica_specs or {}).items():
-        if replica is None or (workers_only and rtype != c.REPLICA_TYPE_WORKER):
+        if replica is None or (workers_only and rtype != constants.REPLICA_TYPE_WORKER):
             continue
         pc = as_str(replica.pod_spec.get("priorityClassName"))
         value = priority_classes.get(pc, 0) if pc else 0
@@ -160,7 +159,7 @@ def _cut_to_min_member(entries: list[_Entry], min_member: int) -> None:
         entries[1].replicas = min_member - 1
         return
     for entry in entries:
-        if entry.replica_type == c.REPLICA_TYPE_WORKER:
+        if entry.replica_type == constants.REPLICA_TYPE_WORKER:
             entry.replicas = min_member - 1
             return
 
@@ -249,9 +248,9 @@ def new_pod_group(
         "apiVersion": api.api_version,
         "kind": api.kind,
         "metadata": {
-            "name": n.pod_group_name(view.name),
+            "name": naming.pod_group_name(view.name),
             "namespace": view.namespace,
-            "ownerReferences": [n.controller_ref(job)],
+            "ownerReferences": [naming.controller_ref(job)],
         },
         "spec": spec,
     }

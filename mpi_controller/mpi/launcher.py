@@ -22,8 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mpi_controller.kube.jsonvalue import as_dict, json_copy
-from mpi_controller.mpi import constants as c
-from mpi_controller.mpi import naming as n
+from mpi_controller.mpi import constants, naming
 from mpi_controller.mpi.events import Event
 from mpi_controller.mpi.features import ttl_deletes_mpijob
 from mpi_controller.mpi.gang import decorate_pod_template
@@ -51,7 +50,7 @@ __all__ = [
 RESTART_POLICY_OVERRIDDEN_MESSAGE = (
     "Restart policy in pod template overridden by restart policy in replica spec"
 )
-_HOSTFILE_PATH = f"{n.CONFIG_MOUNT_PATH}/{n.HOSTFILE_NAME}"
+_HOSTFILE_PATH = f"{naming.CONFIG_MOUNT_PATH}/{naming.HOSTFILE_NAME}"
 _SSH_ARGS = "-o ConnectionAttempts=10"
 
 
@@ -62,22 +61,22 @@ def _env(name: str, value: str) -> dict[str, Any]:
 def launcher_env(job: MPIJob) -> list[dict[str, Any]]:
     """The env entries appended to the launcher's container[0], in upstream's order."""
     slots = str(job.spec.slots_per_worker if job.spec.slots_per_worker is not None else 1)
-    env = [_env("K_MPI_JOB_ROLE", c.ROLE_LAUNCHER)]
+    env = [_env("K_MPI_JOB_ROLE", constants.ROLE_LAUNCHER)]
     impl = job.spec.mpi_implementation
-    if impl == c.MPI_IMPLEMENTATION_OPENMPI:
+    if impl == constants.MPI_IMPLEMENTATION_OPENMPI:
         env += [
             _env("OMPI_MCA_orte_keep_fqdn_hostnames", "true"),
             _env("OMPI_MCA_orte_default_hostfile", _HOSTFILE_PATH),
             _env("OMPI_MCA_plm_rsh_args", _SSH_ARGS),
             _env("OMPI_MCA_orte_set_default_slots", slots),
         ]
-    elif impl == c.MPI_IMPLEMENTATION_INTEL:
+    elif impl == constants.MPI_IMPLEMENTATION_INTEL:
         env += [
             _env("I_MPI_HYDRA_HOST_FILE", _HOSTFILE_PATH),
             _env("I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS", _SSH_ARGS),
             _env("I_MPI_PERHOST", slots),
         ]
-    elif impl == c.MPI_IMPLEMENTATION_MPICH:
+    elif impl == constants.MPI_IMPLEMENTATION_MPICH:
         env += [_env("HYDRA_HOST_FILE", _HOSTFILE_PATH), _env("HYDRA_LAUNCH_EXTRA_ARGS", _SSH_ARGS)]
     if not job.run_launcher_as_worker:
         env += [{"name": "NVIDIA_VISIBLE_DEVICES"}, {"name": "NVIDIA_DRIVER_CAPABILITIES"}]
@@ -86,12 +85,13 @@ def launcher_env(job: MPIJob) -> list[dict[str, Any]]:
 
 def _config_volume(job: MPIJob) -> dict[str, Any]:
     items = [
-        {"key": n.HOSTFILE_NAME, "path": n.HOSTFILE_NAME, "mode": 0o444},
-        {"key": n.DISCOVER_HOSTS_SCRIPT_NAME, "path": n.DISCOVER_HOSTS_SCRIPT_NAME, "mode": 0o555},
+        {"key": naming.HOSTFILE_NAME, "path": naming.HOSTFILE_NAME, "mode": 0o444},
+        {"key": naming.DISCOVER_HOSTS_SCRIPT_NAME, "path": naming.DISCOVER_HOSTS_SCRIPT_NAME,
+         "mode": 0o555},
     ]
     return {
-        "name": n.CONFIG_VOLUME_NAME,
-        "configMap": {"name": n.config_map_name(job.name), "items": items},
+        "name": naming.CONFIG_VOLUME_NAME,
+        "configMap": {"name": naming.config_map_name(job.name), "items": items},
     }
 
 
@@ -106,12 +106,12 @@ def new_launcher_pod_template(
     """The launcher Job's pod template (a PodTemplateSpec dict)."""
     view = parse_mpi_job(job)
     template = _launcher_template_copy(view)
-    template["metadata"]["labels"].update(n.default_labels(view.name, c.ROLE_LAUNCHER))
+    template["metadata"]["labels"].update(naming.default_labels(view.name, constants.ROLE_LAUNCHER))
     decorate_pod_template(template, view.name, gang_scheduling)
     if view.run_launcher_as_worker:
-        template["metadata"]["labels"][c.REPLICA_INDEX_LABEL] = "0"
+        template["metadata"]["labels"][constants.REPLICA_INDEX_LABEL] = "0"
     spec = template["spec"]
-    spec["hostname"] = n.launcher_name(view.name)
+    spec["hostname"] = naming.launcher_name(view.name)
     spec["subdomain"] = view.name
     if spec.get("hostNetwork") is True:
         spec["dnsPolicy"] = "ClusterFirstWithHostNet"
@@ -122,13 +122,13 @@ def new_launcher_pod_template(
     set_restart_policy(spec, view.spec.launcher)
     spec["volumes"] = [*spec["volumes"], _config_volume(view)]
     if container is not None:
-        mount = {"name": n.CONFIG_VOLUME_NAME, "mountPath": n.CONFIG_MOUNT_PATH}
+        mount = {"name": naming.CONFIG_VOLUME_NAME, "mountPath": naming.CONFIG_MOUNT_PATH}
         container["volumeMounts"] = [*container["volumeMounts"], mount]
     metadata: dict[str, Any] = {"labels": template["metadata"]["labels"]}
     annotations = as_dict(template["metadata"].get("annotations"))
     if annotations:
         metadata["annotations"] = annotations
-    metadata["ownerReferences"] = [n.controller_ref(job)]
+    metadata["ownerReferences"] = [naming.controller_ref(job)]
     return {"metadata": metadata, "spec": spec}
 
 
@@ -139,8 +139,8 @@ def launcher_template_events(job: Mapping[str, Any]) -> list[Event]:
     if launcher is not None and launcher.pod_spec.get("restartPolicy"):
         return [
             Event(
-                c.EVENT_TYPE_WARNING,
-                c.EVENT_SET_POD_TEMPLATE_RESTART_POLICY,
+                constants.EVENT_TYPE_WARNING,
+                constants.EVENT_SET_POD_TEMPLATE_RESTART_POLICY,
                 RESTART_POLICY_OVERRIDDEN_MESSAGE,
             )
         ]
@@ -170,10 +170,10 @@ def new_launcher_job(job: Mapping[str, Any], *, gang_scheduling: str = "") -> di
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": {
-            "name": n.launcher_name(view.name),
+            "name": naming.launcher_name(view.name),
             "namespace": view.namespace,
             "labels": {"app": view.name},
-            "ownerReferences": [n.controller_ref(job)],
+            "ownerReferences": [naming.controller_ref(job)],
         },
         "spec": spec,
     }

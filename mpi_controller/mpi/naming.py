@@ -15,7 +15,7 @@ from typing import Any
 from mpi_controller.kube import owners
 from mpi_controller.kube.jsonvalue import as_dict, as_str
 from mpi_controller.kube.selectors import parse_selector
-from mpi_controller.mpi import constants as c
+from mpi_controller.mpi import constants
 
 __all__ = [
     "CONFIG_MOUNT_PATH",
@@ -90,15 +90,15 @@ def worker_name(job_name: str, index: int) -> str:
 def default_labels(job_name: str, role: str) -> dict[str, str]:
     """The labels every launcher/worker pod carries (``role`` is ``launcher`` or ``worker``)."""
     return {
-        c.OPERATOR_NAME_LABEL: c.OPERATOR_NAME,
-        c.JOB_NAME_LABEL: job_name,
-        c.JOB_ROLE_LABEL: role,
+        constants.OPERATOR_NAME_LABEL: constants.OPERATOR_NAME,
+        constants.JOB_NAME_LABEL: job_name,
+        constants.JOB_ROLE_LABEL: role,
     }
 
 
 def worker_selector(job_name: str) -> dict[str, str]:
     """The equality label selector of an MPIJob's worker pods."""
-    return default_labels(job_name, c.ROLE_WORKER)
+    return default_labels(job_name, constants.ROLE_WORKER)
 
 
 def host_fqdn(host: str, job_name: str, namespace: str, cluster_domain: str = "") -> str:
@@ -109,7 +109,7 @@ def host_fqdn(host: str, job_name: str, namespace: str, cluster_domain: str = ""
 
 def controller_ref(job: Mapping[str, Any]) -> dict[str, Any]:
     """The controller reference every child carries to its MPIJob (``kubeflow.org/v2beta1``)."""
-    return owners.controller_ref(job, api_version=c.API_VERSION, kind=c.KIND)
+    return owners.controller_ref(job, api_version=constants.API_VERSION, kind=constants.KIND)
 
 
 def worker_pods(

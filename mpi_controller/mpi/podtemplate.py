@@ -10,8 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from mpi_controller.kube.jsonvalue import as_dict, as_list, json_copy
-from mpi_controller.mpi import constants as c
-from mpi_controller.mpi import naming as n
+from mpi_controller.mpi import constants, naming
 from mpi_controller.mpi.v2beta1.types import MPIJob, ReplicaSpec
 
 __all__ = [
@@ -54,15 +53,15 @@ def append_env(container: dict[str, Any], env: list[dict[str, Any]]) -> None:
 
 def ssh_volume(job: MPIJob) -> dict[str, Any]:
     """The ``ssh-auth`` Secret volume: mode 0600 only for ``/root/.ssh`` (else k8s 0644)."""
-    secret: dict[str, Any] = {"secretName": n.ssh_secret_name(job.name)}
-    if job.spec.ssh_auth_mount_path == n.ROOT_SSH_PATH:
+    secret: dict[str, Any] = {"secretName": naming.ssh_secret_name(job.name)}
+    if job.spec.ssh_auth_mount_path == naming.ROOT_SSH_PATH:
         secret["defaultMode"] = _SSH_MODE_ROOT
     secret["items"] = [
-        {"key": n.SSH_PRIVATE_KEY, "path": n.SSH_PRIVATE_KEY_FILE},
-        {"key": n.SSH_PUBLIC_KEY, "path": n.SSH_PUBLIC_KEY_FILE},
-        {"key": n.SSH_PUBLIC_KEY, "path": n.SSH_AUTHORIZED_KEYS_FILE},
+        {"key": naming.SSH_PRIVATE_KEY, "path": naming.SSH_PRIVATE_KEY_FILE},
+        {"key": naming.SSH_PUBLIC_KEY, "path": naming.SSH_PUBLIC_KEY_FILE},
+        {"key": naming.SSH_PUBLIC_KEY, "path": naming.SSH_AUTHORIZED_KEYS_FILE},
     ]
-    return {"name": n.SSH_AUTH_VOLUME, "secret": secret}
+    return {"name": naming.SSH_AUTH_VOLUME, "secret": secret}
 
 
 def setup_ssh_on_pod(spec: dict[str, Any], job: MPIJob) -> None:
@@ -70,15 +69,15 @@ def setup_ssh_on_pod(spec: dict[str, Any], job: MPIJob) -> None:
     _append(spec, "volumes", [ssh_volume(job)])
     container = first_container(spec)
     if container is not None:
-        mount = {"name": n.SSH_AUTH_VOLUME, "mountPath": job.spec.ssh_auth_mount_path}
+        mount = {"name": naming.SSH_AUTH_VOLUME, "mountPath": job.spec.ssh_auth_mount_path}
         _append(container, "volumeMounts", [mount])
 
 
 def set_restart_policy(spec: dict[str, Any], replica: ReplicaSpec | None) -> None:
     """Pod ``restartPolicy`` = the replica's (``ExitCode`` → ``Never``; unset → omitted)."""
     policy = replica.restart_policy if replica is not None else ""
-    if policy == c.RESTART_POLICY_EXIT_CODE:
-        policy = c.RESTART_POLICY_NEVER
+    if policy == constants.RESTART_POLICY_EXIT_CODE:
+        policy = constants.RESTART_POLICY_NEVER
     if policy:
         spec["restartPolicy"] = policy
     else:

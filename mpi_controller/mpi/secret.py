@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from mpi_controller.kube.jsonvalue import as_dict, json_copy
-from mpi_controller.mpi import naming as n
+from mpi_controller.mpi import naming
 from mpi_controller.mpi.v2beta1.types import parse_mpi_job
 
 __all__ = [
@@ -64,8 +64,8 @@ def generate_ssh_key_pair() -> SSHKeyPair:
 
 def _secret_data(key: SSHKeyPair) -> dict[str, str]:
     return {
-        n.SSH_PRIVATE_KEY: base64.b64encode(key.private_pem).decode(),
-        n.SSH_PUBLIC_KEY: base64.b64encode(key.public_openssh).decode(),
+        naming.SSH_PRIVATE_KEY: base64.b64encode(key.private_pem).decode(),
+        naming.SSH_PUBLIC_KEY: base64.b64encode(key.public_openssh).decode(),
     }
 
 
@@ -76,10 +76,10 @@ def new_ssh_auth_secret(job: Mapping[str, Any], *, key: SSHKeyPair | None = None
         "apiVersion": "v1",
         "kind": "Secret",
         "metadata": {
-            "name": n.ssh_secret_name(view.name),
+            "name": naming.ssh_secret_name(view.name),
             "namespace": view.namespace,
             "labels": {"app": view.name},
-            "ownerReferences": [n.controller_ref(job)],
+            "ownerReferences": [naming.controller_ref(job)],
         },
         "type": SSH_AUTH_SECRET_TYPE,
         "data": _secret_data(key or generate_ssh_key_pair()),
@@ -88,7 +88,8 @@ def new_ssh_auth_secret(job: Mapping[str, Any], *, key: SSHKeyPair | None = None
 
 def ssh_secret_needs_update(existing: Mapping[str, Any]) -> bool:
     """True if the sorted key names of ``existing.data`` are not exactly the two SSH keys."""
-    return sorted(as_dict(existing.get("data"))) != sorted((n.SSH_PRIVATE_KEY, n.SSH_PUBLIC_KEY))
+    expected = sorted((naming.SSH_PRIVATE_KEY, naming.SSH_PUBLIC_KEY))
+    return sorted(as_dict(existing.get("data"))) != expected
 
 
 def update_ssh_auth_secret(

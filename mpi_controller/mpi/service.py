@@ -12,8 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mpi_controller.kube.jsonvalue import as_dict, json_copy
-from mpi_controller.mpi import constants as c
-from mpi_controller.mpi import naming as n
+from mpi_controller.mpi import constants, naming
 from mpi_controller.mpi.v2beta1.types import parse_mpi_job
 
 __all__ = ["new_job_service", "service_needs_update", "update_service"]
@@ -26,16 +25,16 @@ def new_job_service(job: Mapping[str, Any]) -> dict[str, Any]:
         "apiVersion": "v1",
         "kind": "Service",
         "metadata": {
-            "name": n.service_name(view.name),
+            "name": naming.service_name(view.name),
             "namespace": view.namespace,
             "labels": {"app": view.name},
-            "ownerReferences": [n.controller_ref(job)],
+            "ownerReferences": [naming.controller_ref(job)],
         },
         "spec": {
             "clusterIP": "None",
             "selector": {
-                c.OPERATOR_NAME_LABEL: c.OPERATOR_NAME,
-                c.JOB_NAME_LABEL: view.name,
+                constants.OPERATOR_NAME_LABEL: constants.OPERATOR_NAME,
+                constants.JOB_NAME_LABEL: view.name,
             },
             "publishNotReadyAddresses": view.run_launcher_as_worker,
         },

@@ -28,7 +28,7 @@ from mpi_controller.kube.jsonvalue import as_dict, as_int, as_list, as_str, json
 from mpi_controller.kube.pods import pod_phase
 from mpi_controller.kube.text import truncate_message
 from mpi_controller.kube.timefmt import format_time
-from mpi_controller.mpi import constants as c
+from mpi_controller.mpi import constants
 from mpi_controller.mpi.conditions import (
     get_condition,
     is_finished,
@@ -56,7 +56,7 @@ __all__ = [
     "worker_selector_string",
 ]
 
-_NORMAL, _WARNING = c.EVENT_TYPE_NORMAL, c.EVENT_TYPE_WARNING
+_NORMAL, _WARNING = constants.EVENT_TYPE_NORMAL, constants.EVENT_TYPE_WARNING
 
 
 @dataclass(frozen=True)
@@ -87,9 +87,11 @@ def mark_created(job: Mapping[str, Any], *, now: datetime) -> tuple[dict[str, An
     view = parse_mpi_job(job)
     msg = f"MPIJob {view.namespace}/{view.name} is created."
     set_condition(
-        status, new_condition(c.CONDITION_CREATED, "True", c.REASON_MPIJOB_CREATED, msg, now=now)
+        status,
+        new_condition(constants.CONDITION_CREATED, "True", constants.REASON_MPIJOB_CREATED, msg,
+                      now=now),
     )
-    return status, [Event(_NORMAL, c.EVENT_MPIJOB_CREATED, msg)]
+    return status, [Event(_NORMAL, constants.EVENT_MPIJOB_CREATED, msg)]
 
 
 def mark_started(job: Mapping[str, Any], *, now: datetime) -> dict[str, Any]:
@@ -103,7 +105,8 @@ def mark_started(job: Mapping[str, Any], *, now: datetime) -> dict[str, Any]:
 def clean_up_worker_status(status: Mapping[str, Any]) -> dict[str, Any]:
     """After the workers were cleaned up: ``replicaStatuses.Worker = {}``."""
     out = json_copy(dict(status))
-    out["replicaStatuses"] = {**as_dict(out.get("replicaStatuses")), c.REPLICA_TYPE_WORKER: {}}
+    out["replicaStatuses"] = {**as_dict(out.get("replicaStatuses")),
+                              constants.REPLICA_TYPE_WORKER: {}}
     return out
 
 
@@ -141,13 +144,14 @@ class _Builder:
 def _suspension(b: _Builder) -> None:
     if b.view.suspended:
         if b.condition(
-            c.CONDITION_SUSPENDED, "True", c.REASON_MPIJOB_SUSPENDED, "MPIJob suspended"
+            constants.CONDITION_SUSPENDED, "True", constants.REASON_MPIJOB_SUSPENDED,
+            "MPIJob suspended",
         ):
-            b.event(_NORMAL, c.EVENT_MPIJOB_SUSPENDED, "MPIJob suspended")
-    elif get_condition(b.status, c.CONDITION_SUSPENDED) is not None and b.condition(
-        c.CONDITION_SUSPENDED, "False", c.REASON_MPIJOB_RESUMED, "MPIJob resumed"
+            b.event(_NORMAL, constants.EVENT_MPIJOB_SUSPENDED, "MPIJob suspended")
+    elif get_condition(b.status, constants.CONDITION_SUSPENDED) is not None and b.condition(
+        constants.CONDITION_SUSPENDED, "False", constants.REASON_MPIJOB_RESUMED, "MPIJob resumed"
     ):
-        b.event(_NORMAL, c.EVENT_MPIJOB_RESUMED, "MPIJob resumed")
+        b.event(_NORMAL, constants.EVENT_MPIJOB_RESUMED, "MPIJob resumed")
         b.status["startTime"] = format_time(b.now)
 
 
@@ -166,9 +170,9 @@ def _launcher_failed(
     b: _Builder, launcher: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]
 ) -> None:
     cond = get_job_condition(launcher, "Failed") or {}
-    reason = as_str(cond.get("reason")) or c.REASON_MPIJOB_FAILED
+    reason = as_str(cond.get("reason")) or constants.REASON_MPIJOB_FAILED
     msg = as_str(cond.get("message")) or f"MPIJob {b.key} has failed"
-    if reason == c.REASON_BACKOFF_LIMIT_EXCEEDED:
+    if reason == constants.REASON_BACKOFF_LIMIT_EXCEEDED:
         pod = _last_failed_pod(pods)
         if pod is not None:
             pod_status = as_dict(pod.get("status"))
@@ -179,7 +183,7 @@ def _launcher_failed(
     b.event(_WARNING, reason, msg)
     if b.status.get("completionTime") is None:
         b.status["completionTime"] = format_time(b.now)
-    b.condition(c.CONDITION_FAILED, "True", reason, msg)
+    b.condition(constants.CONDITION_FAILED, "True", reason, msg)
     b.failed = True
 
 
@@ -192,15 +196,15 @@ def _launcher(
     failed = as_int(as_dict(launcher.get("status")).get("failed"))
     if failed:
         replica["failed"] = failed
-    b.replica_statuses()[c.REPLICA_TYPE_LAUNCHER] = replica
+    b.replica_statuses()[constants.REPLICA_TYPE_LAUNCHER] = replica
     if is_job_succeeded(launcher):
         replica["succeeded"] = 1
         msg = f"MPIJob {b.key} successfully completed."
-        b.event(_NORMAL, c.EVENT_MPIJOB_SUCCEEDED, msg)
+        b.event(_NORMAL, constants.EVENT_MPIJOB_SUCCEEDED, msg)
         completion = as_dict(launcher.get("status")).get("completionTime")
         if b.status.get("completionTime") is None and completion is not None:
             b.status["completionTime"] = completion
-        b.condition(c.CONDITION_SUCCEEDED, "True", c.REASON_MPIJOB_SUCCEEDED, msg)
+        b.condition(constants.CONDITION_SUCCEEDED, "True", constants.REASON_MPIJOB_SUCCEEDED, msg)
         b.succeeded = True
     elif is_job_failed(launcher):
         _launcher_failed(b, launcher, pods)
@@ -222,13 +226,13 @@ def _workers(b: _Builder, workers: Sequence[Mapping[str, Any]]) -> int:
             counts["succeeded"] += 1
         elif phase == "Running":
             counts["active"] += 1
-    b.replica_statuses()[c.REPLICA_TYPE_WORKER] = {k: v for k, v in counts.items() if v}
+    b.replica_statuses()[constants.REPLICA_TYPE_WORKER] = {k: v for k, v in counts.items() if v}
     if evicted:
         msg = f"{len(evicted)}/{len(workers)} workers are evicted"
         if b.failure_pods is not None:
             msg = truncate_message(msg + ": " + failure_details(evicted))
-        b.condition(c.CONDITION_FAILED, "True", c.REASON_MPIJOB_EVICTED, msg)
-        b.event(_WARNING, c.EVENT_MPIJOB_EVICTED, msg)
+        b.condition(constants.CONDITION_FAILED, "True", constants.REASON_MPIJOB_EVICTED, msg)
+        b.event(_WARNING, constants.EVENT_MPIJOB_EVICTED, msg)
         if b.complete_on_eviction and b.status.get("completionTime") is None:
             b.status["completionTime"] = format_time(b.now)
     return counts["active"]
@@ -239,25 +243,26 @@ def _running(
 ) -> None:
     if b.view.suspended:
         msg = f"MPIJob {b.key} is suspended."
-        b.condition(c.CONDITION_RUNNING, "False", c.REASON_MPIJOB_SUSPENDED, msg)
+        b.condition(constants.CONDITION_RUNNING, "False", constants.REASON_MPIJOB_SUSPENDED, msg)
     elif is_finished(b.status):
-        if get_condition(b.status, c.CONDITION_RUNNING) is None:
+        if get_condition(b.status, constants.CONDITION_RUNNING) is None:
             msg = f"MPIJob {b.key} is finished but Running condition was never set."
             stamp = b.status.get("completionTime") or format_time(b.now)
             cond = {
-                "type": c.CONDITION_RUNNING,
+                "type": constants.CONDITION_RUNNING,
                 "status": "False",
                 "lastUpdateTime": stamp,
                 "lastTransitionTime": stamp,
-                "reason": c.REASON_MPIJOB_RUNNING,
+                "reason": constants.REASON_MPIJOB_RUNNING,
                 "message": msg,
             }
             b.status["conditions"] = [*as_list(b.status.get("conditions")), cond]
     elif has_launcher and launcher_running >= 1 and running == workers:
         b.condition(
-            c.CONDITION_RUNNING, "True", c.REASON_MPIJOB_RUNNING, f"MPIJob {b.key} is running."
+            constants.CONDITION_RUNNING, "True", constants.REASON_MPIJOB_RUNNING,
+            f"MPIJob {b.key} is running.",
         )
-        b.event(_NORMAL, c.EVENT_MPIJOB_RUNNING, f"MPIJob {b.key} is running")
+        b.event(_NORMAL, constants.EVENT_MPIJOB_RUNNING, f"MPIJob {b.key} is running")
 
 
 def update_mpi_job_status(
@@ -297,8 +302,8 @@ def update_mpi_job_status(
     )
 
 
-_PHASES = (c.CONDITION_SUCCEEDED, c.CONDITION_FAILED, c.CONDITION_SUSPENDED,
-           c.CONDITION_RESTARTING, c.CONDITION_RUNNING)
+_PHASES = (constants.CONDITION_SUCCEEDED, constants.CONDITION_FAILED, constants.CONDITION_SUSPENDED,
+           constants.CONDITION_RESTARTING, constants.CONDITION_RUNNING)
 
 
 def job_phase(status: Mapping[str, Any]) -> str:
@@ -308,7 +313,7 @@ def job_phase(status: Mapping[str, Any]) -> str:
         cond = get_condition(status, phase)
         if cond is not None and cond.get("status") == "True":
             return phase
-    return c.CONDITION_CREATED
+    return constants.CONDITION_CREATED
 
 
 def worker_selector_string(job: Mapping[str, Any]) -> str:
@@ -326,7 +331,7 @@ def with_worker_selector(status: Mapping[str, Any], job: Mapping[str, Any]) -> d
     if parse_mpi_job(job).spec.worker is None:
         return out
     replicas = out["replicaStatuses"] = dict(as_dict(out.get("replicaStatuses")))
-    worker = dict(as_dict(replicas.get(c.REPLICA_TYPE_WORKER)))
+    worker = dict(as_dict(replicas.get(constants.REPLICA_TYPE_WORKER)))
     worker["selector"] = worker_selector_string(job)
-    replicas[c.REPLICA_TYPE_WORKER] = worker
+    replicas[constants.REPLICA_TYPE_WORKER] = worker
     return out

@@ -16,8 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mpi_controller.kube.jsonvalue import as_dict, as_list
-from mpi_controller.mpi import constants as c
-from mpi_controller.mpi import naming as n
+from mpi_controller.mpi import constants, naming
 from mpi_controller.mpi.features import ssh_readiness_port
 from mpi_controller.mpi.gang import decorate_pod_template
 from mpi_controller.mpi.podtemplate import (
@@ -57,11 +56,11 @@ def new_worker(job: Mapping[str, Any], index: int, *, gang_scheduling: str = "")
     """The worker pod ``index`` of ``job`` (a defaulted MPIJob dict)."""
     view = parse_mpi_job(job)
     worker = view.spec.worker
-    name = n.worker_name(view.name, index)
+    name = naming.worker_name(view.name, index)
     template = copy_template(worker.template if worker is not None else {})
     labels = template["metadata"]["labels"]
-    labels.update(n.default_labels(view.name, c.ROLE_WORKER))
-    labels[c.REPLICA_INDEX_LABEL] = worker_replica_index_label(view, index)
+    labels.update(naming.default_labels(view.name, constants.ROLE_WORKER))
+    labels[constants.REPLICA_INDEX_LABEL] = worker_replica_index_label(view, index)
     spec = template["spec"]
     spec["hostname"] = name
     spec["subdomain"] = view.name
@@ -73,7 +72,7 @@ def new_worker(job: Mapping[str, Any], index: int, *, gang_scheduling: str = "")
     if container is not None:
         if not container.get("command") and not container.get("args"):
             container["command"] = list(SSHD_COMMAND)
-        append_env(container, [{"name": "K_MPI_JOB_ROLE", "value": c.ROLE_WORKER}])
+        append_env(container, [{"name": "K_MPI_JOB_ROLE", "value": constants.ROLE_WORKER}])
         port = ssh_readiness_port(job)
         if port is not None and "readinessProbe" not in container:
             container["readinessProbe"] = ssh_readiness_probe(port)
@@ -90,5 +89,5 @@ def _pod(
     annotations = as_dict(meta.get("annotations"))
     if annotations:
         metadata["annotations"] = annotations
-    metadata["ownerReferences"] = [n.controller_ref(job)]
+    metadata["ownerReferences"] = [naming.controller_ref(job)]
     return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": template["spec"]}

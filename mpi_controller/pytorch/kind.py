@@ -24,7 +24,7 @@ from mpi_controller.engine.training.kind import TrainingJobKind
 from mpi_controller.kube.events import Event
 from mpi_controller.kube.fielderrors import FieldError
 from mpi_controller.kube.jsonvalue import json_copy
-from mpi_controller.pytorch import constants as c
+from mpi_controller.pytorch import constants
 from mpi_controller.pytorch.envvars import add_pod_env, pod_env
 from mpi_controller.pytorch.hpa import desired_hpa, hpa_changed
 from mpi_controller.pytorch.initcontainer import InitContainerTemplate, add_init_containers
@@ -35,7 +35,7 @@ from mpi_controller.runtime.informer import InformerFactory, SharedIndexInformer
 
 __all__ = ["HPAS", "PYTORCHJOBS", "PyTorch", "PyTorchJobKind", "PyTorchOptions"]
 
-PYTORCHJOBS = Resource(GROUP, VERSION, c.PLURAL, True, c.KIND)
+PYTORCHJOBS = Resource(GROUP, VERSION, constants.PLURAL, True, constants.KIND)
 HPAS = Resource("autoscaling", "v2", "horizontalpodautoscalers", True, "HorizontalPodAutoscaler")
 HPA_COMPANION = Companion(HPAS, desired_hpa, hpa_changed)
 
@@ -54,12 +54,12 @@ class PyTorchOptions:
 class PyTorch:
     """The PyTorchJob kind's hooks."""
 
-    kind = c.KIND
-    plural = c.PLURAL
-    controller_name = c.CONTROLLER_NAME
-    framework_name = c.FRAMEWORK_NAME
-    replica_specs_field = c.SPECS_FIELD
-    default_container_name = c.DEFAULT_CONTAINER_NAME
+    kind = constants.KIND
+    plural = constants.PLURAL
+    controller_name = constants.CONTROLLER_NAME
+    framework_name = constants.FRAMEWORK_NAME
+    replica_specs_field = constants.SPECS_FIELD
+    default_container_name = constants.DEFAULT_CONTAINER_NAME
     delete_job_reasons = ("SuccessfulDeletePod", "FailedDeletePod")
     companions = (HPA_COMPANION,)
 
@@ -75,7 +75,7 @@ class PyTorch:
             init: list[Obj] = []
             if view.master is not None:
                 init = self.init_container.containers(
-                    general_name(view.name, c.REPLICA_TYPE_MASTER, 0))
+                    general_name(view.name, constants.REPLICA_TYPE_MASTER, 0))
             self._last = (job, view, init)
         return self._last[1], self._last[2]
 
@@ -89,11 +89,11 @@ class PyTorch:
                          index: int) -> None:
         view, init = self._view(job)
         add_pod_env(template, pod_env(view, rtype, index))
-        if init and rtype.lower() == c.REPLICA_TYPE_WORKER.lower():
+        if init and rtype.lower() == constants.REPLICA_TYPE_WORKER.lower():
             add_init_containers(template, json_copy(init))
 
     def is_master_role(self, specs: Mapping[str, ReplicaSpec], rtype: str, index: int) -> bool:
-        return master_role(specs, rtype, index, master_types=(c.REPLICA_TYPE_MASTER,))
+        return master_role(specs, rtype, index, master_types=(constants.REPLICA_TYPE_MASTER,))
 
     def update_job_status(self, job: Mapping[str, Any], specs: Mapping[str, ReplicaSpec],
                           status: Obj, *, pods: list[Obj], now: datetime) -> list[Event]:
@@ -103,8 +103,8 @@ class PyTorch:
 class PyTorchJobKind(TrainingJobKind):
     """The PyTorchJob kind (``kubeflow.org/v1`` ``pytorchjobs``) on the engine."""
 
-    operator_name = c.CONTROLLER_NAME
-    component = c.CONTROLLER_NAME
+    operator_name = constants.CONTROLLER_NAME
+    component = constants.CONTROLLER_NAME
 
     def __init__(self, factory: InformerFactory, *, namespace: str = "",
                  pods: SharedIndexInformer, options: TrainingOptions,

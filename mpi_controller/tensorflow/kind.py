@@ -22,7 +22,7 @@ from mpi_controller.kube.events import Event
 from mpi_controller.kube.fielderrors import FieldError
 from mpi_controller.runtime.client import Resource
 from mpi_controller.runtime.informer import InformerFactory, SharedIndexInformer
-from mpi_controller.tensorflow import constants as c
+from mpi_controller.tensorflow import constants
 from mpi_controller.tensorflow.status import update_tfjob_status
 from mpi_controller.tensorflow.tfconfig import add_tf_config, cluster_spec, tf_config
 from mpi_controller.tensorflow.v1 import (
@@ -34,7 +34,7 @@ from mpi_controller.tensorflow.v1 import (
 
 __all__ = ["TFJOBS", "TFJobKind", "TensorFlow"]
 
-TFJOBS = Resource(GROUP, VERSION, c.PLURAL, True, c.KIND)
+TFJOBS = Resource(GROUP, VERSION, constants.PLURAL, True, constants.KIND)
 
 Obj = dict[str, Any]
 
@@ -42,12 +42,12 @@ Obj = dict[str, Any]
 class TensorFlow:
     """The TFJob kind's hooks (``cluster_domain``: the ``--cluster-domain`` flag)."""
 
-    kind = c.KIND
-    plural = c.PLURAL
-    controller_name = c.CONTROLLER_NAME
-    framework_name = c.FRAMEWORK_NAME
-    replica_specs_field = c.SPECS_FIELD
-    default_container_name = c.DEFAULT_CONTAINER_NAME
+    kind = constants.KIND
+    plural = constants.PLURAL
+    controller_name = constants.CONTROLLER_NAME
+    framework_name = constants.FRAMEWORK_NAME
+    replica_specs_field = constants.SPECS_FIELD
+    default_container_name = constants.DEFAULT_CONTAINER_NAME
     delete_job_reasons = ("SuccessfulDeleteJob", "FailedDeleteJob")
     companions = ()
 
@@ -77,8 +77,8 @@ class TensorFlow:
             add_tf_config(template, value)
 
     def is_master_role(self, specs: Mapping[str, ReplicaSpec], rtype: str, index: int) -> bool:
-        return master_role(specs, rtype, index, master_types=(c.REPLICA_TYPE_CHIEF,
-                                                              c.REPLICA_TYPE_MASTER))
+        return master_role(specs, rtype, index, master_types=(constants.REPLICA_TYPE_CHIEF,
+                                                              constants.REPLICA_TYPE_MASTER))
 
     def update_job_status(self, job: Mapping[str, Any], specs: Mapping[str, ReplicaSpec],
                           status: Obj, *, pods: list[Obj], now: datetime) -> list[Event]:
@@ -88,8 +88,8 @@ class TensorFlow:
 class TFJobKind(TrainingJobKind):
     """The TFJob kind (``kubeflow.org/v1`` ``tfjobs``) on the engine."""
 
-    operator_name = c.CONTROLLER_NAME
-    component = c.CONTROLLER_NAME
+    operator_name = constants.CONTROLLER_NAME
+    component = constants.CONTROLLER_NAME
 
     def __init__(self, factory: InformerFactory, *, namespace: str = "",
                  pods: SharedIndexInformer, options: TrainingOptions) -> None:

@@ -44,8 +44,7 @@ import structlog
 
 from mpi_controller.engine.kind import KindInformers
 from mpi_controller.engine.sync import JobSync
-from mpi_controller.engine.training import children as ch
-from mpi_controller.engine.training import decisions, gang, plan
+from mpi_controller.engine.training import children, decisions, gang, plan
 from mpi_controller.engine.training.api import (
     CONDITION_CREATED,
     CONDITION_FAILED,
@@ -375,7 +374,8 @@ class TrainingSync:
         for rtype, spec in self.specs.items():
             counts: Obj = {}
             statuses[rtype] = counts
-            for index, bucket in enumerate(ch.slices(ch.by_type(pods, rtype), spec.replicas)):
+            by_index = children.slices(children.by_type(pods, rtype), spec.replicas)
+            for index, bucket in enumerate(by_index):
                 if not bucket:
                     new_pods.append((spec, index))
                 elif len(bucket) > 1:
@@ -384,7 +384,8 @@ class TrainingSync:
                 else:
                     doomed_pods += self.check_pod(spec, index, bucket[0])
                     decisions.count_pod(counts, bucket[0])
-            for index, bucket in enumerate(ch.slices(ch.by_type(services, rtype), spec.replicas)):
+            by_index = children.slices(children.by_type(services, rtype), spec.replicas)
+            for index, bucket in enumerate(by_index):
                 if not bucket:
                     new_services.append((spec, index))
                 elif len(bucket) == 1 and index >= spec.replicas \

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mpi_controller.engine.training import children as ch
-from mpi_controller.engine.training import gang as pg
+from mpi_controller.engine.training import children
+from mpi_controller.engine.training import gang as gang_scheduling
 from mpi_controller.engine.training.api import API_VERSION, ReplicaSpec, replica_specs, run_policy
 from mpi_controller.engine.training.framework import TrainingFramework
 from mpi_controller.kube.events import WARNING, Event
@@ -41,7 +41,7 @@ def owner_ref(fw: TrainingFramework, job: Mapping[str, Any]) -> Obj:
 
 
 def replica_pod(fw: TrainingFramework, job: Mapping[str, Any], specs: Mapping[str, ReplicaSpec],
-                spec: ReplicaSpec, index: int, *, gang: pg.GangScheduler | None,
+                spec: ReplicaSpec, index: int, *, gang: gang_scheduling.GangScheduler | None,
                 ) -> tuple[Obj, list[Event]]:
     """Pod ``<job>-<rtype>-<index>`` and the Warning events of its creation: the template sets
     a restart policy (the replica's wins); gang scheduling while a template names another
@@ -49,13 +49,13 @@ def replica_pod(fw: TrainingFramework, job: Mapping[str, Any], specs: Mapping[st
     events = []
     if as_str(spec.pod_spec.get("restartPolicy")):
         events.append(Event(WARNING, EVENT_TEMPLATE_RESTART_POLICY, _RESTART_POLICY_MESSAGE))
-    if gang is not None and pg.custom_scheduler_set(specs, gang):
+    if gang is not None and gang_scheduling.custom_scheduler_set(specs, gang):
         events.append(Event(WARNING, EVENT_TEMPLATE_SCHEDULER_NAME, _SCHEDULER_NAME_MESSAGE))
 
     def cluster_spec(template: Obj, rtype: str, i: int) -> None:
         fw.set_cluster_spec(job, template, rtype, i)
 
-    pod = ch.new_pod(job, spec, index, controller_name=fw.controller_name,
+    pod = children.new_pod(job, spec, index, controller_name=fw.controller_name,
                      owner_ref=owner_ref(fw, job),
                      master_role=fw.is_master_role(specs, spec.rtype, index),
                      cluster_spec=cluster_spec, gang=gang)
@@ -66,15 +66,16 @@ def replica_service(fw: TrainingFramework, job: Mapping[str, Any], spec: Replica
                     index: int) -> Obj:
     """Service ``<job>-<rtype>-<index>``; ValueError ``failed to find the port`` when the
     template has no container named after the kind's default."""
-    ports = ch.service_ports(spec, fw.default_container_name)
+    ports = children.service_ports(spec, fw.default_container_name)
     if ports is None:
         raise ValueError("failed to find the port")
-    return ch.new_service(job, spec, index, controller_name=fw.controller_name,
+    return children.new_service(job, spec, index, controller_name=fw.controller_name,
                           owner_ref=owner_ref(fw, job), ports=ports)
 
 
 def initial_children(fw: TrainingFramework, job: Mapping[str, Any], *,
-                     gang: pg.GangScheduler | None, priority: pg.PriorityOf) -> list[Obj]:
+                     gang: gang_scheduling.GangScheduler | None,
+                     priority: gang_scheduling.PriorityOf) -> list[Obj]:
     """What the first sync of the defaulted, valid ``job`` creates: the framework's companions
     (an HPA), the PodGroup (with gang scheduling), then per replica type its pods and Services
     (nothing for a suspended job)."""
@@ -87,8 +88,8 @@ def initial_children(fw: TrainingFramework, job: Mapping[str, Any], *,
         desired = companion.desired(job, owner_ref(fw, job))
         out += [desired] if desired is not None else []
     if gang is not None:
-        out.append(pg.new_pod_group(job, specs, policy, gang, owner_ref=owner_ref(fw, job),
-                                    priority=priority))
+        out.append(gang_scheduling.new_pod_group(job, specs, policy, gang,
+                                                 owner_ref=owner_ref(fw, job), priority=priority))
     for spec in specs.values():
         out += [replica_pod(fw, job, specs, spec, i, gang=gang)[0] for i in range(spec.replicas)]
         out += [replica_service(fw, job, spec, i) for i in range(spec.replicas)]

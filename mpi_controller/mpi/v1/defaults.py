@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mpi_controller.kube.jsonvalue import json_copy
-from mpi_controller.mpi import constants as c
+from mpi_controller.mpi import constants
 
 __all__ = ["default_replica", "set_defaults", "spec_of", "sync_clean_pod_policy"]
 
@@ -65,11 +65,11 @@ def set_defaults(job: Mapping[str, Any]) -> dict[str, Any]:
     run_policy = _run_policy(spec)
     if isinstance(run_policy, dict) and spec.get("cleanPodPolicy") is None \
             and run_policy.get("cleanPodPolicy") is None:
-        spec["cleanPodPolicy"] = run_policy["cleanPodPolicy"] = c.CLEAN_POD_POLICY_NONE
+        spec["cleanPodPolicy"] = run_policy["cleanPodPolicy"] = constants.CLEAN_POD_POLICY_NONE
     specs = spec.get("mpiReplicaSpecs")
-    default_replica(specs, c.REPLICA_TYPE_LAUNCHER, replicas=1,
+    default_replica(specs, constants.REPLICA_TYPE_LAUNCHER, replicas=1,
                     restart_policy=DEFAULT_RESTART_POLICY)
-    default_replica(specs, c.REPLICA_TYPE_WORKER, replicas=0,
+    default_replica(specs, constants.REPLICA_TYPE_WORKER, replicas=0,
                     restart_policy=DEFAULT_RESTART_POLICY)
     return out  # type: ignore[no-any-return]
 

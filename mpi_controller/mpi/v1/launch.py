@@ -45,8 +45,7 @@ from mpi_controller.engine.training.gang import (
 )
 from mpi_controller.kube.events import WARNING, Event
 from mpi_controller.kube.jsonvalue import as_dict, as_list, as_str, json_copy
-from mpi_controller.mpi import constants as c
-from mpi_controller.mpi import kubexec as kx
+from mpi_controller.mpi import constants, kubexec
 from mpi_controller.mpi.v1.types import parse_mpi_job
 
 __all__ = [
@@ -72,7 +71,7 @@ DEFAULT_KUBECTL_DELIVERY_IMAGE: Final = "ghcr.io/kubeflow/training-v1/kubectl-de
 EVENT_TEMPLATE_SCHEDULER_NAME: Final = "SettedPodTemplateSchedulerName"
 _SCHEDULER_NAME_MESSAGE = ("Another scheduler is specified when gang-scheduling is enabled and "
                            "it will not be overwritten")
-_AGENT = f"{kx.CONFIG_MOUNT_PATH}/{kx.KUBEXEC}"
+_AGENT = f"{kubexec.CONFIG_MOUNT_PATH}/{kubexec.KUBEXEC}"
 _INTEL_BOOTSTRAP, _INTEL_EXEC = "I_MPI_HYDRA_BOOTSTRAP", "I_MPI_HYDRA_BOOTSTRAP_EXEC"
 
 
@@ -83,39 +82,40 @@ def specs_of(job: Mapping[str, Any]) -> dict[str, ReplicaSpec]:
 
 def worker_replicas(job: Mapping[str, Any]) -> int:
     """``Worker.replicas`` (0 without a Worker spec)."""
-    spec = specs_of(job).get(c.REPLICA_TYPE_WORKER)
+    spec = specs_of(job).get(constants.REPLICA_TYPE_WORKER)
     return spec.replicas if spec is not None else 0
 
 
 def _launcher_template(job: Mapping[str, Any]) -> Obj:
-    spec = specs_of(job).get(c.REPLICA_TYPE_LAUNCHER)
+    spec = specs_of(job).get(constants.REPLICA_TYPE_LAUNCHER)
     return spec.template if spec is not None else {}
 
 
 def config_data(job: Mapping[str, Any], running_workers: Iterable[str]) -> dict[str, str]:
     """The ConfigMap's data (module doc); ``running_workers``: names of the Running ones."""
-    name, _ = kx.job_name_namespace(job)
+    name, _ = kubexec.job_name_namespace(job)
     view = parse_mpi_job(job)
-    gpu = kx.is_gpu_launcher(_launcher_template(job))
+    gpu = kubexec.is_gpu_launcher(_launcher_template(job))
     slots = view.spec.slots
     return {
-        kx.HOSTFILE: kx.hostfile(name, worker_replicas(job), slots, gpu_launcher=gpu),
-        kx.KUBEXEC: kx.kubexec_script(view.spec.main_container),
-        kx.DISCOVER_HOSTS: kx.discover_hosts(name, running_workers, slots, gpu_launcher=gpu),
+        kubexec.HOSTFILE: kubexec.hostfile(name, worker_replicas(job), slots, gpu_launcher=gpu),
+        kubexec.KUBEXEC: kubexec.kubexec_script(view.spec.main_container),
+        kubexec.DISCOVER_HOSTS: kubexec.discover_hosts(name, running_workers, slots,
+                                                       gpu_launcher=gpu),
     }
 
 
 def new_config_map(job: Mapping[str, Any], running_workers: Iterable[str], *,
                    owner_ref: Mapping[str, Any]) -> Obj:
-    name, namespace = kx.job_name_namespace(job)
-    return kx.new_config_map(name, namespace, config_data(job, running_workers),
+    name, namespace = kubexec.job_name_namespace(job)
+    return kubexec.new_config_map(name, namespace, config_data(job, running_workers),
                              owner_ref=owner_ref)
 
 
 def service_account_name(job: Mapping[str, Any]) -> str:
     """The launcher's ServiceAccount (module doc)."""
     named = as_str(as_dict(_launcher_template(job).get("spec")).get("serviceAccountName"))
-    return named or kx.launcher_name(kx.job_name_namespace(job)[0])
+    return named or kubexec.launcher_name(kubexec.job_name_namespace(job)[0])
 
 
 def _restart_policy(spec: ReplicaSpec) -> str:
@@ -128,7 +128,7 @@ def _pod(job: Mapping[str, Any], spec: ReplicaSpec, pod_name: str, labels: Mappi
          ) -> tuple[Obj, Obj]:
     """A pod from ``spec``'s template (a private copy, also returned for further changes):
     ``labels`` over the template's, the restart policy, gang decoration."""
-    job_name, namespace = kx.job_name_namespace(job)
+    job_name, namespace = kubexec.job_name_namespace(job)
     template = json_copy(spec.template)
     template["metadata"] = meta = as_dict(template.get("metadata"))
     meta["labels"] = {**as_dict(meta.get("labels")), **labels}
@@ -146,13 +146,13 @@ def _pod(job: Mapping[str, Any], spec: ReplicaSpec, pod_name: str, labels: Mappi
 def new_worker(job: Mapping[str, Any], index: int, *, owner_ref: Mapping[str, Any],
                gang: GangScheduler | None = None) -> Obj:
     """Worker pod ``index`` (module doc)."""
-    job_name, _ = kx.job_name_namespace(job)
-    spec = specs_of(job)[c.REPLICA_TYPE_WORKER]
-    labels = {**job_labels(job_name, CONTROLLER_NAME), REPLICA_TYPE_LABEL: c.ROLE_WORKER,
+    job_name, _ = kubexec.job_name_namespace(job)
+    spec = specs_of(job)[constants.REPLICA_TYPE_WORKER]
+    labels = {**job_labels(job_name, CONTROLLER_NAME), REPLICA_TYPE_LABEL: constants.ROLE_WORKER,
               REPLICA_INDEX_LABEL: str(index)}
-    pod, template = _pod(job, spec, kx.worker_name(job_name, index), labels,
+    pod, template = _pod(job, spec, kubexec.worker_name(job_name, index), labels,
                          owner_ref=owner_ref, gang=gang)
-    kx.add_worker_parts(template, job_name)
+    kubexec.add_worker_parts(template, job_name)
     return pod
 
 
@@ -165,8 +165,8 @@ def launcher_env(job: Mapping[str, Any]) -> list[Obj]:
            for e in as_list(as_dict(containers[0] if containers else {}).get("env"))}
     env = [{"name": "OMPI_MCA_plm_rsh_agent", "value": _AGENT},
            {"name": "OMPI_MCA_orte_default_hostfile",
-            "value": f"{kx.CONFIG_MOUNT_PATH}/{kx.HOSTFILE}"}]
-    if not kx.is_gpu_launcher(_launcher_template(job)):
+            "value": f"{kubexec.CONFIG_MOUNT_PATH}/{kubexec.HOSTFILE}"}]
+    if not kubexec.is_gpu_launcher(_launcher_template(job)):
         env += [{"name": "NVIDIA_VISIBLE_DEVICES", "value": ""},
                 {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": ""}]
     if _INTEL_BOOTSTRAP not in own:
@@ -179,17 +179,17 @@ def launcher_env(job: Mapping[str, Any]) -> list[Obj]:
 def new_launcher(job: Mapping[str, Any], *, image: str, owner_ref: Mapping[str, Any],
                  gang: GangScheduler | None = None) -> Obj:
     """The launcher pod (module doc)."""
-    job_name, namespace = kx.job_name_namespace(job)
-    spec = specs_of(job)[c.REPLICA_TYPE_LAUNCHER]
-    labels = {**job_labels(job_name, CONTROLLER_NAME), REPLICA_TYPE_LABEL: c.ROLE_LAUNCHER,
+    job_name, namespace = kubexec.job_name_namespace(job)
+    spec = specs_of(job)[constants.REPLICA_TYPE_LAUNCHER]
+    labels = {**job_labels(job_name, CONTROLLER_NAME), REPLICA_TYPE_LABEL: constants.ROLE_LAUNCHER,
               JOB_ROLE_LABEL: "master"}
-    pod, template = _pod(job, spec, kx.launcher_name(job_name), labels, owner_ref=owner_ref,
+    pod, template = _pod(job, spec, kubexec.launcher_name(job_name), labels, owner_ref=owner_ref,
                          gang=gang)
     pod_spec = template["spec"]
     if not as_str(pod_spec.get("serviceAccountName")):
-        pod_spec["serviceAccountName"] = kx.launcher_name(job_name)
-    kx.add_launcher_parts(template, job_name, namespace, image=image, env=launcher_env(job),
-                          config_items=(kx.KUBEXEC, kx.HOSTFILE, kx.DISCOVER_HOSTS))
+        pod_spec["serviceAccountName"] = kubexec.launcher_name(job_name)
+    kubexec.add_launcher_parts(template, job_name, namespace, image=image, env=launcher_env(job),
+                          config_items=(kubexec.KUBEXEC, kubexec.HOSTFILE, kubexec.DISCOVER_HOSTS))
     return pod
 
 
@@ -200,6 +200,6 @@ def pod_events(job: Mapping[str, Any], rtype: str, gang: GangScheduler | None,
     events = []
     if gang is not None and custom_scheduler_set(specs, gang):
         events.append(Event(WARNING, EVENT_TEMPLATE_SCHEDULER_NAME, _SCHEDULER_NAME_MESSAGE))
-    if rtype == c.REPLICA_TYPE_LAUNCHER:
-        events += kx.template_restart_policy_events(_launcher_template(job))
+    if rtype == constants.REPLICA_TYPE_LAUNCHER:
+        events += kubexec.template_restart_policy_events(_launcher_template(job))
     return events

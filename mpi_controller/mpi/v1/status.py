@@ -40,7 +40,7 @@ from mpi_controller.kube.events import NORMAL, WARNING, Event
 from mpi_controller.kube.jsonvalue import as_dict, as_int, as_str
 from mpi_controller.kube.pods import pod_phase
 from mpi_controller.kube.timefmt import format_time
-from mpi_controller.mpi import constants as c
+from mpi_controller.mpi import constants
 
 __all__ = ["EVENT_PLURAL_SUCCEEDED", "REASON_FAILED", "count_replicas", "update_job_status"]
 
@@ -69,11 +69,11 @@ def count_replicas(key: str, launcher: Mapping[str, Any] | None,
                                 f"MPIJob {key} successfully completed."))
         elif phase == "Failed":
             counts["failed"] = 1
-            events.append(Event(WARNING, _reason(launcher) or c.REASON_MPIJOB_FAILED,
+            events.append(Event(WARNING, _reason(launcher) or constants.REASON_MPIJOB_FAILED,
                                 f"MPIJob {key} has failed"))
         elif phase == "Running":
             counts["active"] = 1
-        statuses[c.REPLICA_TYPE_LAUNCHER] = counts
+        statuses[constants.REPLICA_TYPE_LAUNCHER] = counts
     worker_counts: Obj = {}
     running = evicted = 0
     for pod in workers:
@@ -83,12 +83,12 @@ def count_replicas(key: str, launcher: Mapping[str, Any] | None,
             worker_counts[field] = worker_counts.get(field, 0) + 1
         running += phase == "Running"
         evicted += phase == "Failed" and _reason(pod) == "Evicted"
-    statuses[c.REPLICA_TYPE_WORKER] = worker_counts
+    statuses[constants.REPLICA_TYPE_WORKER] = worker_counts
     if evicted:
-        events.append(Event(WARNING, c.REASON_MPIJOB_EVICTED,
+        events.append(Event(WARNING, constants.REASON_MPIJOB_EVICTED,
                             f"{evicted}/{len(workers)} workers are evicted"))
     if launcher is not None and pod_phase(launcher) == "Running" and running == len(workers):
-        events.append(Event(NORMAL, c.REASON_MPIJOB_RUNNING, f"MPIJob {key} is running"))
+        events.append(Event(NORMAL, constants.REASON_MPIJOB_RUNNING, f"MPIJob {key} is running"))
     return statuses, events
 
 
@@ -105,15 +105,15 @@ def update_job_status(name: str, specs: Mapping[str, ReplicaSpec], status: Obj, 
         counts = as_dict(replicas.get(rtype))
         succeeded = as_int(counts.get("succeeded")) or 0
         failed = as_int(counts.get("failed")) or 0
-        if rtype == c.REPLICA_TYPE_LAUNCHER:
+        if rtype == constants.REPLICA_TYPE_LAUNCHER:
             if (as_int(counts.get("active")) or 0) > 0:
-                condition(CONDITION_RUNNING, c.REASON_MPIJOB_RUNNING,
+                condition(CONDITION_RUNNING, constants.REASON_MPIJOB_RUNNING,
                           f"MPIJob {name} is running.")
             if spec.replicas - succeeded == 0:
                 message = f"MPIJob {name} is successfully completed."
-                events.append(Event(NORMAL, c.REASON_MPIJOB_SUCCEEDED, message))
+                events.append(Event(NORMAL, constants.REASON_MPIJOB_SUCCEEDED, message))
                 status.setdefault("completionTime", format_time(now))
-                condition(CONDITION_SUCCEEDED, c.REASON_MPIJOB_SUCCEEDED, message)
+                condition(CONDITION_SUCCEEDED, constants.REASON_MPIJOB_SUCCEEDED, message)
                 return events
         if failed > 0:
             what = f"{failed} {rtype} replica(s) failed."
@@ -123,7 +123,7 @@ def update_job_status(name: str, specs: Mapping[str, ReplicaSpec], status: Obj, 
                 condition(CONDITION_RESTARTING, "MPIJobRestarting", message)
             else:
                 message = f"MPIJob {name} is failed because {what}"
-                events.append(Event(NORMAL, c.REASON_MPIJOB_FAILED, message))
+                events.append(Event(NORMAL, constants.REASON_MPIJOB_FAILED, message))
                 status.setdefault("completionTime", format_time(now))
                 condition(CONDITION_FAILED, REASON_FAILED, message)
     return events

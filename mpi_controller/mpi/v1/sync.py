@@ -58,8 +58,7 @@ from mpi_controller.kube.fielderrors import FieldError
 from mpi_controller.kube.jsonvalue import as_dict, as_list, as_str
 from mpi_controller.kube.owners import is_controlled_by
 from mpi_controller.kube.pods import pod_phase
-from mpi_controller.mpi import constants as c
-from mpi_controller.mpi import kubexec as kx
+from mpi_controller.mpi import constants, kubexec
 from mpi_controller.mpi.conversion import convert
 from mpi_controller.mpi.v1 import launch
 from mpi_controller.mpi.v1.defaults import set_defaults, sync_clean_pod_policy
@@ -86,8 +85,8 @@ FINISHED = ("Succeeded", "Failed")
 class MPIJobV1:
     """The ``v1`` MPIJob's hooks on the training-operator engine (module doc)."""
 
-    kind = c.KIND
-    plural = c.PLURAL
+    kind = constants.KIND
+    plural = constants.PLURAL
     controller_name = launch.CONTROLLER_NAME
     framework_name = "mpi"
     replica_specs_field = launch.SPECS_FIELD
@@ -107,7 +106,7 @@ class MPIJobV1:
         """None: the MPI pods are built by :mod:`.launch`."""
 
     def is_master_role(self, specs: Mapping[str, ReplicaSpec], rtype: str, index: int) -> bool:
-        return rtype == c.REPLICA_TYPE_LAUNCHER
+        return rtype == constants.REPLICA_TYPE_LAUNCHER
 
     def update_job_status(self, job: Mapping[str, Any], specs: Mapping[str, ReplicaSpec],
                           status: Obj, *, pods: list[Obj], now: datetime) -> list[Event]:
@@ -125,7 +124,7 @@ class MPIJobV1Sync(TrainingSync):
         self.report(as_str(as_dict(self.job.get("metadata")).get("uid")), event)
 
     async def reconcile_replicas(self, pods: list[Obj]) -> None:
-        launcher = self.ctx.cached(self.kind.pods, kx.launcher_name(self.name))
+        launcher = self.ctx.cached(self.kind.pods, kubexec.launcher_name(self.name))
         if launcher is not None:
             self.writer.check_controlled(launcher, PODS.kind)
         workers: list[Obj] = []
@@ -138,7 +137,7 @@ class MPIJobV1Sync(TrainingSync):
         statuses, events = count_replicas(self.ctx.key, launcher, workers)
         self.status["replicaStatuses"] = statuses
         for event in events:
-            if event.reason == c.REASON_MPIJOB_RUNNING:
+            if event.reason == constants.REASON_MPIJOB_RUNNING:
                 self.report_once(event)
             else:
                 self.ctx.emit(event)
@@ -155,7 +154,7 @@ class MPIJobV1Sync(TrainingSync):
         seen = self.kind.foreign_accounts.get(self.ctx.key)
         if seen is not None and seen[0] == name and now - seen[1] < FOREIGN_ACCOUNT_RECHECK:
             return
-        desired = kx.new_launcher_service_account(self.name, self.ctx.namespace,
+        desired = kubexec.new_launcher_service_account(self.name, self.ctx.namespace,
                                                   owner_ref=self.owner_ref, name=name)
         account = await self.writer.create(SERVICE_ACCOUNTS, desired, foreign_ok=True)
         if not is_controlled_by(account, self.job):
@@ -163,20 +162,20 @@ class MPIJobV1Sync(TrainingSync):
             self.report_once(exists)
 
     async def ensure_config_map(self, pods: Sequence[Obj]) -> None:
-        running = [p["metadata"]["name"] for p in by_type(pods, c.ROLE_WORKER)
+        running = [p["metadata"]["name"] for p in by_type(pods, constants.ROLE_WORKER)
                    if pod_phase(p) == "Running"]
         desired = launch.new_config_map(self.job, running, owner_ref=self.owner_ref)
-        existing = self.ctx.cached(self.kind.config_maps, kx.config_map_name(self.name))
+        existing = self.ctx.cached(self.kind.config_maps, kubexec.config_map_name(self.name))
         await self.writer.ensure(CONFIGMAPS, existing, desired, needs_update=_data_changed,
                                  apply_update=_with_data)
 
     async def ensure_role(self) -> None:
-        desired = kx.new_launcher_role(self.name, self.ctx.namespace,
+        desired = kubexec.new_launcher_role(self.name, self.ctx.namespace,
                                        launch.worker_replicas(self.job), owner_ref=self.owner_ref)
-        existing = self.ctx.cached(self.kind.roles, kx.launcher_name(self.name))
+        existing = self.ctx.cached(self.kind.roles, kubexec.launcher_name(self.name))
         if existing is not None:
             self.report_once(Event(NORMAL, "LauncherRole is exist",
-                                   f"LauncherRole: {kx.launcher_name(self.name)}"))
+                                   f"LauncherRole: {kubexec.launcher_name(self.name)}"))
         await self.writer.ensure(ROLES, existing, desired, needs_update=_rules_changed,
                                  apply_update=_with_rules)
 
@@ -188,11 +187,11 @@ class MPIJobV1Sync(TrainingSync):
         await self.ensure_role_binding()
 
     async def ensure_role_binding(self) -> None:
-        existing = self.ctx.cached(self.kind.role_bindings, kx.launcher_name(self.name))
+        existing = self.ctx.cached(self.kind.role_bindings, kubexec.launcher_name(self.name))
         if existing is not None:
             self.report_once(Event(NORMAL, "RoleBinding is exist",
-                                   f"RoleBinding: {kx.launcher_name(self.name)}"))
-        desired = kx.new_launcher_role_binding(
+                                   f"RoleBinding: {kubexec.launcher_name(self.name)}"))
+        desired = kubexec.new_launcher_role_binding(
             self.name, self.ctx.namespace, owner_ref=self.owner_ref,
             service_account=launch.service_account_name(self.job))
         await self.writer.ensure(ROLE_BINDINGS, existing, desired)
@@ -201,10 +200,10 @@ class MPIJobV1Sync(TrainingSync):
 
     async def ensure_workers(self, pods: Sequence[Obj]) -> list[Obj]:
         """Scale down, then the missing workers (module doc, step 3); the workers by index."""
-        if c.REPLICA_TYPE_WORKER not in self.specs:
+        if constants.REPLICA_TYPE_WORKER not in self.specs:
             return []
         replicas = launch.worker_replicas(self.job)
-        live = [p for p in by_type(pods, c.ROLE_WORKER)
+        live = [p for p in by_type(pods, constants.ROLE_WORKER)
                 if not p["metadata"].get("deletionTimestamp")]
         if len(live) > replicas:
             doomed = [p["metadata"]["name"] for p in live
@@ -213,7 +212,7 @@ class MPIJobV1Sync(TrainingSync):
         workers: list[Obj | None] = []
         missing: list[int] = []
         for index in range(replicas):
-            pod = self.ctx.cached(self.kind.pods, kx.worker_name(self.name, index))
+            pod = self.ctx.cached(self.kind.pods, kubexec.worker_name(self.name, index))
             if pod is None:
                 missing.append(index)
             else:
@@ -226,7 +225,7 @@ class MPIJobV1Sync(TrainingSync):
     async def create_workers(self, indices: Sequence[int]) -> list[Obj]:
         desired = []
         for index in indices:
-            for event in launch.pod_events(self.job, c.REPLICA_TYPE_WORKER, self.kind.gang):
+            for event in launch.pod_events(self.job, constants.REPLICA_TYPE_WORKER, self.kind.gang):
                 self.ctx.emit(event)
             desired.append(launch.new_worker(self.job, index, owner_ref=self.owner_ref,
                                              gang=self.kind.gang))
@@ -238,7 +237,7 @@ class MPIJobV1Sync(TrainingSync):
             if isinstance(result, BaseException):
                 first = first or result
                 self.ctx.emit(Event(WARNING, "FailedCreatePod", f"Created worker pod: {name}"))
-                self.ctx.emit(Event(WARNING, c.REASON_MPIJOB_FAILED,
+                self.ctx.emit(Event(WARNING, constants.REASON_MPIJOB_FAILED,
                                     f"worker pod created failed: {result}"))
             else:
                 created.append(result)
@@ -248,17 +247,17 @@ class MPIJobV1Sync(TrainingSync):
         return created
 
     async def create_launcher(self) -> Obj:
-        for event in launch.pod_events(self.job, c.REPLICA_TYPE_LAUNCHER, self.kind.gang):
+        for event in launch.pod_events(self.job, constants.REPLICA_TYPE_LAUNCHER, self.kind.gang):
             self.ctx.emit(event)
         desired = launch.new_launcher(self.job, image=self.kind.kubectl_delivery_image,
                                       owner_ref=self.owner_ref, gang=self.kind.gang)
         try:
             launcher = await self.writer.create(PODS, desired)
         except ApiError as err:
-            self.ctx.emit(Event(WARNING, c.REASON_MPIJOB_FAILED,
+            self.ctx.emit(Event(WARNING, constants.REASON_MPIJOB_FAILED,
                                 f"launcher pod created failed: {err}"))
             raise
-        self.ctx.emit(Event(NORMAL, c.REASON_MPIJOB_RUNNING,
+        self.ctx.emit(Event(NORMAL, constants.REASON_MPIJOB_RUNNING,
                             f"launcher pod created success: {launcher['metadata']['name']}"))
         return launcher
 

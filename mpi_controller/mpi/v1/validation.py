@@ -25,11 +25,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from mpi_controller.kube.jsonvalue import as_dict, as_list, as_str
-from mpi_controller.mpi import constants as c
+from mpi_controller.mpi import constants
 
 __all__ = ["SpecError", "validate"]
 
-_TYPES = (c.REPLICA_TYPE_LAUNCHER, c.REPLICA_TYPE_WORKER)
+_TYPES = (constants.REPLICA_TYPE_LAUNCHER, constants.REPLICA_TYPE_WORKER)
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ def _replica_error(rtype: str, value: object) -> SpecError | None:
             return SpecError(f"{cpath}[{i}].name", "MPIReplicaSpec is not valid: ImageName is "
                                                    f"undefined in the container of {rtype}")
     replicas = value.get("replicas")
-    if rtype == c.REPLICA_TYPE_LAUNCHER and replicas is not None and replicas != 1:
+    if rtype == constants.REPLICA_TYPE_LAUNCHER and replicas is not None and replicas != 1:
         return SpecError(f"{path}.replicas",
                          "MPIReplicaSpec is not valid: There must be only 1 launcher replica")
     return None
@@ -83,7 +83,7 @@ def validate(job: object) -> list[SpecError]:
         error = _replica_error(str(rtype), value)
         if error is not None:
             return [error]
-    if c.REPLICA_TYPE_LAUNCHER not in specs:
-        return [SpecError(f"spec.mpiReplicaSpecs[{c.REPLICA_TYPE_LAUNCHER}]",
+    if constants.REPLICA_TYPE_LAUNCHER not in specs:
+        return [SpecError(f"spec.mpiReplicaSpecs[{constants.REPLICA_TYPE_LAUNCHER}]",
                           "MPIReplicaSpec is not valid: Master ReplicaSpec must be present")]
     return []

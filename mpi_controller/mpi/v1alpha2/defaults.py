@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mpi_controller.mpi import constants as c
+from mpi_controller.mpi import constants
 from mpi_controller.mpi.v1.defaults import spec_of
 
 __all__ = ["DEFAULT_BACKOFF_LIMIT", "set_defaults"]
@@ -31,9 +31,9 @@ def set_defaults(job: Mapping[str, Any]) -> dict[str, Any]:
     if spec.get("backoffLimit") is None:
         spec["backoffLimit"] = DEFAULT_BACKOFF_LIMIT
     if spec.get("cleanPodPolicy") is None:
-        spec["cleanPodPolicy"] = c.CLEAN_POD_POLICY_NONE
+        spec["cleanPodPolicy"] = constants.CLEAN_POD_POLICY_NONE
     specs = spec.get("mpiReplicaSpecs")
-    launcher = specs.get(c.REPLICA_TYPE_LAUNCHER) if isinstance(specs, dict) else None
+    launcher = specs.get(constants.REPLICA_TYPE_LAUNCHER) if isinstance(specs, dict) else None
     if isinstance(launcher, dict) and launcher.get("restartPolicy") != "Never":
         launcher["restartPolicy"] = "OnFailure"
     return out  # type: ignore[no-any-return]

@@ -28,8 +28,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from mpi_controller.kube.jsonvalue import as_dict, json_copy
-from mpi_controller.mpi import constants as c
-from mpi_controller.mpi import kubexec as kx
+from mpi_controller.mpi import constants, kubexec
 from mpi_controller.mpi.v1alpha2.types import parse_mpi_job
 
 __all__ = [
@@ -50,16 +49,16 @@ DEFAULT_KUBECTL_DELIVERY_IMAGE: Final = "mpioperator/kubectl-delivery:latest"
 GROUP_NAME_LABEL: Final = "group_name"
 JOB_NAME_LABEL: Final = "mpi_job_name"
 ROLE_LABEL: Final = "mpi_role_type"
-_AGENT = f"{kx.CONFIG_MOUNT_PATH}/{kx.KUBEXEC}"
+_AGENT = f"{kubexec.CONFIG_MOUNT_PATH}/{kubexec.KUBEXEC}"
 
 
 def labels(job_name: str, role: str) -> dict[str, str]:
     """``group_name``, ``mpi_job_name``, ``mpi_role_type``."""
-    return {GROUP_NAME_LABEL: c.GROUP, JOB_NAME_LABEL: job_name, ROLE_LABEL: role}
+    return {GROUP_NAME_LABEL: constants.GROUP, JOB_NAME_LABEL: job_name, ROLE_LABEL: role}
 
 
 def worker_set_name(job_name: str) -> str:
-    return job_name + kx.WORKER_SUFFIX
+    return job_name + kubexec.WORKER_SUFFIX
 
 
 def _replica(job: Mapping[str, Any], rtype: str) -> Obj:
@@ -69,16 +68,16 @@ def _replica(job: Mapping[str, Any], rtype: str) -> Obj:
 
 def new_config_map(job: Mapping[str, Any], workers: int, *,
                    owner_ref: Mapping[str, Any]) -> Obj:
-    name, namespace = kx.job_name_namespace(job)
+    name, namespace = kubexec.job_name_namespace(job)
     spec = parse_mpi_job(job).spec
-    return kx.new_config_map(name, namespace, {
-        kx.HOSTFILE: kx.hostfile(name, workers, spec.slots),
-        kx.KUBEXEC: kx.kubexec_script(spec.main_container)}, owner_ref=owner_ref)
+    return kubexec.new_config_map(name, namespace, {
+        kubexec.HOSTFILE: kubexec.hostfile(name, workers, spec.slots),
+        kubexec.KUBEXEC: kubexec.kubexec_script(spec.main_container)}, owner_ref=owner_ref)
 
 
 def _template(job: Mapping[str, Any], rtype: str, role: str) -> Obj:
     """The replica's pod template (a copy) with the labels."""
-    name, _ = kx.job_name_namespace(job)
+    name, _ = kubexec.job_name_namespace(job)
     template = json_copy(as_dict(_replica(job, rtype).get("template")))
     template["metadata"] = meta = as_dict(template.get("metadata"))
     meta["labels"] = {**as_dict(meta.get("labels")), **labels(name, role)}
@@ -95,11 +94,11 @@ def _meta(name: str, namespace: str, obj_labels: Mapping[str, str],
 def new_worker_set(job: Mapping[str, Any], replicas: int, *, owner_ref: Mapping[str, Any],
                    ) -> Obj:
     """The worker StatefulSet with ``replicas`` (module doc)."""
-    name, namespace = kx.job_name_namespace(job)
-    template = _template(job, c.REPLICA_TYPE_WORKER, c.ROLE_WORKER)
+    name, namespace = kubexec.job_name_namespace(job)
+    template = _template(job, constants.REPLICA_TYPE_WORKER, constants.ROLE_WORKER)
     template["spec"]["restartPolicy"] = "Always"
-    kx.add_worker_parts(template, name)
-    own = labels(name, c.ROLE_WORKER)
+    kubexec.add_worker_parts(template, name)
+    own = labels(name, constants.ROLE_WORKER)
     return {
         "apiVersion": "apps/v1", "kind": "StatefulSet",
         "metadata": _meta(worker_set_name(name), namespace, own, owner_ref),
@@ -112,19 +111,19 @@ def new_worker_set(job: Mapping[str, Any], replicas: int, *, owner_ref: Mapping[
 def new_launcher_job(job: Mapping[str, Any], *, image: str, owner_ref: Mapping[str, Any],
                      ) -> Obj:
     """The launcher batch Job (module doc)."""
-    name, namespace = kx.job_name_namespace(job)
+    name, namespace = kubexec.job_name_namespace(job)
     spec = parse_mpi_job(job).spec
-    template = _template(job, c.REPLICA_TYPE_LAUNCHER, c.ROLE_LAUNCHER)
+    template = _template(job, constants.REPLICA_TYPE_LAUNCHER, constants.ROLE_LAUNCHER)
     pod_spec = template["spec"]
-    pod_spec["serviceAccountName"] = kx.launcher_name(name)
+    pod_spec["serviceAccountName"] = kubexec.launcher_name(name)
     env = [{"name": "OMPI_MCA_plm_rsh_agent", "value": _AGENT},
            {"name": "OMPI_MCA_orte_default_hostfile",
-            "value": f"{kx.CONFIG_MOUNT_PATH}/{kx.HOSTFILE}"},
+            "value": f"{kubexec.CONFIG_MOUNT_PATH}/{kubexec.HOSTFILE}"},
            {"name": "NVIDIA_VISIBLE_DEVICES", "value": ""},
            {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": ""}]
-    kx.add_launcher_parts(template, name, namespace, image=image, env=env,
-                          config_items=(kx.KUBEXEC, kx.HOSTFILE))
-    launcher = spec.replica(c.REPLICA_TYPE_LAUNCHER)
+    kubexec.add_launcher_parts(template, name, namespace, image=image, env=env,
+                          config_items=(kubexec.KUBEXEC, kubexec.HOSTFILE))
+    launcher = spec.replica(constants.REPLICA_TYPE_LAUNCHER)
     pod_spec["restartPolicy"] = launcher.restart_policy if launcher is not None else ""
     job_spec: Obj = {"template": template}
     if spec.effective_backoff_limit is not None:
@@ -132,6 +131,6 @@ def new_launcher_job(job: Mapping[str, Any], *, image: str, owner_ref: Mapping[s
     if spec.effective_active_deadline_seconds is not None:
         job_spec["activeDeadlineSeconds"] = spec.effective_active_deadline_seconds
     return {"apiVersion": "batch/v1", "kind": "Job",
-            "metadata": _meta(kx.launcher_name(name), namespace,
-                              labels(name, c.ROLE_LAUNCHER), owner_ref),
+            "metadata": _meta(kubexec.launcher_name(name), namespace,
+                              labels(name, constants.ROLE_LAUNCHER), owner_ref),
             "spec": job_spec}

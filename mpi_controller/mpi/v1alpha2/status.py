@@ -35,7 +35,7 @@ from mpi_controller.kube.conditions import get_condition, has_condition
 from mpi_controller.kube.events import NORMAL, WARNING, Event
 from mpi_controller.kube.jsonvalue import as_dict, as_int
 from mpi_controller.kube.timefmt import format_time
-from mpi_controller.mpi import constants as c
+from mpi_controller.mpi import constants
 
 __all__ = ["StatusChange", "clean_up_workers", "mark_created", "update_status"]
 
@@ -54,8 +54,8 @@ class StatusChange:
 
 def mark_created(status: Obj, key: str, *, now: datetime) -> None:
     """Add ``Created`` to ``status`` (in place) when it has none; ``key`` is ``<ns>/<name>``."""
-    if get_condition(status, c.CONDITION_CREATED) is None:
-        set_condition(status, c.CONDITION_CREATED, "True", c.REASON_MPIJOB_CREATED,
+    if get_condition(status, constants.CONDITION_CREATED) is None:
+        set_condition(status, constants.CONDITION_CREATED, "True", constants.REASON_MPIJOB_CREATED,
                       f"MPIJob {key} is created.", now=now)
 
 
@@ -78,33 +78,35 @@ def update_status(status: Obj, key: str, *, launcher: Mapping[str, Any] | None,
         job_status = as_dict(launcher.get("status"))
         counts = {k: n for k in ("active", "succeeded", "failed")
                   if (n := as_int(job_status.get(k)) or 0)}
-        replicas[c.REPLICA_TYPE_LAUNCHER] = counts
+        replicas[constants.REPLICA_TYPE_LAUNCHER] = counts
         if _job_condition(launcher, "Complete"):
             message = f"MPIJob {key} successfully completed."
-            change.events.append(Event(NORMAL, c.REASON_MPIJOB_SUCCEEDED, message))
+            change.events.append(Event(NORMAL, constants.REASON_MPIJOB_SUCCEEDED, message))
             status.setdefault("completionTime", format_time(now))
-            condition(c.CONDITION_SUCCEEDED, c.REASON_MPIJOB_SUCCEEDED, message)
+            condition(constants.CONDITION_SUCCEEDED, constants.REASON_MPIJOB_SUCCEEDED, message)
         elif _job_condition(launcher, "Failed"):
             message = f"MPIJob {key} has failed"
-            change.events.append(Event(WARNING, c.REASON_MPIJOB_FAILED, message))
+            change.events.append(Event(WARNING, constants.REASON_MPIJOB_FAILED, message))
             status.setdefault("completionTime", format_time(now))
-            condition(c.CONDITION_FAILED, c.REASON_MPIJOB_FAILED, message)
+            condition(constants.CONDITION_FAILED, constants.REASON_MPIJOB_FAILED, message)
         elif counts.get("failed"):
-            condition(c.CONDITION_RESTARTING, REASON_RESTARTING, f"MPIJob {key} is restarting.")
+            condition(constants.CONDITION_RESTARTING, REASON_RESTARTING,
+                      f"MPIJob {key} is restarting.")
     if workers is not None:
         ready = as_int(as_dict(workers.get("status")).get("readyReplicas")) or 0
-        replicas[c.REPLICA_TYPE_WORKER] = {"active": ready} if ready > 0 else {}
+        replicas[constants.REPLICA_TYPE_WORKER] = {"active": ready} if ready > 0 else {}
     if replicas:
         status["replicaStatuses"] = replicas
     if launcher is not None and workers is not None:
         active = as_int(as_dict(launcher.get("status")).get("active")) or 0
         ready = as_int(as_dict(workers.get("status")).get("readyReplicas")) or 0
         if active > 0 and ready == as_int(as_dict(workers.get("spec")).get("replicas")):
-            condition(c.CONDITION_RUNNING, c.REASON_MPIJOB_RUNNING, f"MPIJob {key} is running.")
+            condition(constants.CONDITION_RUNNING, constants.REASON_MPIJOB_RUNNING,
+                      f"MPIJob {key} is running.")
     return change
 
 
 def clean_up_workers(status: Obj) -> None:
     """``replicaStatuses.Worker = {}`` (in place)."""
     status["replicaStatuses"] = {**as_dict(status.get("replicaStatuses")),
-                                 c.REPLICA_TYPE_WORKER: {}}
+                                 constants.REPLICA_TYPE_WORKER: {}}

@@ -39,9 +39,7 @@ from mpi_controller.kube.events import Event
 from mpi_controller.kube.jsonvalue import as_dict, as_int, json_copy
 from mpi_controller.kube.owners import controller_ref
 from mpi_controller.kube.timefmt import format_time
-from mpi_controller.mpi import constants as c
-from mpi_controller.mpi import kubexec as kx
-from mpi_controller.mpi import metrics
+from mpi_controller.mpi import constants, kubexec, metrics
 from mpi_controller.mpi.conversion import convert
 from mpi_controller.mpi.events import validation_error_event
 from mpi_controller.mpi.v1alpha2 import launch
@@ -68,9 +66,9 @@ __all__ = ["MPIJobV1Alpha2Mode"]
 
 Obj = dict[str, Any]
 VERSION = "v1alpha2"
-_COUNTERS = {c.CONDITION_SUCCEEDED: metrics.JOBS_SUCCESSFUL,
-             c.CONDITION_FAILED: metrics.JOBS_FAILED,
-             c.CONDITION_RESTARTING: metrics.JOBS_RESTARTED}
+_COUNTERS = {constants.CONDITION_SUCCEEDED: metrics.JOBS_SUCCESSFUL,
+             constants.CONDITION_FAILED: metrics.JOBS_FAILED,
+             constants.CONDITION_RESTARTING: metrics.JOBS_RESTARTED}
 
 
 class MPIJobV1Alpha2Mode:
@@ -116,22 +114,22 @@ class _Sync:
         self.writer = ctx.writer
         self.spec = parse_mpi_job(self.job).spec
         self.owner_ref = controller_ref(self.job, api_version=mode.resource.api_version,
-                                        kind=c.KIND)
+                                        kind=constants.KIND)
         self.status: Obj = json_copy(as_dict(self.job.get("status")))
 
     async def run(self) -> None:
         now = self.ctx.now()
         mark_created(self.status, self.ctx.key, now=now)
-        if has_condition(self.status, c.CONDITION_SUCCEEDED) \
-                or has_condition(self.status, c.CONDITION_FAILED):
-            if self.spec.clean_pod_policy in (c.CLEAN_POD_POLICY_ALL,
-                                              c.CLEAN_POD_POLICY_RUNNING):
+        if has_condition(self.status, constants.CONDITION_SUCCEEDED) \
+                or has_condition(self.status, constants.CONDITION_FAILED):
+            if self.spec.clean_pod_policy in (constants.CLEAN_POD_POLICY_ALL,
+                                              constants.CLEAN_POD_POLICY_RUNNING):
                 await self.scale_workers(0)
                 clean_up_workers(self.status)
             await self.ctx.write_status(self.status, self.ctx.original_status)
             return
         self.status.setdefault("startTime", format_time(now))
-        launcher = self.ctx.cached(self.mode.jobs, kx.launcher_name(self.name))
+        launcher = self.ctx.cached(self.mode.jobs, kubexec.launcher_name(self.name))
         if launcher is not None:
             self.writer.check_controlled(launcher, JOBS.kind)
         workers = None
@@ -141,7 +139,7 @@ class _Sync:
                 self.ensure(CONFIGMAPS, self.mode.config_maps,
                             launch.new_config_map(self.job, replicas, owner_ref=self.owner_ref)),
                 self.ensure(SERVICE_ACCOUNTS, self.mode.service_accounts,
-                            kx.new_launcher_service_account(self.name, self.ctx.namespace,
+                            kubexec.new_launcher_service_account(self.name, self.ctx.namespace,
                                                             owner_ref=self.owner_ref)),
                 self.ensure_role_then_binding(replicas))
             workers = await self.scale_workers(replicas)
@@ -157,7 +155,7 @@ class _Sync:
                 _COUNTERS[kind].inc()
 
     def worker_replicas(self) -> int:
-        worker = self.spec.replica(c.REPLICA_TYPE_WORKER)
+        worker = self.spec.replica(constants.REPLICA_TYPE_WORKER)
         return (worker.replicas or 0) if worker is not None else 0
 
     async def ensure(self, resource: Resource, informer: SharedIndexInformer,
@@ -169,9 +167,9 @@ class _Sync:
     async def ensure_role_then_binding(self, replicas: int) -> None:
         """The Role first: the API server refuses a RoleBinding to a Role that does not exist
         yet unless the creator may ``bind``."""
-        await self.ensure(ROLES, self.mode.roles, kx.new_launcher_role(
+        await self.ensure(ROLES, self.mode.roles, kubexec.new_launcher_role(
             self.name, self.ctx.namespace, replicas, owner_ref=self.owner_ref))
-        await self.ensure(ROLE_BINDINGS, self.mode.role_bindings, kx.new_launcher_role_binding(
+        await self.ensure(ROLE_BINDINGS, self.mode.role_bindings, kubexec.new_launcher_role_binding(
             self.name, self.ctx.namespace, owner_ref=self.owner_ref))
 
     async def scale_workers(self, replicas: int) -> Obj | None:
@@ -192,9 +190,9 @@ class _Sync:
         return await self.writer.update(STATEFUL_SETS, scaled)
 
     async def create_launcher(self) -> Obj:
-        launcher_spec = self.spec.replica(c.REPLICA_TYPE_LAUNCHER)
+        launcher_spec = self.spec.replica(constants.REPLICA_TYPE_LAUNCHER)
         template = launcher_spec.template if launcher_spec is not None else {}
-        for event in kx.template_restart_policy_events(template):
+        for event in kubexec.template_restart_policy_events(template):
             self.ctx.emit(event)
         return await self.writer.create(JOBS, launch.new_launcher_job(
             self.job, image=self.mode.kubectl_delivery_image, owner_ref=self.owner_ref))

@@ -20,11 +20,11 @@ from typing import Any
 
 from mpi_controller.kube.fielderrors import FieldError, invalid, required
 from mpi_controller.kube.jsonvalue import as_dict, as_list, is_int
-from mpi_controller.mpi import constants as c
+from mpi_controller.mpi import constants
 
 __all__ = ["validate"]
 
-_ROLES = (c.REPLICA_TYPE_LAUNCHER, c.REPLICA_TYPE_WORKER)
+_ROLES = (constants.REPLICA_TYPE_LAUNCHER, constants.REPLICA_TYPE_WORKER)
 
 
 def _bound(value: object, path: str, *, minimum: int, maximum: int | None = None
@@ -46,7 +46,7 @@ def _schema_errors(spec: dict[str, Any], specs: dict[str, Any]) -> list[FieldErr
     for role in _ROLES:
         path = f"spec.mpiReplicaSpecs.{role}.replicas"
         replicas = as_dict(specs.get(role)).get("replicas")
-        upper = 1 if role == c.REPLICA_TYPE_LAUNCHER else None
+        upper = 1 if role == constants.REPLICA_TYPE_LAUNCHER else None
         errs += _bound(replicas, path, minimum=1, maximum=upper)
     return errs + _bound(spec.get("slotsPerWorker"), "spec.slotsPerWorker", minimum=1)
 
@@ -62,7 +62,7 @@ def _controller_errors(spec: dict[str, Any]) -> list[FieldError]:
         if not isinstance(replica, dict):
             errs.append(required(path, f"must have {role} replica spec"))
             continue
-        if role == c.REPLICA_TYPE_WORKER and replica.get("replicas") is None:
+        if role == constants.REPLICA_TYPE_WORKER and replica.get("replicas") is None:
             errs.append(required(f"{path}.replicas", "must define number of replicas"))
         template = as_dict(as_dict(replica.get("template")).get("spec"))
         if not as_list(template.get("containers")):

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mpi_controller.kube.jsonvalue import json_copy
-from mpi_controller.mpi import constants as c
+from mpi_controller.mpi import constants
 
 __all__ = ["set_defaults"]
 
@@ -61,14 +61,15 @@ def set_defaults(job: Mapping[str, Any]) -> dict[str, Any]:
         return out
     run_policy = _child(spec, "runPolicy")
     if run_policy is not None and run_policy.get("cleanPodPolicy") is None:
-        run_policy["cleanPodPolicy"] = c.CLEAN_POD_POLICY_NONE
+        run_policy["cleanPodPolicy"] = constants.CLEAN_POD_POLICY_NONE
     if spec.get("slotsPerWorker") is None:
-        spec["slotsPerWorker"] = c.DEFAULT_SLOTS_PER_WORKER
-    _default(spec, "sshAuthMountPath", c.DEFAULT_SSH_AUTH_MOUNT_PATH)
-    _default(spec, "mpiImplementation", c.MPI_IMPLEMENTATION_OPENMPI)
-    _default(spec, "launcherCreationPolicy", c.LAUNCHER_CREATION_POLICY_AT_STARTUP)
+        spec["slotsPerWorker"] = constants.DEFAULT_SLOTS_PER_WORKER
+    _default(spec, "sshAuthMountPath", constants.DEFAULT_SSH_AUTH_MOUNT_PATH)
+    _default(spec, "mpiImplementation", constants.MPI_IMPLEMENTATION_OPENMPI)
+    _default(spec, "launcherCreationPolicy", constants.LAUNCHER_CREATION_POLICY_AT_STARTUP)
     specs = spec.get("mpiReplicaSpecs")
     if isinstance(specs, dict):
-        _default_replica(specs, c.REPLICA_TYPE_LAUNCHER, c.DEFAULT_LAUNCHER_RESTART_POLICY, 1)
-        _default_replica(specs, c.REPLICA_TYPE_WORKER, c.DEFAULT_RESTART_POLICY, 0)
+        _default_replica(specs, constants.REPLICA_TYPE_LAUNCHER,
+                         constants.DEFAULT_LAUNCHER_RESTART_POLICY, 1)
+        _default_replica(specs, constants.REPLICA_TYPE_WORKER, constants.DEFAULT_RESTART_POLICY, 0)
     return out

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mpi_controller.kube.jsonvalue import as_bool, as_dict, as_int, as_str, as_str_map
-from mpi_controller.mpi import constants as c
+from mpi_controller.mpi import constants
 
 __all__ = [
     "JobMeta",
@@ -92,11 +92,11 @@ class MPIJobSpec:
 
     @property
     def launcher(self) -> ReplicaSpec | None:
-        return self.replica(c.REPLICA_TYPE_LAUNCHER)
+        return self.replica(constants.REPLICA_TYPE_LAUNCHER)
 
     @property
     def worker(self) -> ReplicaSpec | None:
-        return self.replica(c.REPLICA_TYPE_WORKER)
+        return self.replica(constants.REPLICA_TYPE_WORKER)
 
 
 @dataclass(frozen=True)

@@ -28,17 +28,17 @@ from typing import Any
 from mpi_controller.kube.fielderrors import FieldError, invalid, not_supported, required
 from mpi_controller.kube.jsonvalue import as_dict, as_int, is_int
 from mpi_controller.kube.names import is_dns1035_label
-from mpi_controller.mpi import constants as c
+from mpi_controller.mpi import constants
 from mpi_controller.mpi.features import validate_annotations
 
 __all__ = ["validate"]
 
 _NONNEGATIVE = "must be greater than or equal to 0"
 
-_CLEAN_POD_POLICIES = sorted(c.CLEAN_POD_POLICIES)
-_MPI_IMPLEMENTATIONS = sorted(c.MPI_IMPLEMENTATIONS)
-_RESTART_POLICIES = sorted(c.VALID_RESTART_POLICIES)
-_MANAGED_BY = sorted(c.MANAGED_BY_VALUES)
+_CLEAN_POD_POLICIES = sorted(constants.CLEAN_POD_POLICIES)
+_MPI_IMPLEMENTATIONS = sorted(constants.MPI_IMPLEMENTATIONS)
+_RESTART_POLICIES = sorted(constants.VALID_RESTART_POLICIES)
+_MANAGED_BY = sorted(constants.MANAGED_BY_VALUES)
 
 _Errors = list[FieldError]
 
@@ -50,7 +50,7 @@ def _type_error(path: str, value: object, json_type: str) -> FieldError:
 def _validate_name(job: dict[str, Any], spec: dict[str, Any]) -> _Errors:
     name = as_dict(job.get("metadata")).get("name")
     name = name if isinstance(name, str) else ""
-    worker = as_dict(as_dict(spec.get("mpiReplicaSpecs")).get(c.REPLICA_TYPE_WORKER))
+    worker = as_dict(as_dict(spec.get("mpiReplicaSpecs")).get(constants.REPLICA_TYPE_WORKER))
     replicas = as_int(worker.get("replicas"))
     count = replicas if replicas is not None and replicas > 0 else 1
     host = f"{name}-worker-{count - 1}"
@@ -121,11 +121,11 @@ def _validate_replica_specs(spec: dict[str, Any]) -> _Errors:
     if not isinstance(specs, dict):
         return [_type_error("spec.mpiReplicaSpecs", specs, "object")]
     errs = _validate_role(
-        specs, c.REPLICA_TYPE_LAUNCHER, lambda n: None if n == 1 else "must be 1", True
+        specs, constants.REPLICA_TYPE_LAUNCHER, lambda n: None if n == 1 else "must be 1", True
     )
     errs += _validate_role(
         specs,
-        c.REPLICA_TYPE_WORKER,
+        constants.REPLICA_TYPE_WORKER,
         lambda n: None if n > 0 else "must be greater than or equal to 1",
         False,
     )
