@@ -25,7 +25,6 @@ from typing import Any
 from conformance import corpus as corpus_mod
 from conformance import e2e_suite, intended, operators, real_node, report
 from conformance.differential import (
-    LEASE,
     LOCK_NAMESPACE,
     Differential,
     Settings,
@@ -33,6 +32,7 @@ from conformance.differential import (
     install_crd,
     log,
     read_crd,
+    release_locks,
 )
 from conformance.kinds import KINDS, MPIJOB_V2BETA1
 from conformance.kube import Kube
@@ -79,7 +79,7 @@ def run_e2e(kube: Kube, admin: Path, controller: Path, sides: list[str], out: Pa
     for side in sides:
         install_crd(kube, read_crd(MPIJOB_V2BETA1.crds[side]()))
         ensure_namespace(kube, LOCK_NAMESPACE)
-        kube.delete(LEASE)
+        release_locks(kube)
         log_path = out / "logs" / f"{label}-{side}-operator.log"
         log_path.unlink(missing_ok=True)
         factory = operators.ours if side == "ours" else operators.reference_factory(
@@ -93,7 +93,7 @@ def run_e2e(kube: Kube, admin: Path, controller: Path, sides: list[str], out: Pa
             log(f"upstream {label} against {side}: {time.monotonic() - start:.0f}s")
         finally:
             proc.stop()
-            kube.delete(LEASE)
+            release_locks(kube)
     return results
 
 

@@ -38,7 +38,7 @@ import yaml
 from conformance import operators
 from conformance.corpus import Case, Corpus, Group, Step
 from conformance.diff import MISSING, Difference, compare
-from conformance.kinds import KindSpec, pod_group_crd
+from conformance.kinds import KindSpec, crd_as_v1, pod_group_crd
 from conformance.kube import ApiError, Kube, Recorder, Resource, Seen
 from conformance.normalize import Context, build_context, normalize, summarize_events
 from tests.processes import free_port
@@ -47,6 +47,15 @@ Obj = dict[str, Any]
 SIDES = ("go", "ours")
 LOCK_NAMESPACE = "mpi-operator"
 LEASE = f"/apis/coordination.k8s.io/v1/namespaces/{LOCK_NAMESPACE}/leases/mpi-operator"
+# mpi-operator v0.2.3's leader-election lock (client-go's Endpoints lock, as then)
+ENDPOINTS_LOCK = f"/api/v1/namespaces/{LOCK_NAMESPACE}/endpoints/mpi-operator"
+
+
+def release_locks(kube: Kube) -> None:
+    """Remove the leader-election locks the operators leave behind (neither reference operator
+    releases its lock on exit), so the next one leads at once."""
+    kube.delete(LEASE)
+    kube.delete(ENDPOINTS_LOCK)
 
 
 def log(msg: str) -> None:
@@ -156,8 +165,10 @@ def no_admission(kube: Kube) -> None:
 
 
 def read_crd(path: Path) -> Obj:
+    """The first document of ``path``, a CRD, as ``apiextensions.k8s.io/v1``
+    (:func:`conformance.kinds.crd_as_v1`)."""
     docs = [d for d in yaml.safe_load_all(path.read_text()) if d]
-    return dict(docs[0])
+    return crd_as_v1(dict(docs[0]))
 
 
 def ensure_namespace(kube: Kube, name: str, *, wait_sa: bool = False) -> None:
@@ -194,7 +205,7 @@ class Differential:
         namespace = f"conf-{group.name}-{side}-{uuid.uuid4().hex[:5]}"
         ensure_namespace(kube, namespace, wait_sa=True)
         ensure_namespace(kube, LOCK_NAMESPACE)
-        kube.delete(LEASE)
+        release_locks(kube)
         resources = resources_of(self.kind, group)
         recorder = Recorder(kube, namespace, resources)
         if not self.kind.conversion:
@@ -229,7 +240,7 @@ class Differential:
             if self.kind.conversion:  # before the webhook goes: the watches need it
                 recorder.stop()
             code = proc.stop()
-            kube.delete(LEASE)
+            release_locks(kube)
             recorder.stop()
             if side == "ours" and self.kind.conversion:
                 kube.delete(f"/apis/admissionregistration.k8s.io/v1/"

@@ -109,6 +109,7 @@ UNOBSERVED_ROW = "A launcher that finishes before the controller sees it running
 TRAINING = ("tfjob-v1", "pytorchjob-v1", "mpijob-v1")
 PYTORCH = ("pytorchjob-v1",)
 MPIJOB_V1 = ("mpijob-v1",)
+MPIJOB_V1ALPHA2 = ("mpijob-v1alpha2",)
 CRD_KINDS = MPIJOB + TRAINING
 _EVENT = r'\["(Normal|Warning) [A-Za-z]+: .*"\]'
 
@@ -137,6 +138,9 @@ RULES: tuple[Rule, ...] = (
          obj="CustomResourceDefinition", phase="schema",
          path=r"spec\.conversion(\..*)?|spec\.versions\[[12]\](\..*)?",
          when=lambda go, ours: go == MISSING),
+    Rule("crd-short-names", readme="CRD short names", kinds=("mpijob-v2beta1", "mpijob-v1"),
+         obj="CustomResourceDefinition", phase="schema", path=r"spec\.names\.shortNames",
+         when=lambda go, ours: go == MISSING and ours == ["mj", "mpij"]),
     Rule("crd-printer-columns", readme="CRD printer columns",
          obj="CustomResourceDefinition", phase="schema",
          path=r"spec\.versions\[0\]\.additionalPrinterColumns.*"),
@@ -308,6 +312,43 @@ RULES += (
          path=(r'\["Warning (MPIJobFailed: (launcher|worker) pod created failed: pods "\S+" '
                r'already exists|FailedCreatePod: Created worker pod: )"\]'),
          when=_go_only),
+)
+
+
+RULES += (
+    # -- MPIJob v1alpha2 (README: "Differences from mpi-operator v0.2.3 (MPIJob v1alpha2)") ---
+    Rule("mpijob-v1alpha2-owner-version", readme="Owner references", kinds=MPIJOB_V1ALPHA2,
+         phase="created|final", path=r"metadata\.ownerReferences\[0\]\.apiVersion",
+         when=lambda go, ours: go == "kubeflow.org/v1alpha2" and ours == "kubeflow.org/v2beta1"),
+    Rule("mpijob-v1alpha2-status-version", readme="Status writes", kinds=MPIJOB_V1ALPHA2,
+         obj="MPIJob/.*", phase="final", path=r"metadata\.managedFields\[\d+\]\.apiVersion",
+         when=lambda go, ours: go == "kubeflow.org/v1alpha2" and ours == "kubeflow.org/v2beta1"),
+    Rule("mpijob-v1alpha2-status-conditions-map", readme="Status writes",
+         kinds=MPIJOB_V1ALPHA2, obj="MPIJob/.*", phase="final",
+         path=(r'metadata\.managedFields\[\d+\]\.fieldsV1\["f:status"\]\["f:conditions"\]'
+               r'\[("\."|"k:\{"type":"\w+"\}")\]'),
+         when=_ours_only),
+    # Upstream's schemaless template leaves every list atomic in the job's managed fields;
+    # ours lists the containers and volumes by name (the pod schema's list maps).
+    Rule("mpijob-v1alpha2-template-list-maps", readme="CRD `v1alpha2`", kinds=MPIJOB_V1ALPHA2,
+         obj="MPIJob/.*", phase="created|final",
+         path=(r'metadata\.managedFields\[\d+\]\.fieldsV1\["f:spec"\]\["f:mpiReplicaSpecs"\]'
+               r'\["f:(Launcher|Worker)"\]\["f:template"\]\["f:spec"\]'
+               r'\["f:(containers|initContainers|volumes)"\]\[("\."|"k:\{"name":"[^"]*"\}")\]'),
+         when=_ours_only),
+    Rule("mpijob-v1alpha2-crd", readme="CRD `v1alpha2`", kinds=MPIJOB_V1ALPHA2,
+         obj="CustomResourceDefinition", phase="schema",
+         path=(r"spec\.conversion|spec\.versions\[0\]\.(storage|subresources\.scale"
+               r"|additionalPrinterColumns)"
+               r"|spec\.versions\[0\]\.schema\.openAPIV3Schema(\.properties\.\S+)?"
+               r'(\["x-kubernetes-preserve-unknown-fields"\]|\.format)?')),
+    Rule("mpijob-v1alpha2-reporting-component", readme="Event reporter", kinds=MPIJOB_V1ALPHA2,
+         obj="events", phase="events", path=r'\[".*"\]\.reportingComponent',
+         when=lambda go, ours: go == "" and ours == "mpi-job-controller"),
+    Rule("mpijob-v1alpha2-succeeded-event-again", readme="`MPIJobSucceeded` event",
+         kinds=MPIJOB_V1ALPHA2, obj="events", phase="events",
+         path=r'\["Normal MPIJobSucceeded: MPIJob <ns>/\S+ successfully completed\."\]\.count',
+         when=_count_fewer),
 )
 
 

@@ -57,6 +57,49 @@ def pod_group_crd(resource: Resource) -> Obj:
     }
 
 
+def crd_as_v1(crd: Obj) -> Obj:
+    """``crd`` as an ``apiextensions.k8s.io/v1`` CRD (a v1 one is returned as it is).
+
+    A ``v1beta1`` CRD (the API that mpi-operator v0.2.3 shipped, removed in Kubernetes 1.22) is
+    converted the way the API server converted stored ones: ``version`` becomes the one entry
+    of ``versions`` (served, stored), ``validation``, ``subresources`` and
+    ``additionalPrinterColumns`` (``JSONPath`` as ``jsonPath``) move into it, and
+    ``names.listKind`` gets the server's default (``<kind>List``). A v1 schema must
+    be structural, and v1beta1's default ``preserveUnknownFields: true`` kept every field: so
+    each object node of the schema gets ``type: object`` and
+    ``x-kubernetes-preserve-unknown-fields: true``, and the schema accepts what it did then.
+    """
+    if crd.get("apiVersion") != "apiextensions.k8s.io/v1beta1":
+        return crd
+    spec = dict(crd["spec"])
+    versions = spec.pop("versions", None) or [
+        {"name": spec["version"], "served": True, "storage": True}]
+    spec.pop("version", None)
+    spec.pop("preserveUnknownFields", None)
+    names = spec.get("names") or {}
+    spec["names"] = {"listKind": f"{names.get('kind', '')}List", **names}  # the server's default
+    schema = _structural((spec.pop("validation", None) or {}).get("openAPIV3Schema", {}))
+    subresources = spec.pop("subresources", None)
+    columns = [{("jsonPath" if k == "JSONPath" else k): v for k, v in column.items()}
+               for column in spec.pop("additionalPrinterColumns", None) or []]
+    spec["versions"] = [{**version, "schema": {"openAPIV3Schema": schema},
+                         **({"subresources": subresources} if subresources else {}),
+                         **({"additionalPrinterColumns": columns} if columns else {})}
+                        for version in versions]
+    return {**crd, "apiVersion": "apiextensions.k8s.io/v1", "spec": spec}
+
+
+def _structural(node: Obj) -> Obj:
+    out = dict(node)
+    if "properties" in out or not out.get("type"):
+        out["type"] = out.get("type") or "object"
+    if out["type"] == "object":
+        out["x-kubernetes-preserve-unknown-fields"] = True
+        if "properties" in out:
+            out["properties"] = {k: _structural(v) for k, v in out["properties"].items()}
+    return out
+
+
 @dataclass(frozen=True)
 class KindSpec:
     """One job kind of the differential run.
@@ -166,4 +209,20 @@ MPIJOB_V1 = training_operator_kind("mpijob-v1", "MPIJob", "mpijobs", "mpiReplica
                                    "MPIJob v1", also_readme=("TFJob",),
                                    children=LAUNCHER_RBAC, conversion=True)
 
-KINDS = {k.name: k for k in (MPIJOB_V2BETA1, TFJOB_V1, PYTORCHJOB_V1, MPIJOB_V1)}
+# mpi-operator v0.2.3 (cmd/mpi-operator.v1alpha2) on the CRD of its deploy/v1alpha2 manifest
+# (apiextensions v1beta1, installed as v1: crd_as_v1): the same launcher identity as MPIJob v1,
+# a worker StatefulSet and a launcher batch Job.
+STATEFULSETS = Resource("apps/v1", "StatefulSet", "statefulsets")
+MPIJOB_V1ALPHA2 = KindSpec(
+    name="mpijob-v1alpha2", api_version="kubeflow.org/v1alpha2", kind="MPIJob",
+    plural="mpijobs", reference="mpi-operator-v0.2", corpus=HERE / "corpus" / "mpijob-v1alpha2",
+    crds={"go": lambda: Path(reference("module-dir", "mpi-operator-v0.2"))
+          / "deploy" / "v1alpha2" / "mpi-operator.yaml",
+          "ours": lambda: REPO / "deploy" / "crd" / "kubeflow.org_mpijobs.yaml"},
+    readme_sections=("Differences from mpi-operator v0.2.3 (MPIJob v1alpha2)",),
+    replica_specs="mpiReplicaSpecs", children=[*CORE, STATEFULSETS, *LAUNCHER_RBAC],
+    conversion=True,
+)
+
+KINDS = {k.name: k for k in (MPIJOB_V2BETA1, TFJOB_V1, PYTORCHJOB_V1, MPIJOB_V1,
+                             MPIJOB_V1ALPHA2)}

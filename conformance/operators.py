@@ -2,10 +2,11 @@
 
 * ``ours``: ``python -m mpi_controller run --kubeConfig ...``
   (:class:`tests.processes.ControllerProcess`); ready once ``/readyz`` answers 200.
-* ``go``: the reference binary built by ``hack/reference-operators.sh``: mpi-operator v0.8.2,
-  ready once it logs ``Started workers`` (it always runs leader election and serves
-  ``/healthz`` on the fixed port 8080, so two of them never run at once here), or
-  training-operator v1.9.2 (:mod:`conformance.training_operator`).
+* ``go``: the reference binary built by ``hack/reference-operators.sh``: mpi-operator v0.8.2
+  or v0.2.3 (``cmd/mpi-operator.v1alpha2``), ready once it logs ``Started workers`` (both
+  always run leader election, v0.2.3 on an Endpoints lock, and serve ``/healthz`` on the
+  fixed port 8080, so two of them never run at once here), or training-operator v1.9.2
+  (:mod:`conformance.training_operator`).
 
 Both get the same flags; ours also gets ``--health-port`` and ``--monitoring-port`` (free
 ports, so they never collide with the reference binary's fixed 8080) and ``--log-format
@@ -15,6 +16,7 @@ harness the e2e tests, fault runs and benchmarks use too.
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import socket
@@ -67,13 +69,16 @@ def ours(kubeconfig: Path, flags: list[str], log_path: Path) -> OperatorProcess:
     return ControllerProcess(str(kubeconfig), log_path, *flags, defaults=())
 
 
-def go_mpi_operator(kubeconfig: Path, flags: list[str], log_path: Path) -> OperatorProcess:
+def go_mpi_operator(kubeconfig: Path, flags: list[str], log_path: Path, *,
+                    name: str = "mpi-operator") -> OperatorProcess:
+    """mpi-operator (``name``: ``mpi-operator`` or ``mpi-operator-v0.2``, as
+    ``hack/reference-operators.sh`` names them); both versions take ``--kubeConfig``."""
     if port_in_use(8080):
         raise RuntimeError("port 8080 is in use: mpi-operator serves /healthz there (fixed in "
                            "its code) and would exit; stop whatever listens on 8080 first")
-    binary = Path(reference("bin-dir", "mpi-operator")) / "mpi-operator"
+    binary = Path(reference("bin-dir", name)) / "mpi-operator"
     if not binary.exists():
-        raise RuntimeError(f"{binary} is missing: run hack/reference-operators.sh build")
+        raise RuntimeError(f"{binary} is missing: run hack/reference-operators.sh build {name}")
     return OperatorProcess("go", [str(binary), "--kubeConfig", str(kubeconfig), *flags],
                            log_path, ready_marker="Started workers")
 
@@ -83,8 +88,8 @@ Factory = Callable[[Path, list[str], Path], OperatorProcess]
 
 def reference_factory(name: str) -> Factory:
     """The process factory of a reference operator (``hack/reference-operators.sh`` names)."""
-    if name == "mpi-operator":
-        return go_mpi_operator
+    if name in ("mpi-operator", "mpi-operator-v0.2"):
+        return functools.partial(go_mpi_operator, name=name)
     if name == "training-operator":  # imported here: it uses this module
         from conformance.training_operator import reference_process
 

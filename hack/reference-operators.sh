@@ -3,15 +3,18 @@
 # wrapper modules in hack/tools/mpi-operator and hack/tools/training-operator, binaries cached in
 # ~/.cache/mpi-controller/bin/<operator>-v<version>-<go version>/, never in the repository).
 #
-#   hack/reference-operators.sh build [mpi-operator|training-operator]...   build (or reuse)
-#   hack/reference-operators.sh bin-dir mpi-operator|training-operator      print the cache dir
-#   hack/reference-operators.sh module-dir mpi-operator|training-operator   upstream's source tree
-#                                                   in the Go module cache (examples, CRDs)
-#   hack/reference-operators.sh gen mpi-operator|training-operator          regenerate a wrapper
+#   hack/reference-operators.sh build [OPERATOR]...   build (or reuse); default all three
+#   hack/reference-operators.sh bin-dir OPERATOR      print the cache dir
+#   hack/reference-operators.sh module-dir OPERATOR   upstream's source tree in the Go module
+#                                                     cache (examples, CRDs)
+#   hack/reference-operators.sh gen OPERATOR          regenerate a wrapper
+#
+# OPERATOR: mpi-operator (v0.8.2, MPIJob v2beta1), mpi-operator-v0.2 (v0.2.3, MPIJob v1alpha2)
+# or training-operator (v1.9.2).
 #
 # mpi-operator's cache holds `mpi-operator` and `mpi-operator-e2e.test` (upstream's e2e suite,
-# `go test -c github.com/kubeflow/mpi-operator/test/e2e`); training-operator's `training-operator`
-# (cmd/training-operator.v1). Environment: MPI_CONTROLLER_CACHE (default ~/.cache/mpi-controller).
+# `go test -c github.com/kubeflow/mpi-operator/test/e2e`); mpi-operator-v0.2's `mpi-operator`
+# (cmd/mpi-operator.v1alpha2); training-operator's `training-operator` (cmd/training-operator.v1). Environment: MPI_CONTROLLER_CACHE (default ~/.cache/mpi-controller).
 set -euo pipefail
 HACK=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=versions.env
@@ -23,7 +26,7 @@ source "$HACK/lib/build.sh"
 # shellcheck source=lib/reference.sh
 source "$HACK/lib/reference.sh"
 
-operators() { if (($#)); then echo "$@"; else echo mpi-operator training-operator; fi; }
+operators() { if (($#)); then echo "$@"; else echo mpi-operator mpi-operator-v0.2 training-operator; fi; }
 
 case "${1:-}" in
   build)
@@ -31,6 +34,7 @@ case "${1:-}" in
     for op in $(operators "$@"); do
       case $op in
         mpi-operator) build_mpi_operator ;;
+        mpi-operator-v0.2) build_mpi_operator_v1alpha2 ;;
         training-operator) build_training_operator ;;
         *) echo "unknown reference operator $op" >&2; exit 2 ;;
       esac
@@ -38,6 +42,7 @@ case "${1:-}" in
   bin-dir)
     case "${2:?operator name}" in
       mpi-operator) mpi_operator_bin_dir ;;
+      mpi-operator-v0.2) mpi_operator_v1alpha2_bin_dir ;;
       training-operator) training_operator_bin_dir ;;
       *) echo "unknown reference operator $2" >&2; exit 2 ;;
     esac ;;

@@ -1,6 +1,8 @@
 """conformance.kinds and the per-kind parts of the runner (pure): flag spelling, object paths
 of steps, the reference operator's schemes."""
 
+from typing import Any
+
 import pytest
 
 from conformance.corpus import Group
@@ -10,10 +12,13 @@ from conformance.kinds import (
     KINDS,
     LAUNCHER_RBAC,
     MPIJOB_V1,
+    MPIJOB_V1ALPHA2,
     MPIJOB_V2BETA1,
     POD_GROUPS,
     PYTORCHJOB_V1,
+    STATEFULSETS,
     TFJOB_V1,
+    crd_as_v1,
 )
 from conformance.kube import Recorder
 from conformance.training_operator import schemes_of
@@ -109,3 +114,77 @@ def test_mpijob_v1_is_served_through_conversion_from_a_crd_of_the_same_name() ->
     role = object_path("roles/{name}-launcher", "job", "ns",
                        resources_of(MPIJOB_V1, Group("default", [], [])))
     assert role == "/apis/rbac.authorization.k8s.io/v1/namespaces/ns/roles/job-launcher"
+
+
+def test_mpijob_v1alpha2_runs_against_mpi_operator_v0_2_through_conversion() -> None:
+    assert KINDS["mpijob-v1alpha2"] is MPIJOB_V1ALPHA2
+    assert MPIJOB_V1ALPHA2.conversion
+    assert MPIJOB_V1ALPHA2.version == "v1alpha2"
+    assert MPIJOB_V1ALPHA2.reference == "mpi-operator-v0.2"
+    assert MPIJOB_V1ALPHA2.crds["ours"]() == MPIJOB_V2BETA1.crds["ours"]()
+    assert MPIJOB_V1ALPHA2.corpus.is_dir()
+    assert MPIJOB_V1ALPHA2.readme_sections == (
+        "Differences from mpi-operator v0.2.3 (MPIJob v1alpha2)",)
+    assert STATEFULSETS in MPIJOB_V1ALPHA2.children
+    assert all(r in MPIJOB_V1ALPHA2.children for r in LAUNCHER_RBAC)
+    assert MPIJOB_V1ALPHA2.ours_flags(["--threadiness", "4"]) == ["--threadiness", "4"]
+    sts = object_path("statefulsets/{name}-worker", "job", "ns",
+                      resources_of(MPIJOB_V1ALPHA2, Group("default", [], [])))
+    assert sts == "/apis/apps/v1/namespaces/ns/statefulsets/job-worker"
+
+
+# mpi-operator v0.2.3's deploy/v1alpha2/mpi-operator.yaml CRD, as written there
+V1BETA1_CRD: dict[str, Any] = {
+    "apiVersion": "apiextensions.k8s.io/v1beta1", "kind": "CustomResourceDefinition",
+    "metadata": {"name": "mpijobs.kubeflow.org"},
+    "spec": {
+        "group": "kubeflow.org", "version": "v1alpha2", "scope": "Namespaced",
+        "names": {"plural": "mpijobs", "singular": "mpijob", "kind": "MPIJob",
+                  "shortNames": ["mj", "mpij"]},
+        "subresources": {"status": {}},
+        "validation": {"openAPIV3Schema": {"properties": {"spec": {"properties": {
+            "slotsPerWorker": {"type": "integer", "minimum": 1},
+            "mpiReplicaSpecs": {"properties": {
+                "Launcher": {"properties": {"replicas": {
+                    "type": "integer", "minimum": 1, "maximum": 1}}},
+                "Worker": {"properties": {"replicas": {"type": "integer", "minimum": 1}}},
+            }}}}}}},
+    },
+}
+
+
+def test_a_v1beta1_crd_is_installed_as_the_api_server_converted_it() -> None:
+    keep = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    assert crd_as_v1(V1BETA1_CRD) == {
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "mpijobs.kubeflow.org"},
+        "spec": {
+            "group": "kubeflow.org", "scope": "Namespaced",
+            "names": {"plural": "mpijobs", "singular": "mpijob", "kind": "MPIJob",
+                      "shortNames": ["mj", "mpij"], "listKind": "MPIJobList"},
+            "versions": [{
+                "name": "v1alpha2", "served": True, "storage": True,
+                "subresources": {"status": {}},
+                "schema": {"openAPIV3Schema": {**keep, "properties": {"spec": {
+                    **keep, "properties": {
+                        "slotsPerWorker": {"type": "integer", "minimum": 1},
+                        "mpiReplicaSpecs": {**keep, "properties": {
+                            "Launcher": {**keep, "properties": {"replicas": {
+                                "type": "integer", "minimum": 1, "maximum": 1}}},
+                            "Worker": {**keep, "properties": {"replicas": {
+                                "type": "integer", "minimum": 1}}},
+                        }}}}}}},
+            }],
+        },
+    }
+    assert "version" in V1BETA1_CRD["spec"]  # the input is left as it was
+
+
+def test_printer_columns_move_into_the_version_and_v1_crds_pass_through() -> None:
+    crd = {**V1BETA1_CRD, "spec": {**V1BETA1_CRD["spec"], "additionalPrinterColumns": [
+        {"name": "Age", "type": "date", "JSONPath": ".metadata.creationTimestamp"}]}}
+    (version,) = crd_as_v1(crd)["spec"]["versions"]
+    assert version["additionalPrinterColumns"] == [
+        {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}]
+    ours = {"apiVersion": "apiextensions.k8s.io/v1", "spec": {"versions": []}}
+    assert crd_as_v1(ours) is ours

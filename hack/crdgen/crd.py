@@ -35,6 +35,7 @@ class CRD:
     plural: str
     versions: tuple[Version, ...]
     conversion: dict[str, Any] | None = None
+    short_names: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -58,6 +59,7 @@ class CRD:
                 "listKind": f"{self.kind}List",
                 "plural": self.plural,
                 "singular": self.kind.lower(),
+                **({"shortNames": list(self.short_names)} if self.short_names else {}),
             },
             "scope": "Namespaced",
             "versions": [

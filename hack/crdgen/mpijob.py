@@ -362,4 +362,7 @@ MPIJOB = CRD(
                 subresources=V1ALPHA2_SUBRESOURCES),
     ),
     conversion=CONVERSION,
+    # mpi-operator v0.2.3's CRD had them (`kubectl get mj`); v0.8.2's and training-operator's
+    # have none, and a short name adds nothing to their manifests.
+    short_names=("mj", "mpij"),
 )

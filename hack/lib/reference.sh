@@ -4,22 +4,32 @@
 # lib/build.sh (for build_one); needs HACK, CACHE and GO_VERSION.
 #
 # `go install module/cmd@version` does not work for these modules (the proxy refuses their version
-# lists, which `go install` reads), so the wrapper modules hack/tools/mpi-operator and
-# hack/tools/training-operator require them and the builds run inside those.
+# lists, which `go install` reads), so the wrapper modules hack/tools/mpi-operator,
+# hack/tools/mpi-operator-v0.2 and hack/tools/training-operator require them and the builds run
+# inside those.
+#
+# mpi-operator-v0.2 is mpi-operator v0.2.3's `cmd/mpi-operator.v1alpha2` (MPIJob v1alpha2, client-go
+# 0.15). Its wrapper carries the module's own `replace` directives (a dependency's are ignored)
+# and three of its own: vbom.ml/util (a vanity host that no longer serves; the same code is
+# github.com/fvbommel/util), and modern-go/reflect2 1.0.2 with json-iterator 1.1.12 (reflect2
+# 1.0.1 crashes on Go 1.18+ maps).
 # shellcheck shell=bash
 
 MPI_OPERATOR_MODULE=github.com/kubeflow/mpi-operator
 TRAINING_OPERATOR_MODULE=github.com/kubeflow/training-operator
 
 mpi_operator_bin_dir() { echo "$CACHE/bin/mpi-operator-v$MPI_OPERATOR_VERSION-$GO_VERSION"; }
+mpi_operator_v1alpha2_bin_dir() { echo "$CACHE/bin/mpi-operator-v$MPI_OPERATOR_V1ALPHA2_VERSION-$GO_VERSION"; }
 training_operator_bin_dir() { echo "$CACHE/bin/training-operator-v$TRAINING_OPERATOR_VERSION-$GO_VERSION"; }
 
 # The module's source directory in the Go module cache (downloaded if needed): examples, CRDs
 # and manifests are read from there at run time, never copied into this repository.
-module_dir() {  # module_dir mpi-operator|training-operator
+module_dir() {  # module_dir mpi-operator|mpi-operator-v0.2|training-operator
   local wrapper module
   case $1 in
     mpi-operator) wrapper=$HACK/tools/mpi-operator; module=$MPI_OPERATOR_MODULE@v$MPI_OPERATOR_VERSION ;;
+    mpi-operator-v0.2)
+      wrapper=$HACK/tools/mpi-operator-v0.2; module=$MPI_OPERATOR_MODULE@v$MPI_OPERATOR_V1ALPHA2_VERSION ;;
     training-operator)
       wrapper=$HACK/tools/training-operator; module=$TRAINING_OPERATOR_MODULE@v$TRAINING_OPERATOR_VERSION ;;
     *) echo "unknown reference operator $1" >&2; return 2 ;;
@@ -50,6 +60,13 @@ build_mpi_operator() {  # mpi-operator and upstream's e2e test binary
   build_test_binary mpi-operator-e2e.test "$HACK/tools/mpi-operator" "$MPI_OPERATOR_MODULE/test/e2e"
 }
 
+build_mpi_operator_v1alpha2() {
+  local BIN_DIR; BIN_DIR=$(mpi_operator_v1alpha2_bin_dir)
+  mkdir -p "$BIN_DIR"
+  build_one mpi-operator "$HACK/tools/mpi-operator-v0.2" "-s -w" \
+    "$MPI_OPERATOR_MODULE/cmd/mpi-operator.v1alpha2"
+}
+
 build_training_operator() {
   local BIN_DIR; BIN_DIR=$(training_operator_bin_dir)
   mkdir -p "$BIN_DIR"
@@ -59,7 +76,7 @@ build_training_operator() {
 
 # Regenerates a wrapper module for the pinned version (only when bumping it; the committed
 # go.mod/go.sum keep ordinary builds reproducible). `-t` brings the e2e suite's test imports.
-gen_reference_module() {  # gen_reference_module mpi-operator|training-operator
+gen_reference_module() {  # gen_reference_module mpi-operator|mpi-operator-v0.2|training-operator
   local dir=$HACK/tools/$1
   rm -f "$dir/go.mod" "$dir/go.sum"
   mkdir -p "$dir"
@@ -70,6 +87,15 @@ gen_reference_module() {  # gen_reference_module mpi-operator|training-operator
      mpi-operator)
        go get "$MPI_OPERATOR_MODULE/cmd/mpi-operator@v$MPI_OPERATOR_VERSION"
        go get -t "$MPI_OPERATOR_MODULE/test/e2e@v$MPI_OPERATOR_VERSION" ;;
+     mpi-operator-v0.2)
+       local module=$MPI_OPERATOR_MODULE@v$MPI_OPERATOR_V1ALPHA2_VERSION gomod from to
+       gomod=$(go mod download -json "$module" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+       while read -r from _ to; do
+         go mod edit -replace="$from=${to% *}@${to#* }"
+       done < <(sed -n '/^replace (/,/^)/{/=>/s/^[[:space:]]*//p}' "$gomod")
+       go mod edit -replace=vbom.ml/util=github.com/fvbommel/util@v0.0.0-20160121211510-db5cfe13f5cc
+       go get "$MPI_OPERATOR_MODULE/cmd/mpi-operator.v1alpha2@v$MPI_OPERATOR_V1ALPHA2_VERSION"
+       go get github.com/modern-go/reflect2@v1.0.2 github.com/json-iterator/go@v1.1.12 ;;
      training-operator)
        go get "$TRAINING_OPERATOR_MODULE/cmd/training-operator.v1@v$TRAINING_OPERATOR_VERSION" ;;
    esac)
