@@ -103,16 +103,23 @@ def wait(probe: Any, *, timeout: float, what: str, interval: float = 0.25) -> An
 
 
 def install_crd(kube: Kube, crd: Obj) -> None:
-    """Create or replace a CRD and wait until it is Established (and its old version gone)."""
+    """Create or replace a CRD and wait until it is Established with its names accepted.
+
+    A replaced CRD is Established already; when its names changed (one side's CRD has short
+    names, the other's none), the API server's naming controller accepts the new ones a moment
+    later, and the resource's storage is rebuilt then, which ends its watches with "too old
+    resource version": a recording started before that would miss the first sight of a job."""
     kube.create_or_replace(crd)
     name = crd["metadata"]["name"]
 
-    def established() -> bool:
+    def ready() -> bool:
         got = kube.get(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
-        conds = (got.get("status") or {}).get("conditions") or []
-        return any(c["type"] == "Established" and c["status"] == "True" for c in conds)
+        status = got.get("status") or {}
+        conds = status.get("conditions") or []
+        return (any(c["type"] == "Established" and c["status"] == "True" for c in conds)
+                and status.get("acceptedNames") == got["spec"]["names"])
 
-    wait(established, timeout=60, what=f"CRD {name} Established")
+    wait(ready, timeout=60, what=f"CRD {name} Established with its names accepted")
 
 
 def crd_path(name: str) -> str:
