@@ -307,6 +307,13 @@ RULES += (
          obj="events", phase="events",
          path=r'\["Warning SettedPodTemplate(RestartPolicy|SchedulerName): .*"\]\.count',
          when=_count_fewer),
+    # The reconcile that read a failed job from a stale cache rewrote discover_hosts.sh from
+    # the workers then being deleted: none Running, the empty script.
+    Rule("mpijob-v1-discover-hosts-after-failure", readme="`discover_hosts.sh` of a finished job",
+         kinds=MPIJOB_V1, context="created-again-by-go", obj="ConfigMap/.*-config",
+         phase="final", path=r'data\["discover_hosts\.sh"\]',
+         when=lambda go, ours: isinstance(go, str) and go.strip() == "#!/bin/sh"
+         and isinstance(ours, str) and "echo " in ours),
     Rule("mpijob-v1-created-again-events", readme="Stale cache", kinds=MPIJOB_V1,
          obj="events", phase="events",
          path=(r'\["Warning (MPIJobFailed: (launcher|worker) pod created failed: pods "\S+" '

@@ -265,3 +265,21 @@ def test_job_tracking_finalizer_rule_only_for_that_finalizer_on_a_launcher_pod()
     found, left = classify(explained + unexplained, rules)
     assert [(d, r.id) for d, r in found] == [(d, "job-tracking-finalizer") for d in explained]
     assert left == unexplained
+
+
+def test_discover_hosts_after_failure_only_when_the_reference_rewrote_it_from_a_stale_cache(
+        ) -> None:
+    def d(go: str, ours: str, context: str) -> Difference:
+        return Difference("backoff-limit", "ConfigMap/backoff-limit-config", "final",
+                          'data["discover_hosts.sh"]', go, ours, context)
+
+    listed = "#!/bin/sh\necho backoff-limit-worker-0:1\necho backoff-limit-worker-1:1"
+    rules = rules_for("mpijob-v1")
+    found, unexplained = classify([d("#!/bin/sh", listed, "created-again-by-go,x")], rules)
+    assert [r.id for _, r in found] == ["mpijob-v1-discover-hosts-after-failure"]
+    assert not unexplained
+    for other in (d("#!/bin/sh", listed, ""), d(listed, "#!/bin/sh", "created-again-by-go"),
+                  d("#!/bin/sh\necho a:1", listed, "created-again-by-go")):
+        assert classify([other], rules)[1] == [other]
+    assert classify([d("#!/bin/sh", listed, "created-again-by-go")],
+                    rules_for("mpijob-v1alpha2"))[0] == []
