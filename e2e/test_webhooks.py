@@ -185,7 +185,9 @@ def test_create_through_each_version_read_through_each_stored_as_v2beta1(
     assert sorted(line.split()[0] for line in listing.splitlines()[1:]) == [
         "pi", "tensorflow-benchmarks", "tensorflow-mnist-elastic"]
     for short in ("mj", "mpij"):  # mpi-operator v0.2.3's short names, as its users typed them
-        assert env.cluster.kubectl("get", short, "-n", env.ns) == listing
+        assert sorted(env.cluster.kubectl("get", short, "-n", env.ns, "-o", "name").split()) == [
+            f"mpijob.kubeflow.org/{name}"
+            for name in ("pi", "tensorflow-benchmarks", "tensorflow-mnist-elastic")]
     header = env.cluster.kubectl("get", "mpijobs.v2beta1.kubeflow.org", "-n", env.ns)
     assert header.splitlines()[0].split() == ["NAME", "STATE", "WORKERS", "AGE"]
     header = env.cluster.kubectl("get", "mpijobs.v1alpha2.kubeflow.org", "-n", env.ns)
