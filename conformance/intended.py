@@ -254,20 +254,33 @@ RULES: tuple[Rule, ...] = (
 )
 
 
+def _stored_as_v2beta1(kind: str, version: str) -> tuple[Rule, ...]:
+    """The rows "Owner references" and "Status writes" of a MPIJob version ours serves through
+    conversion (``kind``, ``kubeflow.org/<version>``): the reference operator names its only
+    version where ours names ``v2beta1``, the stored one, whose ``conditions`` are a list map
+    keyed by ``type`` in the managed fields."""
+    def renamed(go: Any, ours: Any) -> bool:
+        return bool(go == f"kubeflow.org/{version}" and ours == "kubeflow.org/v2beta1")
+
+    return (
+        Rule(f"{kind}-owner-version", readme="Owner references", kinds=(kind,),
+             phase="created|final", path=r"metadata\.ownerReferences\[0\]\.apiVersion",
+             when=renamed),
+        Rule(f"{kind}-status-version", readme="Status writes", kinds=(kind,),
+             obj="MPIJob/.*", phase="final", path=r"metadata\.managedFields\[\d+\]\.apiVersion",
+             when=renamed),
+        Rule(f"{kind}-status-conditions-map", readme="Status writes", kinds=(kind,),
+             obj="MPIJob/.*", phase="final",
+             path=(r'metadata\.managedFields\[\d+\]\.fieldsV1\["f:status"\]\["f:conditions"\]'
+                   r'\[("\."|"k:\{"type":"\w+"\}")\]'),
+             when=_ours_only),
+    )
+
+
 _V1_EXIST = r"(ServiceAccount|LauncherRole|RoleBinding) is exist: \w+: \S+"
 RULES += (
     # -- MPIJob v1 (README: "Differences from training-operator v1.9.2 (MPIJob v1)") --------
-    Rule("mpijob-v1-owner-version", readme="Owner references", kinds=MPIJOB_V1,
-         phase="created|final", path=r"metadata\.ownerReferences\[0\]\.apiVersion",
-         when=lambda go, ours: go == "kubeflow.org/v1" and ours == "kubeflow.org/v2beta1"),
-    Rule("mpijob-v1-status-version", readme="Status writes", kinds=MPIJOB_V1,
-         obj="MPIJob/.*", phase="final", path=r"metadata\.managedFields\[\d+\]\.apiVersion",
-         when=lambda go, ours: go == "kubeflow.org/v1" and ours == "kubeflow.org/v2beta1"),
-    Rule("mpijob-v1-status-conditions-map", readme="Status writes", kinds=MPIJOB_V1,
-         obj="MPIJob/.*", phase="final",
-         path=(r'metadata\.managedFields\[\d+\]\.fieldsV1\["f:status"\]\["f:conditions"\]'
-               r'\[("\."|"k:\{"type":"\w+"\}")\]'),
-         when=_ours_only),
+    *_stored_as_v2beta1("mpijob-v1", "v1"),
     Rule("mpijob-v1-events-once", readme="Events of every reconcile", kinds=MPIJOB_V1,
          obj="events", phase="events",
          path=(r'\["(Normal (' + _V1_EXIST + r'|MPIJobRunning: MPIJob <ns>/\S+ is running)'
@@ -324,17 +337,7 @@ RULES += (
 
 RULES += (
     # -- MPIJob v1alpha2 (README: "Differences from mpi-operator v0.2.3 (MPIJob v1alpha2)") ---
-    Rule("mpijob-v1alpha2-owner-version", readme="Owner references", kinds=MPIJOB_V1ALPHA2,
-         phase="created|final", path=r"metadata\.ownerReferences\[0\]\.apiVersion",
-         when=lambda go, ours: go == "kubeflow.org/v1alpha2" and ours == "kubeflow.org/v2beta1"),
-    Rule("mpijob-v1alpha2-status-version", readme="Status writes", kinds=MPIJOB_V1ALPHA2,
-         obj="MPIJob/.*", phase="final", path=r"metadata\.managedFields\[\d+\]\.apiVersion",
-         when=lambda go, ours: go == "kubeflow.org/v1alpha2" and ours == "kubeflow.org/v2beta1"),
-    Rule("mpijob-v1alpha2-status-conditions-map", readme="Status writes",
-         kinds=MPIJOB_V1ALPHA2, obj="MPIJob/.*", phase="final",
-         path=(r'metadata\.managedFields\[\d+\]\.fieldsV1\["f:status"\]\["f:conditions"\]'
-               r'\[("\."|"k:\{"type":"\w+"\}")\]'),
-         when=_ours_only),
+    *_stored_as_v2beta1("mpijob-v1alpha2", "v1alpha2"),
     # Upstream's schemaless template leaves every list atomic in the job's managed fields;
     # ours lists the containers and volumes by name (the pod schema's list maps).
     Rule("mpijob-v1alpha2-template-list-maps", readme="CRD `v1alpha2`", kinds=MPIJOB_V1ALPHA2,

@@ -91,8 +91,7 @@ def crd_as_v1(crd: Obj) -> Obj:
 
 def _structural(node: Obj) -> Obj:
     out = dict(node)
-    if "properties" in out or not out.get("type"):
-        out["type"] = out.get("type") or "object"
+    out["type"] = out.get("type") or "object"
     if out["type"] == "object":
         out["x-kubernetes-preserve-unknown-fields"] = True
         if "properties" in out:
@@ -218,7 +217,7 @@ MPIJOB_V1ALPHA2 = KindSpec(
     plural="mpijobs", reference="mpi-operator-v0.2", corpus=HERE / "corpus" / "mpijob-v1alpha2",
     crds={"go": lambda: Path(reference("module-dir", "mpi-operator-v0.2"))
           / "deploy" / "v1alpha2" / "mpi-operator.yaml",
-          "ours": lambda: REPO / "deploy" / "crd" / "kubeflow.org_mpijobs.yaml"},
+          "ours": MPIJOB_V2BETA1.crds["ours"]},
     readme_sections=("Differences from mpi-operator v0.2.3 (MPIJob v1alpha2)",),
     replica_specs="mpiReplicaSpecs", children=[*CORE, STATEFULSETS, *LAUNCHER_RBAC],
     conversion=True,
