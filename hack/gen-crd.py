@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Generate the CRDs in deploy/crd/ (one file per kind, ``<group>_<plural>.yaml``).
 
-Each kind's schema is written in ``hack/crdgen/<kind>.py``; the pod template schema is
+Each kind's schema is written in its package (``mpi_controller/<kind>/crd.py``); the pod
+template schema is
 io.k8s.api.core.v1.PodTemplateSpec from a real API server's OpenAPI v3 documents
 (``/openapi/v3/api/v1``; ``/openapi/v3/apis/autoscaling/v2`` for the PyTorchJob's
 ``elasticPolicy.metrics``, io.k8s.api.autoscaling.v2.MetricSpec), converted as
-``hack/crdgen/openapi.py`` describes.
+``mpi_controller/kube/openapi.py`` describes.
 
 Usage::
 
@@ -28,15 +29,15 @@ from typing import Any
 
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from crdgen.crd import CRD
-from crdgen.mpijob import MPIJOB
-from crdgen.openapi import component_schema, pod_template_schema
-from crdgen.pytorchjob import PYTORCHJOB
-from crdgen.tfjob import TFJOB
-
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from mpi_controller.kube.crd import CRD  # noqa: E402
+from mpi_controller.kube.openapi import component_schema, pod_template_schema  # noqa: E402
+from mpi_controller.mpi.crd import MPIJOB  # noqa: E402
+from mpi_controller.pytorch.crd import PYTORCHJOB  # noqa: E402
+from mpi_controller.tensorflow.crd import TFJOB  # noqa: E402
+
 OUTPUT_DIR = REPO / "deploy" / "crd"
 CRDS: dict[str, CRD] = {crd.plural: crd for crd in (MPIJOB, TFJOB, PYTORCHJOB)}
 DOCUMENTS = ("/openapi/v3/api/v1", "/openapi/v3/apis/autoscaling/v2")

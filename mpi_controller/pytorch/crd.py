@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from crdgen.crd import CRD, Version
-from crdgen.openapi import integer, string
-from crdgen.trainingv1 import PRINTER_COLUMNS, job_schema, replica_spec, run_policy
+from mpi_controller.engine.training.crd import PRINTER_COLUMNS, job_schema, replica_spec, run_policy
+from mpi_controller.kube.crd import CRD, Version
+from mpi_controller.kube.openapi import integer, string
 
 METRIC_SPEC = "io.k8s.api.autoscaling.v2.MetricSpec"
 SCALE = {

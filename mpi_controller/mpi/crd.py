@@ -8,8 +8,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from crdgen.crd import CRD, Version
-from crdgen.openapi import date_time, integer, quantity, string
+from mpi_controller.kube.crd import CRD, Version
+from mpi_controller.kube.openapi import date_time, integer, quantity, string
 
 
 def _run_policy() -> dict[str, Any]:

@@ -1,13 +1,13 @@
 """Schema pieces every ``kubeflow.org/v1`` training-operator kind shares (training-operator
 v1.9 ``common_types.go``, as its controller-gen CRDs publish them): a replica spec, the run
 policy, the job status, and the printer columns (State, Age). A kind's module adds its own
-spec fields (``hack/crdgen/tfjob.py``)."""
+spec fields (``mpi_controller/tensorflow/crd.py``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from crdgen.openapi import date_time, integer, quantity, string
+from mpi_controller.kube.openapi import date_time, integer, quantity, string
 
 __all__ = ["PRINTER_COLUMNS", "job_schema", "replica_spec", "run_policy", "status"]
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from crdgen.crd import CRD, Version
-from crdgen.openapi import string
-from crdgen.trainingv1 import PRINTER_COLUMNS, job_schema, replica_spec, run_policy
+from mpi_controller.engine.training.crd import PRINTER_COLUMNS, job_schema, replica_spec, run_policy
+from mpi_controller.kube.crd import CRD, Version
+from mpi_controller.kube.openapi import string
 
 
 def tfjob_schema(template: dict[str, Any]) -> dict[str, Any]:

@@ -75,7 +75,8 @@ class Resolver:
             raise ValueError(f"recursive schema {' -> '.join((*stack, name))}")
         if name not in self.schemas:
             raise KeyError(f"unknown schema {name}")
-        return self.convert(self.schemas[name], (*stack, name))
+        converted: dict[str, Any] = self.convert(self.schemas[name], (*stack, name))
+        return converted
 
     def convert(self, node: Any, stack: tuple[str, ...] = ()) -> Any:
         if isinstance(node, list):
