@@ -4,9 +4,9 @@ events, health and metrics together, and runs until SIGTERM.
 :func:`build_controllers` is the wiring of the kinds (one shared informer factory and pod
 informer, one engine controller and event recorder per kind); the tests use it too.
 
-The kinds (:data:`SCHEMES`): ``mpijob`` (MPIJob ``v2beta1``), ``tfjob`` (TFJob ``v1``) and
-``pytorchjob`` (PyTorchJob ``v1``).
-``--enable-scheme`` selects some; without it every kind whose CRD is installed runs.
+The kinds are those of :mod:`mpi_controller.kinds` (each a
+:class:`~mpi_controller.engine.plugin.KindPlugin`); ``--enable-scheme`` selects some; without
+it every kind whose CRD is installed runs.
 
 Startup follows the Go operators: build the client (QPS/burst), check that the CRDs of the
 selected kinds are installed (exit 1 with "CRD doesn't exist. Exiting", naming the CRDs,
@@ -30,16 +30,15 @@ from datetime import datetime
 import structlog
 
 from mpi_controller.engine.controller import JobController
-from mpi_controller.engine.kind import JobKind
+from mpi_controller.engine.plugin import KindContext
 from mpi_controller.engine.pods import pod_informer
+from mpi_controller.kinds import plugin, schemes
 from mpi_controller.kube.timefmt import utcnow
 from mpi_controller.mpi import constants
 from mpi_controller.mpi import metrics as jobmetrics
-from mpi_controller.mpi.kind import MPIJOBS, MPIJobKind
-from mpi_controller.options import SCHEMES, ServerOptions
-from mpi_controller.pytorch import constants as pt_constants
-from mpi_controller.pytorch.kind import PYTORCHJOBS, PyTorchJobKind
-from mpi_controller.runtime.client import ApiError, KubeClient, Resource, RestClient
+from mpi_controller.mpi.kind import MPIJobOptions
+from mpi_controller.options import ServerOptions
+from mpi_controller.runtime.client import ApiError, KubeClient, RestClient
 from mpi_controller.runtime.clock import Clock, LoopClock
 from mpi_controller.runtime.events import EventRecorder
 from mpi_controller.runtime.informer import InformerFactory, SharedIndexInformer
@@ -51,11 +50,9 @@ from mpi_controller.runtime.manager import (
     Runnable,
     install_signal_handlers,
 )
-from mpi_controller.tensorflow import constants as tf_constants
-from mpi_controller.tensorflow.kind import TFJOBS, TFJobKind
 from mpi_controller.webhook import build_webhook
 
-__all__ = ["LEASE_NAME", "SCHEMES", "Controllers", "build_controllers", "run"]
+__all__ = ["LEASE_NAME", "Controllers", "build_controllers", "run"]
 
 LEASE_NAME = "mpi-operator"
 # The Go operator's clientsets besides the Kubernetes one, each with its own --kube-api-qps
@@ -95,33 +92,6 @@ class _GaugedElector:
 STARTUP_RETRY_SECONDS = 60.0
 
 
-@dataclass(frozen=True)
-class _Scheme:
-    """A job kind ``mpi-controller run`` can run: its resource, CRD and how to build it."""
-
-    resource: Callable[[], Resource]
-    crd: str
-    operator_names: tuple[str, ...]
-    component: str
-    build: Callable[[InformerFactory, ServerOptions, SharedIndexInformer], JobKind]
-
-
-_KINDS: dict[str, _Scheme] = {
-    "mpijob": _Scheme(
-        lambda: MPIJOBS, constants.CRD_NAME, MPIJobKind.operator_names, MPIJobKind.component,
-        lambda factory, opts, pods: MPIJobKind(factory, namespace=opts.namespace, pods=pods,
-                                               options=opts.mpi)),
-    "tfjob": _Scheme(
-        lambda: TFJOBS, tf_constants.CRD_NAME, (TFJobKind.operator_name,), TFJobKind.component,
-        lambda factory, opts, pods: TFJobKind(factory, namespace=opts.namespace, pods=pods,
-                                              options=opts.training)),
-    "pytorchjob": _Scheme(
-        lambda: PYTORCHJOBS, pt_constants.CRD_NAME, (PyTorchJobKind.operator_name,),
-        PyTorchJobKind.component,
-        lambda factory, opts, pods: PyTorchJobKind(factory, namespace=opts.namespace, pods=pods,
-                                                   options=opts.training, pytorch=opts.pytorch)),
-}
-assert tuple(_KINDS) == SCHEMES
 DEFAULT_SCHEMES = ("mpijob",)
 """What :func:`build_controllers` builds when nothing selects kinds (callers that wire
 MPIJobs alone); ``run`` always selects them (from the flag or the installed CRDs)."""
@@ -136,7 +106,7 @@ async def _crd_installed(client: KubeClient, namespace: str, *,
     clock = clock or LoopClock()
     deadline = clock.now() + retry_for
     delay = 0.5
-    resource = _KINDS[scheme].resource()
+    resource = plugin(scheme).resource
     while True:
         try:
             await client.list(resource, namespace=namespace or None, limit=1)
@@ -173,14 +143,16 @@ def build_controllers(client: KubeClient, opts: ServerOptions, *,
     else :data:`DEFAULT_SCHEMES`), sharing one informer factory and one pod informer (whose
     selector covers every kind's operator name); ``clock`` and ``wall`` are injected by
     tests."""
-    chosen = [_KINDS[s] for s in (schemes or opts.enabled_schemes or DEFAULT_SCHEMES)]
+    chosen = [plugin(s) for s in (schemes or opts.enabled_schemes or DEFAULT_SCHEMES)]
     factory = InformerFactory(client, clock=clock)
     namespace = opts.namespace or None
     pods = pod_informer(factory, namespace, [n for k in chosen for n in k.operator_names])
     built = Controllers(controllers=[], recorders=[])
-    for scheme in chosen:
-        kind = scheme.build(factory, opts, pods)
-        recorder = EventRecorder(client, scheme.component, clock=clock, wall=wall)
+    for described in chosen:
+        kind = described.build(KindContext(
+            factory=factory, pods=pods, namespace=opts.namespace, training=opts.training,
+            options=opts.kind_options(described.scheme)))
+        recorder = EventRecorder(client, described.component, clock=clock, wall=wall)
         built.controllers.append(JobController(kind, client, recorder, pods=pods,
                                                config=opts.engine, clock=clock, wall=wall))
         built.recorders.append(recorder)
@@ -190,14 +162,20 @@ def build_controllers(client: KubeClient, opts: ServerOptions, *,
 async def _schemes_to_run(client: KubeClient, opts: ServerOptions) -> list[str] | None:
     """The kinds to run: the enabled ones (``None`` when a CRD of one is missing), else every
     kind whose CRD is installed (``None`` when none is). Logs the missing CRDs."""
-    wanted = opts.enabled_schemes or SCHEMES
+    wanted = opts.enabled_schemes or schemes()
     installed = [s for s in wanted
                  if await _crd_installed(client, opts.namespace, scheme=s)]
-    missing = [_KINDS[s].crd for s in wanted if s not in installed]
+    missing = [plugin(s).crd_name for s in wanted if s not in installed]
     if (opts.enabled_schemes and missing) or not installed:
         _log.error("CRD doesn't exist. Exiting", crd=", ".join(missing))
         return None
     return installed
+
+
+def _feature_gates(opts: ServerOptions) -> list[str] | None:
+    """The MPIJob kind's opt-ins that are on (for the start-up line), or ``None``."""
+    mpi = opts.kind_options("mpijob")
+    return (mpi.features.enabled() or None) if isinstance(mpi, MPIJobOptions) else None
 
 
 def _identity() -> str:
@@ -241,8 +219,9 @@ async def run(opts: ServerOptions) -> int:
     _log.info("mpi-controller starting", namespace=opts.namespace or "(all)",
               schemes=",".join(schemes),
               threadiness=opts.engine.threadiness, qps=opts.kube_api_qps,
-              burst=opts.kube_api_burst, gang_scheduling=opts.mpi.gang_scheduling or None,
-              feature_gates=opts.mpi.features.enabled() or None,
+              burst=opts.kube_api_burst,
+              gang_scheduling=opts.training.gang_scheduler_name or None,
+              feature_gates=_feature_gates(opts),
               leader_elect=opts.leader_elect)
     try:
         await manager.run(stop)

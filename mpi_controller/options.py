@@ -3,28 +3,25 @@
 Go's ``flag`` package accepts ``-name`` and ``--name``; so does this parser. Beyond the Go
 operator: ``--health-port`` (default 8080; 0 disables), ``--log-format json|console``,
 ``--worker-create-concurrency`` (worker pods created in parallel within one sync),
-``--pod-update-batch`` (seconds pod updates are batched per job), ``--no-leader-elect`` and
-``--feature-gates`` (the opt-ins of :mod:`mpi_controller.mpi.features`, all off by default).
+``--pod-update-batch`` (seconds pod updates are batched per job) and ``--no-leader-elect``.
 ``--kubeconfig`` is an alias of ``--kubeConfig``; ``$KUBECONFIG`` overrides it, as in the Go
 operator. The webhook flags (``--webhook-server-port`` as the training-operator's, and the
 certificate settings) fill :class:`~mpi_controller.webhook.WebhookOptions`.
 
-From training-operator: ``--enable-scheme`` (repeatable, any case: ``mpijob``, ``tfjob``,
-``pytorchjob``) selects the job kinds; without it every kind whose CRD is installed runs.
-``--pytorch-init-container-image``, ``--pytorch-init-container-max-tries`` and
-``--pytorch-init-container-template-file`` shape the PyTorchJob workers' init container (the
-template file is read once, at startup; a bad one is an error naming the flag).
-``--mpi-kubectl-delivery-image`` (training-operator's) is the init container of the launchers of
-MPIJobs created as ``v1``, ``--kubectl-delivery-image`` (mpi-operator v0.2.3's) of those created
-as ``v1alpha2``.
-``--gang-scheduler-name`` is an alias of ``--gang-scheduling``; ``--cluster-domain`` defaults to
-``$CUSTOM_CLUSTER_DOMAIN`` (training-operator's variable for TF_CONFIG host names).
+From training-operator: ``--enable-scheme`` (repeatable, any case: the schemes of
+:mod:`mpi_controller.kinds`) selects the job kinds; without it every kind whose CRD is
+installed runs. ``--gang-scheduler-name`` is an alias of ``--gang-scheduling``;
+``--cluster-domain`` defaults to ``$CUSTOM_CLUSTER_DOMAIN`` (training-operator's variable for
+TF_CONFIG host names).
+
+Each kind adds its own flags (:attr:`~mpi_controller.engine.plugin.KindPlugin.flags`: the MPIJob
+kind's ``--feature-gates`` and kubectl-delivery images, the PyTorchJob kind's init container),
+parsed into :attr:`ServerOptions.kinds`.
 
 :class:`ServerOptions` groups what each part needs: the process (client, ports, logs, leader
-election), the job engine (:class:`~mpi_controller.engine.controller.EngineConfig`) and the
-MPIJob kind (:class:`~mpi_controller.mpi.kind.MPIJobOptions`), the training-operator kinds
-(:class:`~mpi_controller.engine.training.framework.TrainingOptions`) and the PyTorchJob kind
-(:class:`~mpi_controller.pytorch.kind.PyTorchOptions`).
+election), the job engine (:class:`~mpi_controller.engine.controller.EngineConfig`), what every
+kind shares (:class:`~mpi_controller.engine.training.framework.TrainingOptions`: gang
+scheduler, cluster domain, create concurrency) and each kind's own options.
 """
 
 from __future__ import annotations
@@ -32,22 +29,16 @@ from __future__ import annotations
 import argparse
 import os
 import urllib.parse
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from mpi_controller.engine.controller import EngineConfig
 from mpi_controller.engine.training.framework import TrainingOptions
+from mpi_controller.kinds import plugin, plugins, schemes
 from mpi_controller.kube.timefmt import parse_duration
-from mpi_controller.mpi.features import GATES, Features
-from mpi_controller.mpi.kind import MPIJobOptions
-from mpi_controller.pytorch import constants as pytorch
-from mpi_controller.pytorch.initcontainer import InitContainerTemplate
-from mpi_controller.pytorch.kind import PyTorchOptions
 from mpi_controller.webhook import WebhookOptions
 
-__all__ = ["SCHEMES", "ServerOptions", "add_run_arguments", "options_from_args"]
-
-SCHEMES = ("mpijob", "tfjob", "pytorchjob")
-"""The job kinds ``--enable-scheme`` can select (lower case)."""
+__all__ = ["ServerOptions", "add_run_arguments", "options_from_args"]
 
 
 @dataclass(frozen=True)
@@ -64,12 +55,19 @@ class ServerOptions:
     log_level: str = "info"
     leader_elect: bool = True
     engine: EngineConfig = field(default_factory=EngineConfig)
-    mpi: MPIJobOptions = field(default_factory=MPIJobOptions)
     training: TrainingOptions = field(default_factory=TrainingOptions)
-    pytorch: PyTorchOptions = field(default_factory=PyTorchOptions)
+    kinds: Mapping[str, object] = field(default_factory=dict)
+    """Each kind's own options (its flags; :attr:`KindPlugin.flags`), by scheme; a kind not
+    here gets its defaults (:meth:`kind_options`)."""
     enabled_schemes: tuple[str, ...] = ()
     """``--enable-scheme`` values (lower case); empty: every kind whose CRD is installed."""
     webhook: WebhookOptions = field(default_factory=WebhookOptions)
+
+    def kind_options(self, scheme: str) -> object:
+        """The options of the kind ``scheme``: given, else its defaults."""
+        if scheme in self.kinds:
+            return self.kinds[scheme]
+        return plugin(scheme).default_options()
 
 
 def _flag(parser: argparse.ArgumentParser, name: str, *aliases: str, **kw: object) -> None:
@@ -80,7 +78,7 @@ def _flag(parser: argparse.ArgumentParser, name: str, *aliases: str, **kw: objec
 
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
-    d, e, m = ServerOptions(), EngineConfig(), MPIJobOptions()
+    d, e, t = ServerOptions(), EngineConfig(), TrainingOptions()
     _flag(parser, "kubeConfig", "kubeconfig", dest="kubeconfig", default=d.kubeconfig,
           help="path to a kubeconfig; $KUBECONFIG overrides it; in-cluster config if neither")
     _flag(parser, "master", default=d.master, help="the API server URL (overrides the kubeconfig)")
@@ -93,7 +91,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     _flag(parser, "health-port", dest="health_port", type=int, default=d.health_port,
           help="port of /healthz and /readyz; 0 disables it")
     _flag(parser, "gang-scheduling", "gang-scheduler-name", dest="gang_scheduling",
-          default=m.gang_scheduling,
+          default=t.gang_scheduler_name,
           help="'volcano', or the schedulerName of scheduler-plugins; empty: no gang scheduling")
     _flag(parser, "lock-namespace", dest="lock_namespace", default=d.lock_namespace,
           help="namespace of the leader-election Lease 'mpi-operator'")
@@ -106,23 +104,12 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     _flag(parser, "controller-queue-burst", dest="controller_queue_burst", type=int,
           default=e.queue_burst, help="work queue token bucket burst")
     _flag(parser, "cluster-domain", dest="cluster_domain",
-          default=os.environ.get("CUSTOM_CLUSTER_DOMAIN", m.cluster_domain),
+          default=os.environ.get("CUSTOM_CLUSTER_DOMAIN", t.cluster_domain),
           help="cluster domain appended to host names in the hostfile and TF_CONFIG "
                "(.svc.<domain>; default $CUSTOM_CLUSTER_DOMAIN)")
     _flag(parser, "enable-scheme", dest="enable_scheme", action="append", default=[],
-          help=f"run this job kind ({', '.join(SCHEMES)}; repeatable, any case); default: "
+          help=f"run this job kind ({', '.join(schemes())}; repeatable, any case); default: "
                "every kind whose CRD is installed")
-    _flag(parser, "pytorch-init-container-image", dest="pytorch_init_container_image",
-          default=pytorch.DEFAULT_INIT_CONTAINER_IMAGE,
-          help="image of the PyTorchJob workers' init container (waits for the master)")
-    _flag(parser, "pytorch-init-container-max-tries", dest="pytorch_init_container_max_tries",
-          type=int, default=pytorch.DEFAULT_INIT_CONTAINER_MAX_TRIES,
-          help="DNS lookups of the master the init container tries (2 s apart)")
-    _flag(parser, "pytorch-init-container-template-file",
-          dest="pytorch_init_container_template_file",
-          default=pytorch.DEFAULT_INIT_CONTAINER_TEMPLATE_FILE,
-          help="YAML template of the init containers ({{.MasterAddr}}, "
-               "{{.InitContainerImage}}, {{.MaxTries}}); the built-in one when unreadable")
     _flag(parser, "log-format", dest="log_format", choices=["json", "console"], default=None,
           help="log format (default: json in a pod, console otherwise)")
     _flag(parser, "log-level", dest="log_level", default=d.log_level,
@@ -130,22 +117,16 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     _flag(parser, "no-leader-elect", dest="leader_elect", action="store_false",
           help="run without leader election (a single replica; for debugging)")
     _flag(parser, "worker-create-concurrency", dest="worker_create_concurrency", type=int,
-          default=m.worker_create_concurrency,
+          default=t.create_concurrency,
           help="worker pods (TFJob: pods and Services) of one job created concurrently "
                "within a sync")
-    _flag(parser, "mpi-kubectl-delivery-image", dest="kubectl_delivery_image_v1",
-          default=m.kubectl_delivery_image_v1,
-          help="kubectl-delivery image of the launchers of MPIJobs created as v1")
-    _flag(parser, "kubectl-delivery-image", dest="kubectl_delivery_image_v1alpha2",
-          default=m.kubectl_delivery_image_v1alpha2,
-          help="kubectl-delivery image of the launchers of MPIJobs created as v1alpha2")
     _flag(parser, "pod-update-batch", dest="pod_update_batch", type=float,
           default=e.pod_update_batch,
           help="seconds to batch a job's pod updates before syncing it (0: at once)")
-    _flag(parser, "feature-gates", dest="feature_gates", default="",
-          help="opt-ins beyond the Go operator, e.g. JobMetrics=true,FailureDetails=true "
-               "(all off by default); gates: " + ", ".join(GATES))
     _flag(parser, "version", action="store_true", help="print the version and exit")
+    for described in plugins():
+        if described.flags is not None:
+            described.flags.add(parser)
     _add_webhook_arguments(parser)
 
 
@@ -190,14 +171,13 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
     _positive("controller-queue-rate-limit", args.controller_queue_rate_limit)
     _positive("controller-queue-burst", args.controller_queue_burst)
     _positive("worker-create-concurrency", args.worker_create_concurrency)
-    _positive("pytorch-init-container-max-tries", args.pytorch_init_container_max_tries)
     if args.pod_update_batch < 0:
         raise ValueError(f"--pod-update-batch must not be negative, got {args.pod_update_batch:g}")
-    schemes = tuple(dict.fromkeys(s.lower() for s in args.enable_scheme))
-    for scheme in schemes:
-        if scheme not in SCHEMES:
+    enabled = tuple(dict.fromkeys(s.lower() for s in args.enable_scheme))
+    for scheme in enabled:
+        if scheme not in schemes():
             raise ValueError(f"--enable-scheme: scheme {scheme} is not supported yet "
-                             f"(supported: {', '.join(SCHEMES)})")
+                             f"(supported: {', '.join(schemes())})")
     ports = (("monitoring-port", args.monitoring_port), ("health-port", args.health_port),
              ("webhook-server-port", args.webhook_server_port))
     for flag, port in ports:
@@ -223,21 +203,13 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
             queue_burst=args.controller_queue_burst,
             pod_update_batch=args.pod_update_batch,
         ),
-        mpi=MPIJobOptions(
-            gang_scheduling=args.gang_scheduling,
-            cluster_domain=args.cluster_domain,
-            worker_create_concurrency=args.worker_create_concurrency,
-            features=Features.parse(args.feature_gates),
-            kubectl_delivery_image_v1=args.kubectl_delivery_image_v1,
-            kubectl_delivery_image_v1alpha2=args.kubectl_delivery_image_v1alpha2,
-        ),
         training=TrainingOptions(
             gang_scheduler_name=args.gang_scheduling,
             cluster_domain=args.cluster_domain,
             create_concurrency=args.worker_create_concurrency,
         ),
-        pytorch=_pytorch_options(args),
-        enabled_schemes=schemes,
+        kinds={p.scheme: p.flags.parse(args) for p in plugins() if p.flags is not None},
+        enabled_schemes=enabled,
         webhook=_webhook_options(args),
     )
 
@@ -259,14 +231,3 @@ def _webhook_options(args: argparse.Namespace) -> WebhookOptions:
         configuration_name=args.webhook_configuration_name,
         namespace=args.webhook_namespace, url=url, cert_dir=args.webhook_cert_dir,
         cert_validity=validity)
-
-
-def _pytorch_options(args: argparse.Namespace) -> PyTorchOptions:
-    try:
-        template = InitContainerTemplate.load(
-            args.pytorch_init_container_template_file,
-            image=args.pytorch_init_container_image,
-            max_tries=args.pytorch_init_container_max_tries)
-    except ValueError as err:
-        raise ValueError(f"--pytorch-init-container-template-file: {err}") from None
-    return PyTorchOptions(init_container=template)

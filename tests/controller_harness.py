@@ -112,7 +112,7 @@ def training_controller(kubeconfig: str, namespace: str, scheme: str,
 @contextmanager
 def running_controller(kubeconfig: str, namespace: str, *, customize: Customize | None = None,
                        **config: Any) -> Iterator[InProcessController]:
-    options = ServerOptions(namespace=namespace, mpi=MPIJobOptions(**config))
+    options = ServerOptions(namespace=namespace, kinds={"mpijob": MPIJobOptions(**config)})
     ctl = InProcessController(kubeconfig, options, customize)
     ctl.start()
     try:

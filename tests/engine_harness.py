@@ -22,16 +22,16 @@ from typing import Any
 from mpi_controller.app import build_controllers
 from mpi_controller.engine.controller import EngineConfig, JobController
 from mpi_controller.engine.training.framework import TrainingOptions
+from mpi_controller.kinds import plugins
 from mpi_controller.mpi.features import Features
 from mpi_controller.mpi.gang import SCHEDULER_PLUGINS_POD_GROUP, VOLCANO_POD_GROUP
-from mpi_controller.mpi.kind import MPIJOBS, MPIJobOptions
+from mpi_controller.mpi.kind import MPIJobOptions
 from mpi_controller.options import ServerOptions
-from mpi_controller.pytorch.kind import HPAS, PYTORCHJOBS, PyTorchOptions
+from mpi_controller.pytorch.kind import PyTorchOptions
 from mpi_controller.runtime.client import EVENTS, Resource
 from mpi_controller.runtime.clock import ManualClock
 from mpi_controller.runtime.informer import SharedIndexInformer
-from mpi_controller.tensorflow.kind import TFJOBS
-from tests.fakeapi import FakeApi, Request
+from tests.fakeapi import BUILTIN_TYPES, FakeApi, Request
 
 Obj = dict[str, Any]
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
@@ -54,21 +54,24 @@ class EngineHarness:
         self.namespace = namespace
         self.clock = ManualClock()
         self.api = FakeApi(clock=self.clock, wall=self.now)
-        for job_resource in (MPIJOBS, TFJOBS, PYTORCHJOBS):
-            self.api.register(job_resource, status_subresource=True)
-        self.api.register(HPAS, status_subresource=True, custom=False)
+        for kind in plugins():
+            self.api.register(kind.resource, status_subresource=True)
+        built_in = {t.resource.plural for t in BUILTIN_TYPES}
+        for resource in {r.plural: r for k in plugins() for r in k.children}.values():
+            if resource.plural not in built_in:
+                self.api.register(resource, status_subresource=True, custom=False)
         for resource in pod_group_resources():
             self.api.register(resource)
         options = ServerOptions(
             namespace=namespace,
             engine=EngineConfig(threadiness=1, pod_update_batch=pod_update_batch),
-            mpi=MPIJobOptions(gang_scheduling=gang_scheduling,
-                              worker_create_concurrency=worker_create_concurrency,
-                              features=features or Features()),
+            kinds={"mpijob": MPIJobOptions(gang_scheduling=gang_scheduling,
+                                           worker_create_concurrency=worker_create_concurrency,
+                                           features=features or Features()),
+                   "pytorchjob": pytorch or PyTorchOptions()},
             training=TrainingOptions(gang_scheduler_name=gang_scheduling,
                                      cluster_domain=cluster_domain,
                                      create_concurrency=worker_create_concurrency),
-            pytorch=pytorch or PyTorchOptions(),
             enabled_schemes=schemes)
         self.built = build_controllers(self.api, options, clock=self.clock, wall=self.now)
         self.controller: JobController = self.built.controllers[0]

@@ -3,10 +3,8 @@ validating admission webhooks of every job kind, served over HTTPS on every repl
 their certificates.
 
 * :mod:`.reviews`: the ConversionReview/AdmissionReview protocols (pure);
-* :mod:`.registry`: what is served (:func:`default_registry`; a kind registers its webhooks
-  there with one line each);
-* :mod:`.mpijob`: MPIJob's conversion and validation;
-* :mod:`.training`: the TFJob and PyTorchJob validation (training-operator v1.9's webhooks);
+* :mod:`.registry`: what is served (:func:`default_registry`: the admissions and conversions
+  every kind's plugin describes, ``mpi_controller/<kind>/plugin.py``);
 * :mod:`.certs` (pure) and :mod:`.certmanager`: the CA, the serving certificate, the shared
   Secret, ``caBundle`` injection and renewal; or certificate files (cert-manager);
 * :mod:`.server`: the HTTP routes and their metrics.

@@ -15,10 +15,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from mpi_controller.webhook import mpijob, training
-from mpi_controller.webhook.reviews import Converter, ValidatingWebhook
+from mpi_controller.engine.plugin import Admission, KindPlugin
+from mpi_controller.kinds import plugins
+from mpi_controller.webhook.reviews import Converter, ValidatingWebhook, Validator, Verdict
 
-__all__ = ["CONVERT_PATH", "WebhookRegistry", "default_registry"]
+__all__ = ["CONVERT_PATH", "WebhookRegistry", "default_registry", "validating_webhook"]
 
 CONVERT_PATH: Final = "/convert"
 
@@ -60,10 +61,28 @@ class WebhookRegistry:
         }
 
 
+def _validator(admission: Admission) -> Validator:
+    def validate(obj: Mapping[str, Any], old: Mapping[str, Any] | None,
+                 operation: str) -> Verdict:
+        errors, warnings = admission.judge(obj, old)
+        return Verdict(errors=errors, warnings=warnings)
+    return validate
+
+
+def validating_webhook(kind: KindPlugin, admission: Admission) -> ValidatingWebhook:
+    """The webhook that serves one admission of ``kind``."""
+    return ValidatingWebhook(
+        name=admission.name, path=admission.path, group=kind.group, version=admission.version,
+        resource=kind.plural, kind=kind.kind, validate=_validator(admission),
+        failure_policy=admission.failure_policy)
+
+
 def default_registry() -> WebhookRegistry:
-    """Every job kind's webhooks."""
+    """Every job kind's webhooks (module doc)."""
     registry = WebhookRegistry()
-    registry.add_conversion(mpijob.CRD_NAME, "kubeflow.org", mpijob.KIND, mpijob.convert_mpijob)
-    for webhook in (*mpijob.WEBHOOKS, *training.WEBHOOKS):
-        registry.add_validating(webhook)
+    for kind in plugins():
+        if kind.convert is not None:
+            registry.add_conversion(kind.crd_name, kind.group, kind.kind, kind.convert)
+        for admission in kind.admission:
+            registry.add_validating(validating_webhook(kind, admission))
     return registry

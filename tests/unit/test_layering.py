@@ -12,7 +12,7 @@ PKG = Path(__file__).resolve().parents[2] / "mpi_controller"
 IO_MODULES = ("mpi_controller.runtime", "mpi_controller.engine", "kubernetes_asyncio", "aiohttp",
               "kubernetes", "asyncio", "socket", "subprocess", "prometheus_client")
 KIND_PACKAGES = ("mpi", "tensorflow", "pytorch")
-KIND_IO_MODULES = {"kind.py", "metrics.py"}
+KIND_IO_MODULES = {"kind.py", "metrics.py", "plugin.py"}
 VERSION_IO_MODULE = "sync.py"
 
 

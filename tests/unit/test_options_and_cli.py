@@ -8,6 +8,7 @@ import pytest
 
 from mpi_controller import __version__
 from mpi_controller.cli import main
+from mpi_controller.kinds import plugins
 from mpi_controller.options import ServerOptions, add_run_arguments, options_from_args
 
 
@@ -24,11 +25,12 @@ def test_defaults_match_the_go_operator(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.delenv("KUBEFLOW_NAMESPACE", raising=False)
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
     opts = _parse()
-    assert opts == ServerOptions(log_format="console")
+    assert opts == ServerOptions(log_format="console", kinds={
+        p.scheme: p.default_options() for p in plugins() if p.flags is not None})
     assert (opts.engine.threadiness, opts.kube_api_qps, opts.kube_api_burst) == (2, 5.0, 10)
     assert (opts.engine.queue_qps, opts.engine.queue_burst) == (10.0, 100)
     assert opts.engine.pod_update_batch == 1.0
-    assert opts.mpi.worker_create_concurrency == 16
+    assert opts.kinds["mpijob"].worker_create_concurrency == 16
     assert (opts.lock_namespace, opts.monitoring_port, opts.health_port) == ("mpi-operator", 0,
                                                                              8080)
 
@@ -39,8 +41,9 @@ def test_go_style_single_dash_flags_and_aliases(monkeypatch: pytest.MonkeyPatch)
                   "-gang-scheduling", "volcano", "--cluster-domain", "cluster.local",
                   "--pod-update-batch", "0.25", "--worker-create-concurrency", "3")
     assert (opts.kubeconfig, opts.engine.threadiness, opts.kube_api_qps) == ("/a", 4, 100.0)
-    assert (opts.mpi.gang_scheduling, opts.mpi.cluster_domain) == ("volcano", "cluster.local")
-    assert (opts.engine.pod_update_batch, opts.mpi.worker_create_concurrency) == (0.25, 3)
+    mpi = opts.kinds["mpijob"]
+    assert (mpi.gang_scheduling, mpi.cluster_domain) == ("volcano", "cluster.local")
+    assert (opts.engine.pod_update_batch, mpi.worker_create_concurrency) == (0.25, 3)
     assert _parse("--kubeconfig", "/b").kubeconfig == "/b"
     # training-operator's cmd/training-operator.v1 names it --controller-threads
     assert _parse("--controller-threads", "6").engine.threadiness == 6
@@ -48,12 +51,13 @@ def test_go_style_single_dash_flags_and_aliases(monkeypatch: pytest.MonkeyPatch)
 
 def test_the_kubectl_delivery_images_of_the_older_mpijob_generations() -> None:
     """training-operator's flag for v1 launchers, mpi-operator v0.2.3's for v1alpha2."""
-    defaults = _parse().mpi
+    defaults = _parse().kinds["mpijob"]
     assert (defaults.kubectl_delivery_image_v1, defaults.kubectl_delivery_image_v1alpha2) == (
         "ghcr.io/kubeflow/training-v1/kubectl-delivery:latest",
         "mpioperator/kubectl-delivery:latest")
     opts = _parse("--mpi-kubectl-delivery-image", "r/a:1", "-kubectl-delivery-image", "r/b:2")
-    assert (opts.mpi.kubectl_delivery_image_v1, opts.mpi.kubectl_delivery_image_v1alpha2) == (
+    mpi = opts.kinds["mpijob"]
+    assert (mpi.kubectl_delivery_image_v1, mpi.kubectl_delivery_image_v1alpha2) == (
         "r/a:1", "r/b:2")
 
 

@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from mpi_controller.cli import main
+from mpi_controller.kinds import plugins
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
@@ -133,11 +134,12 @@ def test_non_mpijob_names_its_kind(tmp_path: Path, capsys: pytest.CaptureFixture
     path = tmp_path / "svc.yaml"
     path.write_text("apiVersion: v1\nkind: Service\nmetadata: {name: x}\n")
     assert main(["render", "-f", str(path)]) == 2
+    kinds = [p.kind for p in plugins()]
+    expected = ", or ".join(f"kind {k!r}, apiVersion "
+                            f"'kubeflow.org/{'v2beta1' if k == 'MPIJob' else 'v1'}'" for k in kinds)
     assert capsys.readouterr().err == (
-        f"error: {path}: document 1: kind 'Service' (apiVersion 'v1') is not an MPIJob, "
-        "TFJob or PyTorchJob; expected kind 'MPIJob', apiVersion 'kubeflow.org/v2beta1', or "
-        "kind 'TFJob', apiVersion 'kubeflow.org/v1', or kind 'PyTorchJob', apiVersion "
-        "'kubeflow.org/v1'\n"
+        f"error: {path}: document 1: kind 'Service' (apiVersion 'v1') is not an "
+        f"{', '.join(kinds[:-1])} or {kinds[-1]}; expected {expected}\n"
     )
 
 

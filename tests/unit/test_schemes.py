@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from mpi_controller import app
+from mpi_controller.kinds import plugins, schemes
 from mpi_controller.options import ServerOptions, add_run_arguments, options_from_args
 from mpi_controller.runtime.client import ApiError, Resource
 
@@ -26,17 +27,18 @@ def test_enable_scheme_is_repeatable_and_case_insensitive() -> None:
     assert _parse("--enable-scheme=TFJob", "-enable-scheme", "mpijob",
                   "--enable-scheme", "tfjob").enabled_schemes == ("tfjob", "mpijob")
     assert _parse("--enable-scheme", "PyTorchJob").enabled_schemes == ("pytorchjob",)
-    with pytest.raises(ValueError, match=r"--enable-scheme: scheme xgboostjob is not supported "
-                                         r"yet \(supported: mpijob, tfjob, pytorchjob\)"):
-        _parse("--enable-scheme", "xgboostjob")
+    supported = ", ".join(schemes())
+    with pytest.raises(ValueError, match=rf"--enable-scheme: scheme mxjob is not supported "
+                                         rf"yet \(supported: {supported}\)"):
+        _parse("--enable-scheme", "MXJob")
 
 
 def test_gang_scheduler_name_and_cluster_domain_reach_the_training_kinds(
         monkeypatch: pytest.MonkeyPatch) -> None:
     opts = _parse("--gang-scheduler-name", "volcano", "--cluster-domain", "c.l",
                   "--worker-create-concurrency", "4")
-    assert (opts.training.gang_scheduler_name, opts.mpi.gang_scheduling) == ("volcano",
-                                                                            "volcano")
+    assert opts.training.gang_scheduler_name == "volcano"
+    assert opts.kinds["mpijob"].gang_scheduling == "volcano"
     assert (opts.training.cluster_domain, opts.training.create_concurrency) == ("c.l", 4)
     monkeypatch.setenv("CUSTOM_CLUSTER_DOMAIN", "from.env")
     assert _parse().training.cluster_domain == "from.env"
@@ -72,7 +74,7 @@ def test_without_the_flag_every_installed_kind_runs(capsys: pytest.CaptureFixtur
     assert _schemes(_Client()) is None
     out = capsys.readouterr().out
     assert "CRD doesn't exist. Exiting" in out
-    assert "crd='mpijobs.kubeflow.org, tfjobs.kubeflow.org, pytorchjobs.kubeflow.org'" in out
+    assert f"crd='{', '.join(p.crd_name for p in plugins())}'" in out
 
 
 def test_an_enabled_kind_needs_its_crd(capsys: pytest.CaptureFixture[str]) -> None:

@@ -22,11 +22,11 @@ def _parse(*argv: str) -> ServerOptions:
 
 
 def test_defaults_are_upstreams(tmp_path: Path) -> None:
-    assert _parse().pytorch.init_container == InitContainerTemplate()
+    assert _parse().kinds["pytorchjob"].init_container == InitContainerTemplate()
     opts = _parse("--pytorch-init-container-image", "busybox",
                   "-pytorch-init-container-max-tries", "3",
                   "--pytorch-init-container-template-file", str(tmp_path / "none.yaml"))
-    assert opts.pytorch.init_container.containers("j-master-0") == [
+    assert opts.kinds["pytorchjob"].init_container.containers("j-master-0") == [
         init_container("j", tries=3, image="busybox")]
 
 
@@ -34,7 +34,8 @@ def test_a_template_file_is_read_at_startup(tmp_path: Path) -> None:
     path = tmp_path / "init.yaml"
     path.write_text("- name: w\n  image: {{.InitContainerImage}}\n")
     opts = _parse("--pytorch-init-container-template-file", str(path))
-    assert opts.pytorch.init_container.containers("m") == [{"name": "w", "image": "alpine:3.10"}]
+    assert opts.kinds["pytorchjob"].init_container.containers("m") == [
+        {"name": "w", "image": "alpine:3.10"}]
 
 
 def test_bad_values_name_the_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

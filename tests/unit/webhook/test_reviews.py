@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import yaml
 
+from mpi_controller.mpi.admission import validate_mpijob
 from mpi_controller.mpi.conversion import ANNOTATION, convert
-from mpi_controller.webhook.mpijob import WEBHOOKS, validate_mpijob
 from mpi_controller.webhook.registry import WebhookRegistry, default_registry
 from mpi_controller.webhook.reviews import (
     ValidatingWebhook,
@@ -27,6 +27,7 @@ V1_JOB = yaml.safe_load((REPO / "examples/v1/tensorflow-mnist-elastic.yaml").rea
 A2_JOB = yaml.safe_load((REPO / "examples/v1alpha2/tensorflow-benchmarks.yaml").read_text())
 PI_JOB = yaml.safe_load((REPO / "examples/pi.yaml").read_text())
 CONVERTERS = default_registry().converters
+WEBHOOKS = tuple(w for w in default_registry().validating if w.kind == "MPIJob")
 BY_VERSION = {w.version: w for w in WEBHOOKS}
 
 
@@ -222,8 +223,9 @@ def test_warnings_are_passed_on() -> None:
 def test_validate_mpijob_never_raises() -> None:
     for obj in ({}, {"apiVersion": "kubeflow.org/v1"}, {"apiVersion": "kubeflow.org/v1",
                                                         "spec": 3, "metadata": {"name": 1}}):
-        verdict = validate_mpijob(obj, None, "CREATE")
-        assert verdict.errors
+        errors, warnings = validate_mpijob(obj, None)
+        assert errors
+        assert warnings == []
 
 
 # -- registry -----------------------------------------------------------------------------------

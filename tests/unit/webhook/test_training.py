@@ -1,4 +1,4 @@
-"""The TFJob and PyTorchJob validating webhooks (mpi_controller.webhook.training) answering
+"""The TFJob and PyTorchJob validating webhooks (their plugins' admissions, served by the registry)
 AdmissionReviews: training-operator v1.9's names, paths, messages (pkg/webhooks/tensorflow and
 pkg/webhooks/pytorch) and PyTorchJob's deprecation warning; updates checked against the old
 job; what the registry serves and deploy/ lists."""
@@ -14,7 +14,6 @@ import yaml
 
 from mpi_controller.webhook.registry import default_registry
 from mpi_controller.webhook.reviews import admission_review
-from mpi_controller.webhook.training import PYTORCHJOB_WEBHOOK, TFJOB_WEBHOOK, WEBHOOKS
 
 REPO = Path(__file__).resolve().parents[3]
 TF_JOB = yaml.safe_load((REPO / "examples/tensorflow-dist-mnist.yaml").read_text())
@@ -59,6 +58,12 @@ def _changed(job: Any, changes: dict[str, Any]) -> Any:
     return out
 
 
+SERVED = {w.path: w for w in default_registry().validating}
+TFJOB_WEBHOOK = SERVED["/validate-kubeflow-org-v1-tfjob"]
+PYTORCHJOB_WEBHOOK = SERVED["/validate-kubeflow-org-v1-pytorchjob"]
+WEBHOOKS = (TFJOB_WEBHOOK, PYTORCHJOB_WEBHOOK)
+
+
 def denied(answer: Any) -> tuple[str, list[str]]:
     """The refusal's message and warnings (and that it is a 403 Forbidden)."""
     response = answer["response"]
@@ -75,9 +80,6 @@ def test_upstreams_names_paths_and_failure_policy() -> None:
          "tfjobs", "TFJob", "Fail"),
         ("validator.pytorchjob.training-operator.kubeflow.org",
          "/validate-kubeflow-org-v1-pytorchjob", "pytorchjobs", "PyTorchJob", "Fail")]
-    served = {w.path: w for w in default_registry().validating}
-    assert served["/validate-kubeflow-org-v1-tfjob"] is TFJOB_WEBHOOK
-    assert served["/validate-kubeflow-org-v1-pytorchjob"] is PYTORCHJOB_WEBHOOK
     entry = PYTORCHJOB_WEBHOOK.configuration_entry({"url": "https://x/p"})
     assert entry["failurePolicy"] == "Fail"
     assert entry["rules"] == [{"apiGroups": ["kubeflow.org"], "apiVersions": ["v1"],

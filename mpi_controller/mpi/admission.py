@@ -1,5 +1,5 @@
-"""The MPIJob's webhooks: conversion between its three versions, and validation at admission
-with the controller's own messages. Pure.
+"""The MPIJob's admission: validation of every version at admission with the controller's
+own messages, and the conversion webhook's converter. Pure.
 
 A job is validated by the rules of the version it was created in (its origin,
 :func:`~mpi_controller.mpi.conversion.generation_of`), whatever version the request uses,
@@ -40,12 +40,8 @@ from mpi_controller.mpi.conversion import (
     convert,
     generation_of,
 )
-from mpi_controller.webhook.reviews import ValidatingWebhook, Verdict
 
-__all__ = ["CRD_NAME", "KIND", "WEBHOOKS", "convert_mpijob", "validate_mpijob"]
-
-KIND = "MPIJob"
-CRD_NAME = "mpijobs.kubeflow.org"
+__all__ = ["convert_mpijob", "validate_mpijob", "webhook_name", "webhook_path"]
 
 _RULES: dict[str, Callable[[dict[str, Any]], list[str]]] = {
     "v2beta1": lambda job: [str(e) for e in v2beta1.validate(v2beta1.set_defaults(job))],
@@ -70,11 +66,12 @@ def _readable(obj: Mapping[str, Any]) -> str | None:
 
 
 def validate_mpijob(obj: Mapping[str, Any], old: Mapping[str, Any] | None,
-                    operation: str) -> Verdict:
-    """The admission verdict on an MPIJob of any version (module docstring)."""
+                    ) -> tuple[list[str], list[str]]:
+    """The admission errors and warnings (none) of an MPIJob of any version (module
+    docstring)."""
     problem = _readable(obj)
     if problem is not None:
-        return Verdict(errors=[problem])
+        return [problem], []
     origin = generation_of(obj)
     errors: list[str] = []
     if old is not None:
@@ -84,17 +81,14 @@ def validate_mpijob(obj: Mapping[str, Any], old: Mapping[str, Any] | None,
                                       f"the job was created as {GROUP}/{was}; the version a "
                                       "job was created in cannot change")))
         if old.get("spec") == obj.get("spec"):
-            return Verdict(errors=errors)
-    return Verdict(errors=errors + _RULES[origin](convert(obj, origin)))
+            return errors, []
+    return errors + _RULES[origin](convert(obj, origin)), []
 
 
-def _webhook(version: str) -> ValidatingWebhook:
-    return ValidatingWebhook(
-        name=f"validator.{version}.mpijob.mpi-operator.kubeflow.org",
-        path=f"/validate-kubeflow-org-{version}-mpijob",
-        group=GROUP, version=version, resource="mpijobs", kind=KIND,
-        validate=validate_mpijob, failure_policy="Ignore")
+def webhook_name(version: str) -> str:
+    """The validating webhook of ``version`` (one per served version)."""
+    return f"validator.{version}.mpijob.mpi-operator.kubeflow.org"
 
 
-WEBHOOKS = tuple(_webhook(v) for v in VERSIONS)
-"""The validating webhooks of MPIJob, one per served version."""
+def webhook_path(version: str) -> str:
+    return f"/validate-kubeflow-org-{version}-mpijob"

@@ -1,0 +1,126 @@
+"""A ``kubeflow.org/v1`` training-operator kind's :class:`~mpi_controller.engine.plugin.KindPlugin`
+from its framework hooks: :func:`training_plugin`.
+
+What every such kind shares is filled in here, as training-operator v1.9 does it for all of
+them: the scheme is the lower-case kind (``--enable-scheme xgboostjob``); the CRD serves
+``kubeflow.org/v1``; the pods carry ``training.kubeflow.org/operator-name:
+<controller name>``, which is also the Events' source; the validating webhook is
+``validator.<kind>.training-operator.kubeflow.org`` at ``/validate-kubeflow-org-v1-<kind>``
+(``failurePolicy: Fail``); ``render`` shows the first sync's objects
+(:func:`~mpi_controller.engine.training.plan.initial_children`) and, as warnings, the Warning
+events their creation records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from mpi_controller.engine.kind import JobKind
+from mpi_controller.engine.plugin import (
+    Admission,
+    FlagSet,
+    KindContext,
+    KindPlugin,
+    RbacRule,
+    Renderer,
+    RenderOptions,
+)
+from mpi_controller.engine.training import gang
+from mpi_controller.engine.training.api import GROUP, VERSION, replica_specs
+from mpi_controller.engine.training.framework import TrainingFramework, TrainingOptions
+from mpi_controller.engine.training.kind import TrainingJobKind
+from mpi_controller.engine.training.plan import initial_children, replica_pod
+from mpi_controller.kube.crd import CRD
+from mpi_controller.kube.fielderrors import FieldError
+from mpi_controller.runtime.client import Resource
+
+__all__ = ["FrameworkFactory", "training_admission", "training_plugin"]
+
+Job = Mapping[str, Any]
+Obj = dict[str, Any]
+FrameworkFactory = Callable[[TrainingOptions, object], TrainingFramework]
+"""Makes the kind's hooks from the shared training options and the kind's own options."""
+
+
+def training_admission(kind: str, validate: Callable[[Job], Sequence[FieldError]],
+                       validate_update: Callable[[Job, Job], Sequence[FieldError]],
+                       warnings: Callable[[Job], Sequence[str]] = lambda job: (),
+                       ) -> Admission:
+    """training-operator v1.9's validating webhook of ``kind``: the job as submitted (before
+    defaults) judged by the kind's own checks, the ones the controller runs on every sync.
+    An update is judged against the old job too (``validate_update``); one that leaves
+    ``spec`` as it was (labels, annotations, finalizers) is not judged again, so a job
+    admitted before the webhook existed can still be labelled and deleted. ``warnings`` are
+    answered whether the job is admitted or not."""
+    lower = kind.lower()
+
+    def judge(obj: Job, old: Job | None) -> tuple[list[str], list[str]]:
+        warned = list(warnings(obj))
+        if old is None:
+            return [str(e) for e in validate(obj)], warned
+        if old.get("spec") == obj.get("spec"):
+            return [], warned
+        return [str(e) for e in validate_update(old, obj)], warned
+
+    return Admission(name=f"validator.{lower}.training-operator.kubeflow.org",
+                     path=f"/validate-kubeflow-org-{VERSION}-{lower}", version=VERSION,
+                     judge=judge)
+
+
+def _render_framework(make: FrameworkFactory, flags: FlagSet | None,
+                      options: RenderOptions) -> TrainingFramework:
+    shared = TrainingOptions(gang_scheduler_name=options.gang_scheduling,
+                             cluster_domain=options.cluster_domain)
+    return make(shared, flags.default() if flags is not None else None)
+
+
+def _renderer(make: FrameworkFactory, flags: FlagSet | None,
+              warnings: Callable[[Job], Sequence[str]]) -> Renderer:
+    def prepare(job: Job, options: RenderOptions) -> Obj:
+        return _render_framework(make, flags, options).set_defaults(job)
+
+    def check(job: Obj, options: RenderOptions) -> tuple[list[FieldError], list[str]]:
+        fw = _render_framework(make, flags, options)
+        errors = fw.validate(job)
+        if errors:
+            return errors, []
+        scheduler = gang.gang_scheduler(options.gang_scheduling)
+        specs = replica_specs(job, fw.replica_specs_field)
+        messages = list(warnings(job))
+        for spec in specs.values():
+            for event in replica_pod(fw, job, specs, spec, 0, gang=scheduler)[1]:
+                messages += [] if event.message in messages else [event.message]
+        return [], messages
+
+    def objects(job: Obj, options: RenderOptions) -> list[Obj]:
+        return initial_children(_render_framework(make, flags, options), job,
+                                gang=gang.gang_scheduler(options.gang_scheduling),
+                                priority=options.priority_classes.get)
+
+    return Renderer(prepare=prepare, check=check, objects=objects)
+
+
+def training_plugin(*, framework: FrameworkFactory, crd: CRD,
+                    validate: Callable[[Job], Sequence[FieldError]],
+                    validate_update: Callable[[Job, Job], Sequence[FieldError]],
+                    warnings: Callable[[Job], Sequence[str]] = lambda job: (),
+                    flags: FlagSet | None = None, rbac: tuple[RbacRule, ...] = (),
+                    children: tuple[Resource, ...] = (),
+                    examples: tuple[str, ...] = ()) -> KindPlugin:
+    """The plugin of the training-operator kind whose hooks ``framework`` makes (module doc);
+    ``validate``, ``validate_update`` and ``warnings`` are the kind's admission checks (on
+    the job as submitted, before defaults)."""
+    sample = framework(TrainingOptions(), flags.default() if flags is not None else None)
+
+    def build(ctx: KindContext) -> JobKind:
+        return TrainingJobKind(framework(ctx.training, ctx.options), ctx.factory,
+                               namespace=ctx.namespace, pods=ctx.pods, options=ctx.training)
+
+    return KindPlugin(
+        scheme=sample.kind.lower(), kind=sample.kind, group=GROUP, api_versions=(VERSION,),
+        plural=sample.plural, crd=crd, operator_names=(sample.controller_name,),
+        component=sample.controller_name, build=build,
+        admission=(training_admission(sample.kind, validate, validate_update, warnings),),
+        renderer=_renderer(framework, flags, warnings), flags=flags, rbac=rbac,
+        children=children, examples=examples, framework_name=sample.framework_name)
