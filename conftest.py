@@ -146,3 +146,13 @@ PYTORCHJOB_CRD_PATH = "deploy/crd/kubeflow.org_pytorchjobs.yaml"
 def pytorchjob_crd(cluster: Cluster, kube_api: object) -> str:
     """Installs (server-side apply) the PyTorchJob CRD and waits until it is Established."""
     return install_crd(cluster, kube_api, PYTORCHJOB_CRD_PATH, "pytorchjobs.kubeflow.org")
+
+
+@pytest.fixture(scope="session")
+def job_crds(cluster: Cluster, kube_api: object, mpijob_crd: str) -> dict[str, str]:
+    """Installs the CRD of every kind the controller serves (:mod:`mpi_controller.kinds`) and
+    waits until each is Established: ``{scheme: CRD name}``."""
+    from mpi_controller.kinds import plugins
+
+    return {p.scheme: mpijob_crd if p.scheme == "mpijob" else install_crd(
+        cluster, kube_api, f"deploy/crd/{p.crd.file_name}", p.crd_name) for p in plugins()}

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance.diff import MISSING, Difference
+from conformance.kinds import registered_training_kinds
 
 MPIJOB = ("mpijob-v2beta1",)
 
@@ -104,9 +105,9 @@ UNOBSERVED = "running-unobserved-by-(go|ours)"
 BURST = "event-burst-by-go"
 UNOBSERVED_ROW = "A launcher that finishes before the controller sees it running"
 # Kinds of training-operator v1.9.2 whose engine-level rules are shared (the rows are in the
-# TFJob README section, which the other kinds name too: KindSpec.readme_sections); a new kind
-# of it joins here and in its own rules below.
-TRAINING = ("tfjob-v1", "pytorchjob-v1", "mpijob-v1")
+# TFJob README section, which the other kinds name too: KindSpec.readme_sections); every
+# registered kubeflow.org/v1 kind joins, and may have rules of its own below.
+TRAINING = (*(k.name for k in registered_training_kinds()), "mpijob-v1")
 PYTORCH = ("pytorchjob-v1",)
 MPIJOB_V1 = ("mpijob-v1",)
 MPIJOB_V1ALPHA2 = ("mpijob-v1alpha2",)

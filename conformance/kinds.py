@@ -2,13 +2,11 @@
 reference operator runs it, and where its corpus is.
 
 Adding a kind is a new :class:`KindSpec` here and a corpus directory (``corpus/<name>/``);
-the runner, normalizer, comparison and reference operator processes are shared. A kind of
-training-operator v1.9.2 (TFJob, PyTorchJob) is :func:`training_operator_kind` with its
-names, e.g.::
-
-    TFJOB_V1 = training_operator_kind("tfjob-v1", "TFJob", "tfjobs", "tfReplicaSpecs", "TFJob")
-
-plus its README differences section (the rules in ``conformance.intended`` name rows there).
+the runner, normalizer, comparison and reference operator processes are shared. Every
+``kubeflow.org/v1`` kind the controller serves (TFJob, PyTorchJob, XGBoostJob, ...) is one,
+compared with training-operator v1.9.2 (:func:`registered_training_kinds`): it needs only its
+corpus directory and its README differences section (the rules in ``conformance.intended``
+name rows there).
 
 A kind ours serves through its conversion webhook (MPIJob ``v1``: the reference's CRD has the
 same name, ``mpijobs.kubeflow.org``, and serves that version alone) sets ``conversion``: see
@@ -191,12 +189,21 @@ def training_operator_kind(name: str, kind: str, plural: str, replica_specs: str
     )
 
 
-TFJOB_V1 = training_operator_kind("tfjob-v1", "TFJob", "tfjobs", "tfReplicaSpecs", "TFJob")
-# The TFJob rows apply to PyTorchJobs too (the README's PyTorchJob section says so); an
-# elastic job's HorizontalPodAutoscaler is one of its children.
-PYTORCHJOB_V1 = training_operator_kind("pytorchjob-v1", "PyTorchJob", "pytorchjobs",
-                                       "pytorchReplicaSpecs", "PyTorchJob",
-                                       also_readme=("TFJob",), children=(HPA,))
+def registered_training_kinds() -> list[KindSpec]:
+    """The ``kubeflow.org/v1`` training-operator kinds the controller serves
+    (:mod:`mpi_controller.kinds`), each compared with training-operator v1.9.2: its corpus
+    ``corpus/<scheme>-v1``, the children its plugin names recorded too (an elastic
+    PyTorchJob's HorizontalPodAutoscaler); the TFJob rows apply to every kind (the engine they
+    share)."""
+    from mpi_controller.kinds import plugins
+
+    return [training_operator_kind(
+        f"{p.scheme}-v1", p.kind, p.plural, p.replica_specs, p.kind,
+        also_readme=() if p.kind == "TFJob" else ("TFJob",),
+        children=tuple(Resource(f"{c.group}/{c.version}" if c.group else c.version, c.kind,
+                                c.plural) for c in p.children))
+        for p in plugins() if p.api_versions == ("v1",) and p.group == "kubeflow.org"]
+
 
 # The launcher's identity: training-operator's MPIJob v1 controller makes a ServiceAccount, a
 # Role and a RoleBinding per job. Ours serves v1 from the v2beta1 CRD through conversion; the
@@ -223,5 +230,7 @@ MPIJOB_V1ALPHA2 = KindSpec(
     conversion=True,
 )
 
-KINDS = {k.name: k for k in (MPIJOB_V2BETA1, TFJOB_V1, PYTORCHJOB_V1, MPIJOB_V1,
+KINDS = {k.name: k for k in (MPIJOB_V2BETA1, *registered_training_kinds(), MPIJOB_V1,
                              MPIJOB_V1ALPHA2)}
+TFJOB_V1 = KINDS["tfjob-v1"]
+PYTORCHJOB_V1 = KINDS["pytorchjob-v1"]

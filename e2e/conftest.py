@@ -52,7 +52,7 @@ def _controller_kubeconfig(cluster: Cluster) -> str:
 
 
 @pytest.fixture(scope="session")
-def controller(cluster: Cluster, mpijob_crd: str, tfjob_crd: str, pytorchjob_crd: str,
+def controller(cluster: Cluster, job_crds: dict[str, str],
                tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControllerProcess]:
     if os.environ.get("MPI_CONTROLLER_E2E_IN_CLUSTER") == "1":
         in_cluster = InClusterController(cluster)

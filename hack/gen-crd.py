@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Generate the CRDs in deploy/crd/ (one file per kind, ``<group>_<plural>.yaml``).
+"""Generate the CRDs in deploy/crd/ (one file per kind of :mod:`mpi_controller.kinds`,
+``<group>_<plural>.yaml``).
 
 Each kind's schema is written in its package (``mpi_controller/<kind>/crd.py``); the pod
 template schema is
@@ -32,14 +33,12 @@ import yaml
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from mpi_controller.kinds import plugins  # noqa: E402
 from mpi_controller.kube.crd import CRD  # noqa: E402
 from mpi_controller.kube.openapi import component_schema, pod_template_schema  # noqa: E402
-from mpi_controller.mpi.crd import MPIJOB  # noqa: E402
-from mpi_controller.pytorch.crd import PYTORCHJOB  # noqa: E402
-from mpi_controller.tensorflow.crd import TFJOB  # noqa: E402
 
 OUTPUT_DIR = REPO / "deploy" / "crd"
-CRDS: dict[str, CRD] = {crd.plural: crd for crd in (MPIJOB, TFJOB, PYTORCHJOB)}
+CRDS: dict[str, CRD] = {p.crd.plural: p.crd for p in plugins()}
 DOCUMENTS = ("/openapi/v3/api/v1", "/openapi/v3/apis/autoscaling/v2")
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs (or updates) the CRDs of deploy/crd/ (MPIJob, TFJob, PyTorchJob) in the cluster of $KUBECONFIG
+# Installs (or updates) the CRDs of deploy/crd/ (every kind the controller serves) in the cluster of $KUBECONFIG
 # and waits until each is Established. `kubectl wait --for=condition=Established` fails at once
 # while a just-created CRD has no status yet, so this polls instead (60 s at most).
 #   KUBECONFIG=... hack/install-crd.sh

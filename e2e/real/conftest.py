@@ -84,9 +84,10 @@ def controller_pods(cluster: Cluster) -> list[dict[str, Any]]:
 
 
 @pytest.fixture(scope="session")
-def deployed_controller(cluster: Cluster, real_node: RealNode, mpijob_crd: str,
+def deployed_controller(cluster: Cluster, real_node: RealNode, job_crds: dict[str, str],
                         tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    """Applies the deployment and yields its Ready pod (as JSON); deletes it afterwards."""
+    """Applies the deployment and yields its Ready pod (as JSON); deletes it afterwards. Every
+    kind's CRD is Established first, so the controller runs them all."""
     overlay = tmp_path_factory.mktemp("deploy")
     name, tag = real_node.image("controller").rsplit(":", 1)
     (overlay / "kustomization.yaml").write_text(

@@ -149,6 +149,8 @@ class KindPlugin:
     examples: tuple[str, ...] = ()
     framework_name: str = ""
     """The ``framework`` label of the ``training_operator_jobs_*`` metrics (training kinds)."""
+    replica_specs: str = ""
+    """Where the replica specs are under ``spec`` (``tfReplicaSpecs``; training kinds)."""
 
     @property
     def crd_name(self) -> str:

@@ -6,12 +6,16 @@ mode of its own: MPIJob ``v1`` and ``v1alpha2``)."""
 from __future__ import annotations
 
 import ast
+import importlib
 from pathlib import Path
+
+from mpi_controller.kinds import PLUGIN_MODULES
 
 PKG = Path(__file__).resolve().parents[2] / "mpi_controller"
 IO_MODULES = ("mpi_controller.runtime", "mpi_controller.engine", "kubernetes_asyncio", "aiohttp",
               "kubernetes", "asyncio", "socket", "subprocess", "prometheus_client")
-KIND_PACKAGES = ("mpi", "tensorflow", "pytorch")
+KIND_PACKAGES = tuple(m.split(".")[1] for m in PLUGIN_MODULES)
+"""Every kind's package (the registry's)."""
 KIND_IO_MODULES = {"kind.py", "metrics.py", "plugin.py"}
 VERSION_IO_MODULE = "sync.py"
 
@@ -88,11 +92,9 @@ def test_a_kinds_api_and_builders_do_no_io() -> None:
 
 
 def test_public_apis_are_importable() -> None:
-    import mpi_controller.mpi as mpi
-    import mpi_controller.pytorch as pytorch
-    import mpi_controller.runtime as runtime
-    import mpi_controller.tensorflow as tensorflow
-
-    for package in (runtime, mpi, tensorflow, pytorch):
+    packages = [importlib.import_module(f"mpi_controller.{p}")
+                for p in ("runtime", *KIND_PACKAGES)]
+    assert len(packages) >= 4
+    for package in packages:
         for name in package.__all__:
             assert getattr(package, name) is not None, (package.__name__, name)

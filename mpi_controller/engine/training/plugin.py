@@ -107,15 +107,18 @@ def training_plugin(*, framework: FrameworkFactory, crd: CRD,
                     warnings: Callable[[Job], Sequence[str]] = lambda job: (),
                     flags: FlagSet | None = None, rbac: tuple[RbacRule, ...] = (),
                     children: tuple[Resource, ...] = (),
-                    examples: tuple[str, ...] = ()) -> KindPlugin:
+                    examples: tuple[str, ...] = (),
+                    kind_type: type[TrainingJobKind] = TrainingJobKind) -> KindPlugin:
     """The plugin of the training-operator kind whose hooks ``framework`` makes (module doc);
     ``validate``, ``validate_update`` and ``warnings`` are the kind's admission checks (on
-    the job as submitted, before defaults)."""
+    the job as submitted, before defaults); ``kind_type`` the engine kind it is built as (a
+    subclass of the generic one where the kind's reconciler differs outside the hooks, e.g.
+    JAXJob, which never leaves a job to ``runPolicy.managedBy``)."""
     sample = framework(TrainingOptions(), flags.default() if flags is not None else None)
 
     def build(ctx: KindContext) -> JobKind:
-        return TrainingJobKind(framework(ctx.training, ctx.options), ctx.factory,
-                               namespace=ctx.namespace, pods=ctx.pods, options=ctx.training)
+        return kind_type(framework(ctx.training, ctx.options), ctx.factory,
+                         namespace=ctx.namespace, pods=ctx.pods, options=ctx.training)
 
     return KindPlugin(
         scheme=sample.kind.lower(), kind=sample.kind, group=GROUP, api_versions=(VERSION,),
@@ -123,4 +126,5 @@ def training_plugin(*, framework: FrameworkFactory, crd: CRD,
         component=sample.controller_name, build=build,
         admission=(training_admission(sample.kind, validate, validate_update, warnings),),
         renderer=_renderer(framework, flags, warnings), flags=flags, rbac=rbac,
-        children=children, examples=examples, framework_name=sample.framework_name)
+        children=children, examples=examples, framework_name=sample.framework_name,
+        replica_specs=sample.replica_specs_field)
