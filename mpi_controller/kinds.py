@@ -21,6 +21,7 @@ PLUGIN_MODULES = (
     "mpi_controller.mpi.plugin",
     "mpi_controller.tensorflow.plugin",
     "mpi_controller.pytorch.plugin",
+    "mpi_controller.xgboost.plugin",
 )
 
 
