@@ -22,6 +22,7 @@ PLUGIN_MODULES = (
     "mpi_controller.tensorflow.plugin",
     "mpi_controller.pytorch.plugin",
     "mpi_controller.xgboost.plugin",
+    "mpi_controller.paddle.plugin",
 )
 
 
