@@ -23,6 +23,7 @@ PLUGIN_MODULES = (
     "mpi_controller.pytorch.plugin",
     "mpi_controller.xgboost.plugin",
     "mpi_controller.paddle.plugin",
+    "mpi_controller.jax.plugin",
 )
 
 

@@ -188,3 +188,18 @@ def test_printer_columns_move_into_the_version_and_v1_crds_pass_through() -> Non
         {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}]
     ours = {"apiVersion": "apiextensions.k8s.io/v1", "spec": {"versions": []}}
     assert crd_as_v1(ours) is ours
+
+
+def test_every_registered_training_kind_is_compared() -> None:
+    """A kubeflow.org/v1 kind of the registry is a differential kind by its plugin alone: the
+    corpus directory named after its scheme, the replica specs field of its hooks, its own
+    README section and the TFJob one (the engine's rows)."""
+    assert [k for k in KINDS if k not in ("mpijob-v2beta1", "mpijob-v1", "mpijob-v1alpha2")] == [
+        "tfjob-v1", "pytorchjob-v1", "xgboostjob-v1", "paddlejob-v1", "jaxjob-v1"]
+    xgb = KINDS["xgboostjob-v1"]
+    assert (xgb.kind, xgb.plural, xgb.replica_specs, xgb.reference) == (
+        "XGBoostJob", "xgboostjobs", "xgbReplicaSpecs", "training-operator")
+    assert xgb.corpus == TFJOB_V1.corpus.parent / "xgboostjob-v1"
+    assert xgb.readme_sections == ("Differences from training-operator v1.9.2 (XGBoostJob)",
+                                   "Differences from training-operator v1.9.2 (TFJob)")
+    assert xgb.children == TFJOB_V1.children

@@ -1,0 +1,30 @@
+"""The JAXJob kind (``kubeflow.org/v1``, training-operator v1.9): its API, the coordinator
+environment, status rules, and the kind on the job engine.
+
+Public (importable by other controllers; plain dicts in, plain dicts out, no I/O):
+
+* the API: :func:`set_defaults`, :func:`validate`, :func:`validate_update` (upstream's webhook
+  checks and messages), :func:`parse_jaxjob` (:class:`JAXJob`);
+* :func:`pod_env` (the environment of a pod, in upstream's order);
+* :func:`update_jaxjob_status` (the JAXJob status rules);
+* :mod:`mpi_controller.jax.constants` (names, the replica type, defaults).
+
+The pods and Services are built by the engine's training-operator part
+(:mod:`mpi_controller.engine.training`); :mod:`.kind` is the kind on the engine (internal).
+"""
+
+from mpi_controller.jax import constants
+from mpi_controller.jax.envvars import pod_env
+from mpi_controller.jax.status import update_jaxjob_status
+from mpi_controller.jax.v1 import JAXJob, parse_jaxjob, set_defaults, validate, validate_update
+
+__all__ = [
+    "JAXJob",
+    "constants",
+    "parse_jaxjob",
+    "pod_env",
+    "set_defaults",
+    "update_jaxjob_status",
+    "validate",
+    "validate_update",
+]

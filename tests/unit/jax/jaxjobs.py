@@ -1,0 +1,54 @@
+"""Test helpers for JAXJobs: upstream's example manifests (examples/jax/), small jobs, and the
+exact environment upstream gives a pod."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.tfjobs import replica as tf_replica
+
+REPO = Path(__file__).resolve().parents[3]
+EXAMPLES = ("demo.yaml", "jaxjob_dist_spmd_mnist_gloo.yaml")
+IMAGE = "ghcr.io/kubeflow/training-v1/jaxjob-simple:latest"
+
+
+def example(name: str = "demo.yaml") -> dict[str, Any]:
+    """An example manifest from examples/jax/ (a fresh copy)."""
+    doc: dict[str, Any] = yaml.safe_load((REPO / "examples" / "jax" / name).read_text())
+    return copy.deepcopy(doc)
+
+
+def replica(replicas: int | None = 1, *, restart: str | None = None, port: int | None = None,
+            annotations: dict[str, str] | None = None, **pod_spec: Any) -> dict[str, Any]:
+    """A replica spec with one ``jax`` container (``port``: its ``jaxjob-port``)."""
+    return tf_replica(replicas, restart=restart, port=port, annotations=annotations,
+                      container_port=("jax", "jaxjob-port", IMAGE), **pod_spec)
+
+
+def jaxjob(name: str, replicas: dict[str, dict[str, Any]], **spec: Any) -> dict[str, Any]:
+    """A JAXJob with these replica specs (``run_policy=`` goes to ``spec.runPolicy``)."""
+    body: dict[str, Any] = {"apiVersion": "kubeflow.org/v1", "kind": "JAXJob",
+                            "metadata": {"name": name}, "spec": {"jaxReplicaSpecs": replicas}}
+    for key, value in spec.items():
+        body["spec"]["runPolicy" if key == "run_policy" else key] = value
+    return body
+
+
+def env(job: str, *, index: int, processes: int, port: int = 6666) -> list[dict[str, str]]:
+    """The variables upstream's ``setPodEnv`` appends to each container of worker ``index``."""
+    pairs = [("PYTHONUNBUFFERED", "1"), ("COORDINATOR_PORT", str(port)),
+             ("COORDINATOR_ADDRESS", f"{job}-worker-0"), ("NUM_PROCESSES", str(processes)),
+             ("PROCESS_ID", str(index))]
+    return [{"name": k, "value": v} for k, v in pairs]
+
+
+def selector(job: str, rtype: str = "Worker") -> str:
+    """``status.replicaStatuses[<rtype>].selector`` of ``job`` (ours: with the deprecated
+    ``group-name`` and ``job-name`` labels the engine puts on every child)."""
+    return (f"group-name=kubeflow.org,job-name={job},training.kubeflow.org/job-name={job},"
+            "training.kubeflow.org/operator-name=jaxjob-controller,"
+            f"training.kubeflow.org/replica-type={rtype.lower()}")
