@@ -109,6 +109,8 @@ UNOBSERVED_ROW = "A launcher that finishes before the controller sees it running
 # registered kubeflow.org/v1 kind joins, and may have rules of its own below.
 TRAINING = (*(k.name for k in registered_training_kinds()), "mpijob-v1")
 PYTORCH = ("pytorchjob-v1",)
+SCALED = ("pytorchjob-v1", "paddlejob-v1", "jaxjob-v1")
+"""The kinds whose CRD has the scale subresource: their status has the replicas' selectors."""
 MPIJOB_V1 = ("mpijob-v1",)
 MPIJOB_V1ALPHA2 = ("mpijob-v1alpha2",)
 CRD_KINDS = MPIJOB + TRAINING
@@ -236,11 +238,11 @@ RULES: tuple[Rule, ...] = (
                r'\["f:status"\]\["f:lastReconcileTime"\]'),
          when=_go_only),
     # -- PyTorchJob (README: "Differences from training-operator v1.9.2 (PyTorchJob)") ------
-    Rule("pytorch-replica-selector", readme="`replicaStatuses[*].selector`", kinds=PYTORCH,
-         obj="PyTorchJob/.*", phase="final", path=r"status\.replicaStatuses\.\w+\.selector",
-         when=_selector_with_job_labels),
+    Rule("pytorch-replica-selector", readme="`replicaStatuses[*].selector`", kinds=SCALED,
+         obj="(PyTorchJob|PaddleJob|JAXJob)/.*", phase="final",
+         path=r"status\.replicaStatuses\.\w+\.selector", when=_selector_with_job_labels),
     Rule("pytorch-replica-selector-field", readme="`replicaStatuses[*].selector`",
-         kinds=PYTORCH, obj="PyTorchJob/.*", phase="final",
+         kinds=SCALED, obj="(PyTorchJob|PaddleJob|JAXJob)/.*", phase="final",
          path=(r'metadata\.managedFields\[\d+\]\.fieldsV1\["f:status"\]\["f:replicaStatuses"\]'
                r'\["f:\w+"\]\["f:selector"\]'),
          when=_ours_only),
@@ -249,6 +251,23 @@ RULES: tuple[Rule, ...] = (
          path=(r"spec\.versions\[0\]\.schema\.openAPIV3Schema\.properties\.spec\.properties\."
                r"elasticPolicy\.properties\.metrics\..*\.default"),
          when=lambda go, ours: go == MISSING and ours == ""),
+    # A replica type of 0 replicas: upstream's pod and Service slices are never shorter than
+    # one (core.CalculatePodSliceSize), so it creates index 0 (and its next reconcile of a
+    # running job would delete it again, being beyond the replicas).
+    Rule("training-zero-replicas", readme="Zero replicas", kinds=TRAINING, case="zero-.*",
+         obj="(Pod|Service)/.*-0", phase="presence", when=_go_only),
+    Rule("training-zero-replicas-events", readme="Zero replicas", kinds=TRAINING,
+         case="zero-.*", obj="events", phase="events",
+         path=r'\["Normal SuccessfulCreate(Pod|Service): Created (pod|service): .*-0"\]',
+         when=_go_only),
+    # A job with an empty map of replica specs: upstream's create handler sets Created on the
+    # cached object itself, so its reconcile sees no change and never writes the status.
+    Rule("training-no-replica-specs", readme="A job without replicas", kinds=TRAINING,
+         case="no-replica-specs", obj=r"\w+Job/.*", phase="final",
+         path=r'status|metadata\.managedFields\[1\]', when=_ours_only),
+    Rule("training-no-replica-specs-step", readme="A job without replicas", kinds=TRAINING,
+         case="no-replica-specs", obj="steps", when=lambda go, ours: ours == MISSING
+         and isinstance(go, str) and "waiting for condition Created" in go),
     Rule("training-managed-by-unknown", readme="`runPolicy.managedBy` other than",
          kinds=TRAINING, case="managed-by-unknown", obj="events", phase="events",
          path=r'\["Warning [A-Za-z]+FailedValidation: .*managedBy.*"\]', when=_ours_only),
