@@ -15,16 +15,18 @@ Workloads (``--scale`` multiplies the sizes): ``burst`` (200 jobs x 4 workers at
 ``arrival`` (5 jobs/s for 120 s), all MPIJobs (our controller runs with ``--enable-scheme
 mpijob``); ``tfjob`` (100 TFJobs x (2 PS + 4 workers) at once, ``--enable-scheme tfjob``),
 ``pytorchjob`` (100 PyTorchJobs x (1 master + 4 workers)) and ``pytorchjob-elastic`` (100
-elastic PyTorchJobs x 4 workers, each with an HPA), ``--enable-scheme pytorchjob``
-(``bench/training.py``). Writes ``bench-results/<workload>.json``, then
+elastic PyTorchJobs x 4 workers, each with an HPA), ``--enable-scheme pytorchjob``;
+``xgboostjob`` (100 XGBoostJobs x (1 master + 4 workers)), ``paddlejob`` and ``jaxjob`` (100
+jobs x 4 workers each), each with its own ``--enable-scheme`` (``bench/training.py``). Writes
+``bench-results/<workload>.json``, then
 ``bench-results/bench.md`` (the table) and ``bench-results/bench.png`` (the plot) from every
 result present; ``--docs`` copies them to ``docs/performance.md`` and ``docs/bench.png``.
 Not a test: nothing asserts on timing.
 
 ``--operators ours,go,training-operator`` also measures the reference operators (built by
 ``hack/reference-operators.sh``) with the same workloads, QPS, threads and observers: the Go
-operator (mpi-operator v0.8.2) the MPIJob workloads, training-operator v1.9.2 the TFJob and
-PyTorchJob ones (``--controller-threads`` for ``--threadiness``; run as
+operator (mpi-operator v0.8.2) the MPIJob workloads, training-operator v1.9.2 the ones of the
+training-operator kinds (``--controller-threads`` for ``--threadiness``; run as
 ``conformance.training_operator`` does: its own mount namespace for its certificate files).
 Their results are
 ``bench-results/<workload>-go.json`` / ``-training-operator.json`` and
@@ -34,7 +36,7 @@ is ready when it logs ``Started workers``, as is training-operator; the steady w
 are brought to Running once, then each operator is restarted on them.
 
     .venv/bin/python bench/harness.py --cluster-dir ~/.cache/mpi-controller/cluster-bench \\
-        [--workloads burst,steady,wide,arrival,tfjob,pytorchjob,pytorchjob-elastic] \\
+        [--workloads burst,steady,wide,arrival,tfjob,pytorchjob,xgboostjob,...] \\
         [--scale 0.1] \\
         [--operators ours,go,training-operator] [--docs]
 """
@@ -1369,7 +1371,7 @@ def main(argv: list[str] | None = None) -> int:
                              "server's v1 and v1alpha2 watch caches then fail and relist)")
     parser.add_argument("--operators", default="ours",
                         help="comma-separated, of ours, go (the MPIJob workloads) and "
-                             "training-operator (the TFJob and PyTorchJob ones): which "
+                             "training-operator (the training-operator kinds' ones): which "
                              "operators to measure")
     args = parser.parse_args(argv)
     RESULTS.mkdir(exist_ok=True)

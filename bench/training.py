@@ -87,7 +87,20 @@ PYTORCHJOB_ELASTIC = TrainingKind(
                                 "name": "cpu", "target": {"type": "Utilization",
                                                           "averageUtilization": 80}}}]}})
 
-KINDS = {k.workload: k for k in (TFJOB, PYTORCHJOB, PYTORCHJOB_ELASTIC)}
+# The Master decides success (upstream's examples/xgboost/xgboostjob.yaml shape, 4 workers).
+XGBOOSTJOB = TrainingKind("xgboostjob", "XGBoostJob", "xgboostjobs", "xgbReplicaSpecs", "xgboost",
+                          "ghcr.io/kubeflow/training-v1/xgboost-dist-iris:latest",
+                          {"Master": 1, "Worker": 4})
+# Collective mode (no Master): every worker must succeed.
+PADDLEJOB = TrainingKind("paddlejob", "PaddleJob", "paddlejobs", "paddleReplicaSpecs", "paddle",
+                         "registry.baidubce.com/paddlepaddle/paddle:2.4.0rc0-cpu",
+                         {"Worker": 4})
+# Every worker must succeed.
+JAXJOB = TrainingKind("jaxjob", "JAXJob", "jaxjobs", "jaxReplicaSpecs", "jax",
+                      "ghcr.io/kubeflow/training-v1/jaxjob-simple:latest", {"Worker": 4})
+
+KINDS = {k.workload: k for k in (TFJOB, PYTORCHJOB, PYTORCHJOB_ELASTIC, XGBOOSTJOB, PADDLEJOB,
+                                 JAXJOB)}
 
 
 def children_needed(body: Obj) -> int:

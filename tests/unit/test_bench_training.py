@@ -91,4 +91,20 @@ def test_each_workload_has_one_reference_operator() -> None:
     assert harness.REFERENCE_OF == {"burst": "go", "steady": "go", "wide": "go",
                                     "arrival": "go", "tfjob": "training-operator",
                                     "pytorchjob": "training-operator",
-                                    "pytorchjob-elastic": "training-operator"}
+                                    "pytorchjob-elastic": "training-operator",
+                                    "xgboostjob": "training-operator",
+                                    "paddlejob": "training-operator",
+                                    "jaxjob": "training-operator"}
+
+
+def test_every_training_kind_of_the_registry_has_a_workload() -> None:
+    """The bench's job shapes name each kind as its plugin does (kind, plural, replica specs
+    field), and every kubeflow.org/v1 kind the controller serves has one."""
+    from mpi_controller.kinds import plugins
+
+    served = {p.scheme: p for p in plugins() if p.api_versions == ("v1",)}
+    assert {k.scheme for k in training.KINDS.values()} == set(served)
+    for kind in training.KINDS.values():
+        described = served[kind.scheme]
+        assert (kind.kind, kind.plural, kind.replica_specs) == (
+            described.kind, described.plural, described.replica_specs)
