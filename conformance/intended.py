@@ -247,26 +247,35 @@ RULES: tuple[Rule, ...] = (
                r'\["f:\w+"\]\["f:selector"\]'),
          when=_ours_only),
     Rule("pytorch-crd-metric-defaults", readme="CRD `elasticPolicy.metrics` schema",
-         kinds=PYTORCH, obj="CustomResourceDefinition", phase="schema",
+         kinds=(*PYTORCH, "paddlejob-v1"), obj="CustomResourceDefinition", phase="schema",
          path=(r"spec\.versions\[0\]\.schema\.openAPIV3Schema\.properties\.spec\.properties\."
                r"elasticPolicy\.properties\.metrics\..*\.default"),
          when=lambda go, ours: go == MISSING and ours == ""),
     # A replica type of 0 replicas: upstream's pod and Service slices are never shorter than
-    # one (core.CalculatePodSliceSize), so it creates index 0 (and its next reconcile of a
-    # running job would delete it again, being beyond the replicas).
-    Rule("training-zero-replicas", readme="Zero replicas", kinds=TRAINING, case="zero-.*",
+    # one (core.CalculatePodSliceSize), so it creates index 0, and each later reconcile of a
+    # running job deletes it as beyond the replicas and creates it again (its Events, a
+    # create that finds the Service not yet gone, the pod counted active meanwhile).
+    Rule("training-zero-replicas", readme="Zero replicas", kinds=TRAINING, case=".*zero-.*",
          obj="(Pod|Service)/.*-0", phase="presence", when=_go_only),
     Rule("training-zero-replicas-events", readme="Zero replicas", kinds=TRAINING,
-         case="zero-.*", obj="events", phase="events",
-         path=r'\["Normal SuccessfulCreate(Pod|Service): Created (pod|service): .*-0"\]',
+         case=".*zero-.*", obj="events", phase="events",
+         path=(r'\["(Normal Successful(Create|Delete)(Pod|Service): (Created|Deleted) '
+               r'(pod|service): .*-0|Warning FailedCreate(Pod|Service): Error creating: '
+               r'(pods|services) ".*-0" already exists)"\]'),
+         when=_go_only),
+    Rule("training-zero-replicas-active", readme="Zero replicas", kinds=TRAINING,
+         case=".*zero-.*", obj=r"\w+Job/.*", phase="final",
+         path=(r'status\.replicaStatuses\.\w+\.active'
+               r'|metadata\.managedFields\[\d+\]\.fieldsV1\["f:status"\]\["f:replicaStatuses"\]'
+               r'\["f:\w+"\]\["f:active"\]'),
          when=_go_only),
     # A job with an empty map of replica specs: upstream's create handler sets Created on the
     # cached object itself, so its reconcile sees no change and never writes the status.
     Rule("training-no-replica-specs", readme="A job without replicas", kinds=TRAINING,
-         case="no-replica-specs", obj=r"\w+Job/.*", phase="final",
+         case="(no|empty)-replica-specs", obj=r"\w+Job/.*", phase="final",
          path=r'status|metadata\.managedFields\[1\]', when=_ours_only),
     Rule("training-no-replica-specs-step", readme="A job without replicas", kinds=TRAINING,
-         case="no-replica-specs", obj="steps", when=lambda go, ours: ours == MISSING
+         case="(no|empty)-replica-specs", obj="steps", when=lambda go, ours: ours == MISSING
          and isinstance(go, str) and "waiting for condition Created" in go),
     Rule("training-managed-by-unknown", readme="`runPolicy.managedBy` other than",
          kinds=TRAINING, case="managed-by-unknown", obj="events", phase="events",
