@@ -24,7 +24,7 @@ PYTEST_ARGS ?=
 BENCH_CLUSTER_DIR ?= $(HOME)/.cache/mpi-controller/cluster-bench
 BENCH_ARGS ?=
 
-.PHONY: install lint unit integration e2e e2e-real test cluster-up cluster-up-real cluster-down build-cluster demo demo-down bench chaos conformance clean
+.PHONY: install sdk-venv lint unit integration e2e e2e-real test cluster-up cluster-up-real cluster-down build-cluster demo demo-down bench chaos conformance clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -33,6 +33,18 @@ $(STAMP): pyproject.toml constraints.txt
 	@touch $(STAMP)
 
 install: $(STAMP)
+
+# The Kubeflow training SDK (kubeflow-training 1.9.4 needs kubernetes<36; .venv pins 37) in a
+# virtualenv of its own, for e2e/test_training_sdk.py (which also makes it when missing).
+SDK_VENV := .venv-sdk
+SDK_STAMP := $(SDK_VENV)/.installed
+$(SDK_STAMP): e2e/sdk/constraints.txt
+	@test -x $(SDK_VENV)/bin/python || $(PYTHON) -m venv $(SDK_VENV)
+	$(SDK_VENV)/bin/python -m pip install --quiet --disable-pip-version-check \
+	  -c e2e/sdk/constraints.txt kubeflow-training kubernetes
+	@touch $(SDK_STAMP)
+
+sdk-venv: $(SDK_STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check mpi_controller tests e2e bench hack conformance conftest.py
@@ -49,7 +61,7 @@ unit: $(STAMP)
 integration: $(STAMP)
 	@. hack/ensure-cluster.sh && $(VENV)/bin/pytest -q tests/integration $(PYTEST_ARGS)
 
-e2e: $(STAMP)
+e2e: $(STAMP) $(SDK_STAMP)
 	@. hack/ensure-cluster.sh && $(VENV)/bin/pytest -q e2e --ignore=e2e/real $(PYTEST_ARGS)
 
 # Its own cluster (REAL_CLUSTER_DIR, default ~/.cache/mpi-controller/cluster-real), brought up
@@ -59,6 +71,7 @@ e2e-real: $(STAMP)
 
 test: $(STAMP)
 	@hack/timed.sh lint $(MAKE) --no-print-directory lint
+	@hack/timed.sh sdk-venv $(MAKE) --no-print-directory sdk-venv
 	@hack/timed.sh unit $(VENV)/bin/pytest -q -p no:cacheprovider tests/unit conformance/tests \
 	  $(PYTEST_ARGS)
 	@hack/timed.sh cluster bash -c '. hack/ensure-cluster.sh'
@@ -122,4 +135,4 @@ conformance: $(STAMP)
 	$(PY) -m conformance --cluster-dir $(CONFORMANCE_CLUSTER_DIR) $(CONFORMANCE_ARGS)
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache bench-results conformance-results
+	rm -rf $(VENV) $(SDK_VENV) .mypy_cache .ruff_cache .pytest_cache bench-results conformance-results

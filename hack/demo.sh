@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# `make demo`: brings up the local cluster, installs the MPIJob, TFJob and PyTorchJob CRDs, starts
-# mpi-controller against it, submits examples/pi.yaml and follows the job until it succeeds,
-# then does the same with the TFJob examples/tensorflow-dist-mnist.yaml and the PyTorchJob
-# examples/pytorch-simple.yaml.
-# `hack/demo.sh down` stops the controller and the cluster.
+# `make demo`: brings up the local cluster, installs the CRDs of every kind (MPIJob, TFJob,
+# PyTorchJob, XGBoostJob, PaddleJob, JAXJob), starts mpi-controller against it, submits
+# examples/pi.yaml and follows the job until it succeeds, then does the same with the TFJob
+# examples/tensorflow-dist-mnist.yaml, the PyTorchJob examples/pytorch-simple.yaml, the
+# XGBoostJob examples/xgboost/xgboostjob.yaml, the PaddleJob examples/paddlepaddle/simple-cpu.yaml
+# and the JAXJob examples/jax/demo.yaml.
+# `hack/demo.sh down` stops the controller and the cluster. MPI_CONTROLLER_CLUSTER_DIR picks the
+# cluster's state directory (default ~/.cache/mpi-controller/cluster).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CLUSTER=hack/local-cluster.sh
@@ -20,7 +23,7 @@ KUBECTL="$(bash "$CLUSTER" bin-dir)/kubectl"
 k() { "$KUBECTL" "$@"; }
 k get nodes
 
-step "Installing the CRDs (mpijobs.kubeflow.org: v2beta1 stored, v1 and v1alpha2 through the conversion webhook; tfjobs.kubeflow.org and pytorchjobs.kubeflow.org v1)"
+step "Installing the CRDs (mpijobs.kubeflow.org: v2beta1 stored, v1 and v1alpha2 through the conversion webhook; tfjobs, pytorchjobs, xgboostjobs, paddlejobs and jaxjobs.kubeflow.org v1)"
 bash hack/install-crd.sh
 
 step "Starting mpi-controller locally against the cluster (logs: $STATE/logs/mpi-controller.log)"
@@ -88,14 +91,24 @@ echo
 echo "Events recorded on the MPIJob:"
 k get events --field-selector "involvedObject.uid=$uid" --sort-by=.lastTimestamp
 
-follow() {  # follow KIND NAME: print the kubeflow-namespace job's conditions until it succeeds
-  local kind=$1 name=$2 last="" conds deadline=$((SECONDS + 180))
+# follow KIND NAME [finish]: print the kubeflow-namespace job's conditions until it succeeds.
+# KWOK ends the workers and masters of TFJobs and PyTorchJobs by itself; with `finish`, once the
+# job runs, its pods get sim.mpi-controller.io/exit-code=0 (KWOK then ends them a second later),
+# as their training programs would exit.
+follow() {
+  local kind=$1 name=$2 finish=${3:-} last="" conds deadline=$((SECONDS + 180))
   while ((SECONDS < deadline)); do
     conds=$(k -n kubeflow get "$kind" "$name" \
       -o jsonpath='{range .status.conditions[*]}{.type}={.status} {end}' 2>/dev/null || true)
     if [[ $conds != "$last" ]]; then
       printf '    %s  %s\n' "$(date +%H:%M:%S)" "${conds:-(no status yet)}"
       last=$conds
+    fi
+    if [[ -n $finish && $conds == *"Running=True"* ]]; then
+      echo "    the training programs exit 0 (KWOK: sim.mpi-controller.io/exit-code=0 on the pods)"
+      k -n kubeflow annotate pods -l "training.kubeflow.org/job-name=$name" --overwrite \
+        sim.mpi-controller.io/exit-code=0 sim.mpi-controller.io/duration=1s >/dev/null
+      finish=""
     fi
     [[ $conds == *"Succeeded=True"* ]] && return 0
     if [[ $conds == *"Failed=True"* ]]; then echo "the $kind failed; see $STATE/logs/mpi-controller.log"; exit 1; fi
@@ -128,7 +141,51 @@ echo "The environment of the worker (MASTER_ADDR, WORLD_SIZE, RANK, PET_*):"
 k -n kubeflow get pod pytorch-simple-worker-0 \
   -o jsonpath='{range .spec.containers[0].env[*]}{.name}={.value}{"\n"}{end}' | sed 's/^/    /'
 
-step "Done. The MPIJob pi, the TFJob tf-dist-mnist-for-e2e-test and the PyTorchJob pytorch-simple succeeded."
+env_of() {  # env_of POD: the environment of the pod's first container, one NAME=value a line
+  k -n kubeflow get pod "$1" -o json | .venv/bin/python -c '
+import json, sys
+for var in json.load(sys.stdin)["spec"]["containers"][0].get("env", []):
+    ref = var.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath")
+    print("    %s=%s" % (var["name"], var["value"] if "value" in var else f"(fieldRef {ref})"))'
+}
+
+step "Submitting examples/xgboost/xgboostjob.yaml: an XGBoostJob with a master and 2 workers"
+k -n kubeflow delete xgboostjob xgboost-dist-iris-test-train --ignore-not-found --wait=true >/dev/null
+k -n kubeflow create -f examples/xgboost/xgboostjob.yaml  # the manifest names no namespace
+follow xgboostjob xgboost-dist-iris-test-train finish
+k -n kubeflow get xgboostjob xgboost-dist-iris-test-train
+k -n kubeflow get pods -l job-name=xgboost-dist-iris-test-train -L training.kubeflow.org/job-role
+echo
+echo "The environment of worker 0 (MASTER_*, WORLD_SIZE, RANK, WORKER_*):"
+env_of xgboost-dist-iris-test-train-worker-0
+
+step "Submitting examples/paddlepaddle/simple-cpu.yaml: a PaddleJob with 2 collective workers"
+k -n kubeflow delete paddlejob paddle-simple-cpu --ignore-not-found --wait=true >/dev/null
+k create -f examples/paddlepaddle/simple-cpu.yaml
+follow paddlejob paddle-simple-cpu finish
+k -n kubeflow get paddlejob paddle-simple-cpu
+k -n kubeflow get pods -l job-name=paddle-simple-cpu
+echo
+echo "The environment of worker 0, the rendezvous (PADDLE_MASTER through its own pod IP):"
+env_of paddle-simple-cpu-worker-0
+
+step "Submitting examples/jax/demo.yaml: a JAXJob with 2 workers"
+k -n kubeflow delete jaxjob jaxjob-simple --ignore-not-found --wait=true >/dev/null
+k create -f examples/jax/demo.yaml
+follow jaxjob jaxjob-simple finish
+k -n kubeflow get jaxjob jaxjob-simple
+k -n kubeflow get pods -l job-name=jaxjob-simple -L training.kubeflow.org/job-role
+echo
+echo "The environment of worker 1 (COORDINATOR_*, NUM_PROCESSES, PROCESS_ID):"
+env_of jaxjob-simple-worker-1
+
+step "The six kubeflow.org kinds this controller serves"
+k get crd -o custom-columns='NAME:.metadata.name,KIND:.spec.names.kind,VERSIONS:.spec.versions[*].name,SCALE:.spec.versions[0].subresources.scale.specReplicasPath' |
+  awk 'NR == 1 || /kubeflow\.org/'
+echo
+k -n kubeflow get tfjobs,pytorchjobs,xgboostjobs,paddlejobs,jaxjobs
+
+step "Done. The MPIJob pi, the TFJob tf-dist-mnist-for-e2e-test, the PyTorchJob pytorch-simple, the XGBoostJob xgboost-dist-iris-test-train, the PaddleJob paddle-simple-cpu and the JAXJob jaxjob-simple succeeded."
 echo "    The cluster and the controller keep running: export KUBECONFIG=$KUBECONFIG"
 echo "    It serves MPIJob v2beta1, v1 and v1alpha2: kubectl create -f examples/v1/tensorflow-mnist-elastic.yaml"
 echo "    Stop everything with: make demo-down   (or: hack/local-cluster.sh down)"
