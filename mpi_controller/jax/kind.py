@@ -22,10 +22,11 @@ from datetime import datetime
 from typing import Any
 
 from mpi_controller.engine.training.api import ReplicaSpec
+from mpi_controller.engine.training.env import add_pod_env
 from mpi_controller.engine.training.framework import Companion
 from mpi_controller.engine.training.kind import TrainingJobKind
 from mpi_controller.jax import constants
-from mpi_controller.jax.envvars import add_pod_env, pod_env
+from mpi_controller.jax.envvars import pod_env
 from mpi_controller.jax.status import update_jaxjob_status
 from mpi_controller.jax.v1 import JAXJob, parse_jaxjob, set_defaults, validate
 from mpi_controller.kube.events import Event

@@ -19,13 +19,14 @@ from typing import Any
 
 from mpi_controller.engine.training.api import GROUP, VERSION, ReplicaSpec
 from mpi_controller.engine.training.children import general_name, master_role
+from mpi_controller.engine.training.env import add_pod_env
 from mpi_controller.engine.training.framework import Companion, TrainingOptions
 from mpi_controller.engine.training.kind import TrainingJobKind
 from mpi_controller.kube.events import Event
 from mpi_controller.kube.fielderrors import FieldError
 from mpi_controller.kube.jsonvalue import json_copy
 from mpi_controller.pytorch import constants
-from mpi_controller.pytorch.envvars import add_pod_env, pod_env
+from mpi_controller.pytorch.envvars import pod_env
 from mpi_controller.pytorch.hpa import desired_hpa, hpa_changed
 from mpi_controller.pytorch.initcontainer import InitContainerTemplate, add_init_containers
 from mpi_controller.pytorch.status import update_pytorchjob_status

@@ -17,11 +17,12 @@ from datetime import datetime
 from typing import Any
 
 from mpi_controller.engine.training.api import ReplicaSpec
+from mpi_controller.engine.training.env import add_pod_env
 from mpi_controller.engine.training.framework import Companion
 from mpi_controller.kube.events import Event
 from mpi_controller.kube.fielderrors import FieldError
 from mpi_controller.xgboost import constants
-from mpi_controller.xgboost.envvars import add_pod_env, pod_env
+from mpi_controller.xgboost.envvars import pod_env
 from mpi_controller.xgboost.status import update_xgboostjob_status
 from mpi_controller.xgboost.v1 import XGBoostJob, parse_xgboostjob, set_defaults, validate
 

@@ -3,7 +3,8 @@ the ``kubeflow.org/v1`` kinds (TFJob, PyTorchJob, ...), on the job engine.
 
 Pure modules: :mod:`.api` (the shared v1 API view and names), :mod:`.defaults` and
 :mod:`.validation` (shared defaulting and webhook checks), :mod:`.children` (pods and Services
-per replica index, labels, slices), :mod:`.decisions` (restarts, exit codes, backoff, deadline,
+per replica index, labels, slices), :mod:`.env` (the environment a kind appends to a pod's
+containers), :mod:`.decisions` (restarts, exit codes, backoff, deadline,
 TTL, cleanup, replica counting), :mod:`.conditions` (the condition rules), :mod:`.gang`
 (PodGroups), :mod:`.plan` (what a kind creates for a job). :mod:`.metrics` holds the
 ``training_operator_jobs_*`` counters; :mod:`.kind` is the generic kind and its sync;
