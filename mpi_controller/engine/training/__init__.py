@@ -1,8 +1,9 @@
 """The training operators' common job semantics (training-operator v1.9 ``ReconcileJobs``) for
 the ``kubeflow.org/v1`` kinds (TFJob, PyTorchJob, ...), on the job engine.
 
-Pure modules: :mod:`.api` (the shared v1 API view and names), :mod:`.defaults` and
-:mod:`.validation` (shared defaulting and webhook checks), :mod:`.children` (pods and Services
+Pure modules: :mod:`.api` (the shared v1 API view and names), :mod:`.names` (the names a
+kind's constants give), :mod:`.defaults` and :mod:`.validation` (shared defaulting and webhook
+checks), :mod:`.children` (pods and Services
 per replica index, labels, slices), :mod:`.env` (the environment a kind appends to a pod's
 containers), :mod:`.decisions` (restarts, exit codes, backoff, deadline,
 TTL, cleanup, replica counting), :mod:`.conditions` (the condition rules), :mod:`.gang`
