@@ -9,30 +9,17 @@ from typing import Any
 import pytest
 
 from mpi_controller.engine.training.defaults import default_elastic_replicas, default_job
-
-
-class Names:
-    KIND = "SomeJob"
-    PLURAL = "somejobs"
-    CONTROLLER_NAME = "somejob-controller"
-    FRAMEWORK_NAME = "some"
-    SPECS_FIELD = "someReplicaSpecs"
-    REPLICA_TYPES = ("Master", "Worker")
-    DEFAULT_CONTAINER_NAME = "some"
-    DEFAULT_PORT_NAME = "somejob-port"
-    DEFAULT_PORT = 1234
-    DEFAULT_RESTART_POLICY = "Never"
-    DELETE_JOB_REASONS = ("SuccessfulDeleteJob", "FailedDeleteJob")
+from tests.unit.engine.training import somejob
 
 
 def test_the_common_defaults_on_a_copy() -> None:
-    job = {"metadata": {"name": "j"}, "spec": {"someReplicaSpecs": {
+    job: dict[str, Any] = {"metadata": {"name": "j"}, "spec": {"someReplicaSpecs": {
         "WORKER": {"template": {"spec": {"containers": [{"name": "side"}, {"name": "some"}]}}},
         "master": {"replicas": 0, "restartPolicy": "OnFailure",
                    "template": {"spec": {"containers": [
                        {"name": "x", "ports": [{"name": "somejob-port", "containerPort": 1}]}]}}},
     }}}
-    out, specs = default_job(job, Names)
+    out, specs = default_job(job, somejob)
     assert out == {"metadata": {"name": "j"}, "spec": {"someReplicaSpecs": {
         "Worker": {"replicas": 1, "restartPolicy": "Never", "template": {"spec": {"containers": [
             {"name": "side"},
@@ -46,9 +33,9 @@ def test_the_common_defaults_on_a_copy() -> None:
 
 
 def test_malformed_parts_are_left_as_they_are() -> None:
-    assert default_job({}, Names) == ({"spec": {"runPolicy": {"cleanPodPolicy": "None"}}}, {})
+    assert default_job({}, somejob) == ({"spec": {"runPolicy": {"cleanPodPolicy": "None"}}}, {})
     job: dict[str, Any] = {"spec": {"someReplicaSpecs": {"Worker": "x"}, "runPolicy": []}}
-    assert default_job(job, Names)[0] == job
+    assert default_job(job, somejob)[0] == job
 
 
 @pytest.mark.parametrize(("policy", "worker", "defaulted"), [

@@ -41,7 +41,8 @@ def test_each_container_gets_its_own_copy_of_each_variable() -> None:
 
 
 def test_a_template_without_containers_is_left_alone() -> None:
-    for template in ({}, {"spec": {}}, {"spec": {"containers": None}}):
+    templates: list[dict[str, Any]] = [{}, {"spec": {}}, {"spec": {"containers": None}}]
+    for template in templates:
         before = dict(template)
         add_pod_env(template, [env_var("A", 1)])
         assert template == before
