@@ -150,3 +150,29 @@ def date_time(description: str) -> dict[str, Any]:
 def quantity() -> dict[str, Any]:
     """A ``resource.Quantity`` (integer or string matching the quantity pattern)."""
     return {**INT_OR_STRING, "pattern": QUANTITY_PATTERN}
+
+
+def label_selector(description: str) -> dict[str, Any]:
+    """A ``metav1.LabelSelector`` (``matchExpressions``, ``matchLabels``), atomic."""
+    return {
+        "type": "object",
+        "x-kubernetes-map-type": "atomic",
+        "description": description,
+        "properties": {
+            "matchExpressions": {
+                "type": "array",
+                "x-kubernetes-list-type": "atomic",
+                "items": {
+                    "type": "object",
+                    "required": ["key", "operator"],
+                    "properties": {
+                        "key": {"type": "string"},
+                        "operator": {"type": "string"},
+                        "values": {"type": "array", "items": {"type": "string"},
+                                   "x-kubernetes-list-type": "atomic"},
+                    },
+                },
+            },
+            "matchLabels": {"type": "object", "additionalProperties": {"type": "string"}},
+        },
+    }

@@ -9,7 +9,7 @@ import copy
 from typing import Any
 
 from mpi_controller.kube.crd import CRD, Version
-from mpi_controller.kube.openapi import date_time, integer, quantity, string
+from mpi_controller.kube.openapi import date_time, integer, label_selector, quantity, string
 
 
 def _run_policy() -> dict[str, Any]:
@@ -67,38 +67,13 @@ def _status() -> dict[str, Any]:
             "lastTransitionTime": date_time("When the status last changed."),
         },
     }
-    selector = {
-        "type": "object",
-        "x-kubernetes-map-type": "atomic",
-        "description": "Deprecated; never set.",
-        "properties": {
-            "matchExpressions": {
-                "type": "array",
-                "x-kubernetes-list-type": "atomic",
-                "items": {
-                    "type": "object",
-                    "required": ["key", "operator"],
-                    "properties": {
-                        "key": {"type": "string"},
-                        "operator": {"type": "string"},
-                        "values": {
-                            "type": "array",
-                            "items": {"type": "string"},
-                            "x-kubernetes-list-type": "atomic",
-                        },
-                    },
-                },
-            },
-            "matchLabels": {"type": "object", "additionalProperties": {"type": "string"}},
-        },
-    }
     replica_status = {
         "type": "object",
         "properties": {
             "active": integer("int32", "Running pods."),
             "succeeded": integer("int32", "Succeeded pods."),
             "failed": integer("int32", "Failed pods."),
-            "labelSelector": selector,
+            "labelSelector": label_selector("Deprecated; never set."),
             "selector": string(
                 "Label selector of the replica's pods (Worker, with the ScaleSelector gate: the "
                 "scale subresource's labelSelectorPath)."),
