@@ -8,7 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from mpi_controller.kube.openapi import date_time, integer, label_selector, quantity, string
+from mpi_controller.kube.openapi import (
+    date_time,
+    integer,
+    label_selector,
+    quantity,
+    resource_schema,
+    string,
+)
 
 __all__ = ["PRINTER_COLUMNS", "job_schema", "replica_spec", "run_policy", "status",
            "worker_scale"]
@@ -112,17 +119,7 @@ def status(kind: str) -> dict[str, Any]:
 
 
 def job_schema(kind: str, description: str, spec: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "description": description,
-        "properties": {
-            "apiVersion": {"type": "string"},
-            "kind": {"type": "string"},
-            "metadata": {"type": "object"},
-            "spec": spec,
-            "status": status(kind),
-        },
-    }
+    return resource_schema(description, spec, status(kind))
 
 
 PRINTER_COLUMNS = [
