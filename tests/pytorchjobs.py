@@ -9,7 +9,7 @@ from typing import Any
 
 from kubernetes import client
 
-from tests.tfjobs import TFJobs, example
+from tests.tfjobs import TFJobs, example, replica_selector, training_job
 from tests.tfjobs import replica as tf_replica
 
 GROUP, VERSION, PLURAL = "kubeflow.org", "v1", "pytorchjobs"
@@ -34,13 +34,7 @@ def replica(replicas: int | None = 1, *, restart: str | None = None, port: int |
 def pytorchjob(name: str, replicas: dict[str, dict[str, Any]], **spec: Any) -> dict[str, Any]:
     """A PyTorchJob with these replica specs (``run_policy=`` goes to ``spec.runPolicy``,
     ``elastic=`` to ``spec.elasticPolicy``)."""
-    body: dict[str, Any] = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "PyTorchJob",
-                            "metadata": {"name": name},
-                            "spec": {"pytorchReplicaSpecs": replicas}}
-    keys = {"run_policy": "runPolicy", "elastic": "elasticPolicy"}
-    for key, value in spec.items():
-        body["spec"][keys.get(key, key)] = value
-    return body
+    return training_job("PyTorchJob", "pytorchReplicaSpecs", name, replicas, **spec)
 
 
 CPU_METRIC = {"type": "Resource", "resource": {"name": "cpu", "target": {
@@ -69,9 +63,7 @@ def init_container(job: str, *, tries: int = 100, image: str = "alpine:3.10") ->
 
 def selector(job: str, rtype: str) -> str:
     """``status.replicaStatuses[<rtype>].selector`` of ``job``."""
-    return (f"group-name=kubeflow.org,job-name={job},training.kubeflow.org/job-name={job},"
-            "training.kubeflow.org/operator-name=pytorchjob-controller,"
-            f"training.kubeflow.org/replica-type={rtype.lower()}")
+    return replica_selector(job, "pytorchjob-controller", rtype)
 
 
 class PyTorchJobs(TFJobs):

@@ -49,13 +49,31 @@ def replica(replicas: int | None = 1, *, restart: str | None = None, port: int |
     return spec
 
 
+def training_job(kind: str, specs_field: str, name: str, replicas: dict[str, dict[str, Any]],
+                 **spec: Any) -> dict[str, Any]:
+    """A ``kubeflow.org/v1`` job of ``kind`` with these replica specs under
+    ``spec.<specs_field>``; ``run_policy=`` goes to ``spec.runPolicy``, ``elastic=`` to
+    ``spec.elasticPolicy``, any other keyword to the spec field of its name."""
+    body: dict[str, Any] = {"apiVersion": f"{GROUP}/{VERSION}", "kind": kind,
+                            "metadata": {"name": name}, "spec": {specs_field: replicas}}
+    keys = {"run_policy": "runPolicy", "elastic": "elasticPolicy"}
+    for key, value in spec.items():
+        body["spec"][keys.get(key, key)] = value
+    return body
+
+
+def replica_selector(job: str, controller: str, rtype: str) -> str:
+    """``status.replicaStatuses[<rtype>].selector`` of ``job`` (the kinds with a scale
+    subresource): its labels (the deprecated ``group-name`` and ``job-name`` too) and the
+    replica type, sorted."""
+    return (f"group-name=kubeflow.org,job-name={job},training.kubeflow.org/job-name={job},"
+            f"training.kubeflow.org/operator-name={controller},"
+            f"training.kubeflow.org/replica-type={rtype.lower()}")
+
+
 def tfjob(name: str, replicas: dict[str, dict[str, Any]], **spec: Any) -> dict[str, Any]:
     """A TFJob with these replica specs (``run_policy=`` goes to ``spec.runPolicy``)."""
-    body: dict[str, Any] = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "TFJob",
-                            "metadata": {"name": name}, "spec": {"tfReplicaSpecs": replicas}}
-    for key, value in spec.items():
-        body["spec"]["runPolicy" if key == "run_policy" else key] = value
-    return body
+    return training_job("TFJob", "tfReplicaSpecs", name, replicas, **spec)
 
 
 def tf_config(pod: dict[str, Any]) -> dict[str, Any] | None:

@@ -7,17 +7,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from mpi_controller.engine.training.crd import PRINTER_COLUMNS, job_schema, replica_spec, run_policy
+from mpi_controller.engine.training.crd import (
+    PRINTER_COLUMNS,
+    job_schema,
+    replica_spec,
+    run_policy,
+    worker_scale,
+)
 from mpi_controller.jax.constants import KIND, PLURAL, SPECS_FIELD
 from mpi_controller.kube.crd import CRD, Version
 
 __all__ = ["JAXJOB", "SCALE", "jaxjob_schema"]
 
-SCALE = {
-    "specReplicasPath": f".spec.{SPECS_FIELD}.Worker.replicas",
-    "statusReplicasPath": ".status.replicaStatuses.Worker.active",
-    "labelSelectorPath": ".status.replicaStatuses.Worker.selector",
-}
+SCALE = worker_scale(SPECS_FIELD)
 
 
 def jaxjob_schema(template: dict[str, Any]) -> dict[str, Any]:

@@ -8,18 +8,18 @@ what ``jax.distributed.initialize`` reads to find the coordinator, in upstream's
 4. ``NUM_PROCESSES``: the replicas of every replica type, summed;
 5. ``PROCESS_ID``: the pod's index.
 
-:func:`pod_env` is that list for pod ``<rtype>-<index>``; :func:`add_pod_env` appends it to
-**every** container of the pod template (init containers excepted; a variable the template
-already sets is not replaced, it is followed by upstream's). Without the Worker port (no Worker
-spec, or no ``jax`` container with a ``jaxjob-port``) :func:`pod_env` raises
-``ValueError("default container port is not exposed")``, as upstream fails the pod's creation.
+:func:`pod_env` is that list for pod ``<rtype>-<index>``; the engine's
+:func:`~mpi_controller.engine.training.env.add_pod_env` appends it to **every** container of
+the pod template (init containers excepted; a variable the template already sets is not
+replaced, it is followed by upstream's). Without the Worker port (no Worker spec, or no
+``jax`` container with a ``jaxjob-port``) :func:`pod_env` raises ``ValueError("default
+container port is not exposed")``, as upstream fails the pod's creation.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from mpi_controller.engine.training.children import container_port, general_name
+from mpi_controller.engine.training.env import env_var
 from mpi_controller.jax.constants import (
     DEFAULT_CONTAINER_NAME,
     DEFAULT_PORT_NAME,
@@ -31,9 +31,8 @@ from mpi_controller.jax.constants import (
     REPLICA_TYPE_WORKER,
 )
 from mpi_controller.jax.v1.types import JAXJob
-from mpi_controller.kube.jsonvalue import as_dict, as_list
 
-__all__ = ["PORT_NOT_EXPOSED", "add_pod_env", "coordinator_port", "pod_env"]
+__all__ = ["PORT_NOT_EXPOSED", "coordinator_port", "pod_env"]
 
 Env = list[dict[str, str]]
 PORT_NOT_EXPOSED = "default container port is not exposed"
@@ -51,18 +50,10 @@ def coordinator_port(job: JAXJob) -> int:
 
 def pod_env(job: JAXJob, rtype: str, index: int) -> Env:
     """The variables of pod ``<rtype>-<index>``, in upstream's order (module doc)."""
-    pairs = [
-        (ENV_PYTHONUNBUFFERED, "1"),
-        (ENV_COORDINATOR_PORT, str(coordinator_port(job))),
-        (ENV_COORDINATOR_ADDRESS, general_name(job.name, REPLICA_TYPE_WORKER, 0)),
-        (ENV_NUM_PROCESSES, str(job.total_replicas)),
-        (ENV_PROCESS_ID, str(index)),
+    return [
+        env_var(ENV_PYTHONUNBUFFERED, "1"),
+        env_var(ENV_COORDINATOR_PORT, coordinator_port(job)),
+        env_var(ENV_COORDINATOR_ADDRESS, general_name(job.name, REPLICA_TYPE_WORKER, 0)),
+        env_var(ENV_NUM_PROCESSES, job.total_replicas),
+        env_var(ENV_PROCESS_ID, index),
     ]
-    return [{"name": name, "value": value} for name, value in pairs]
-
-
-def add_pod_env(template: dict[str, Any], env: Env) -> None:
-    """Append ``env`` to the env of every container of the pod template (in place)."""
-    for container in as_list(as_dict(template.get("spec")).get("containers")):
-        if isinstance(container, dict):
-            container["env"] = [*as_list(container.get("env")), *(dict(v) for v in env)]

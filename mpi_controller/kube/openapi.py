@@ -19,7 +19,7 @@ io.k8s.api.core.v1.PodTemplateSpec taken from a real API server's OpenAPI v3 doc
   namespace, finalizers).
 
 Also the small schema builders the job schemas share (:func:`integer`, :func:`string`,
-:func:`date_time`).
+:func:`date_time`, :func:`quantity`, :func:`label_selector`, :func:`resource_schema`).
 """
 
 from __future__ import annotations
@@ -150,3 +150,46 @@ def date_time(description: str) -> dict[str, Any]:
 def quantity() -> dict[str, Any]:
     """A ``resource.Quantity`` (integer or string matching the quantity pattern)."""
     return {**INT_OR_STRING, "pattern": QUANTITY_PATTERN}
+
+
+def label_selector(description: str) -> dict[str, Any]:
+    """A ``metav1.LabelSelector`` (``matchExpressions``, ``matchLabels``), atomic."""
+    return {
+        "type": "object",
+        "x-kubernetes-map-type": "atomic",
+        "description": description,
+        "properties": {
+            "matchExpressions": {
+                "type": "array",
+                "x-kubernetes-list-type": "atomic",
+                "items": {
+                    "type": "object",
+                    "required": ["key", "operator"],
+                    "properties": {
+                        "key": {"type": "string"},
+                        "operator": {"type": "string"},
+                        "values": {"type": "array", "items": {"type": "string"},
+                                   "x-kubernetes-list-type": "atomic"},
+                    },
+                },
+            },
+            "matchLabels": {"type": "object", "additionalProperties": {"type": "string"}},
+        },
+    }
+
+
+def resource_schema(description: str, spec: dict[str, Any],
+                    status: dict[str, Any]) -> dict[str, Any]:
+    """A custom resource's root schema: ``apiVersion``, ``kind``, ``metadata``, its ``spec``
+    and ``status``."""
+    return {
+        "type": "object",
+        "description": description,
+        "properties": {
+            "apiVersion": {"type": "string"},
+            "kind": {"type": "string"},
+            "metadata": {"type": "object"},
+            "spec": spec,
+            "status": status,
+        },
+    }

@@ -9,7 +9,14 @@ import copy
 from typing import Any
 
 from mpi_controller.kube.crd import CRD, Version
-from mpi_controller.kube.openapi import date_time, integer, quantity, string
+from mpi_controller.kube.openapi import (
+    date_time,
+    integer,
+    label_selector,
+    quantity,
+    resource_schema,
+    string,
+)
 
 
 def _run_policy() -> dict[str, Any]:
@@ -67,38 +74,13 @@ def _status() -> dict[str, Any]:
             "lastTransitionTime": date_time("When the status last changed."),
         },
     }
-    selector = {
-        "type": "object",
-        "x-kubernetes-map-type": "atomic",
-        "description": "Deprecated; never set.",
-        "properties": {
-            "matchExpressions": {
-                "type": "array",
-                "x-kubernetes-list-type": "atomic",
-                "items": {
-                    "type": "object",
-                    "required": ["key", "operator"],
-                    "properties": {
-                        "key": {"type": "string"},
-                        "operator": {"type": "string"},
-                        "values": {
-                            "type": "array",
-                            "items": {"type": "string"},
-                            "x-kubernetes-list-type": "atomic",
-                        },
-                    },
-                },
-            },
-            "matchLabels": {"type": "object", "additionalProperties": {"type": "string"}},
-        },
-    }
     replica_status = {
         "type": "object",
         "properties": {
             "active": integer("int32", "Running pods."),
             "succeeded": integer("int32", "Succeeded pods."),
             "failed": integer("int32", "Failed pods."),
-            "labelSelector": selector,
+            "labelSelector": label_selector("Deprecated; never set."),
             "selector": string(
                 "Label selector of the replica's pods (Worker, with the ScaleSelector gate: the "
                 "scale subresource's labelSelectorPath)."),
@@ -162,17 +144,8 @@ def mpijob_schema(template: dict[str, Any]) -> dict[str, Any]:
             ),
         },
     }
-    return {
-        "type": "object",
-        "description": "MPIJob runs an MPI program: one launcher Job and N worker pods.",
-        "properties": {
-            "apiVersion": {"type": "string"},
-            "kind": {"type": "string"},
-            "metadata": {"type": "object"},
-            "spec": spec,
-            "status": _status(),
-        },
-    }
+    return resource_schema("MPIJob runs an MPI program: one launcher Job and N worker pods.",
+                           spec, _status())
 
 
 PRINTER_COLUMNS = [
@@ -214,20 +187,6 @@ the same paths (v1alpha2's replica statuses carry no selector)."""
 
 def _spoke_spec(properties: dict[str, Any], description: str) -> dict[str, Any]:
     return {"type": "object", "description": description, "properties": properties}
-
-
-def _root(description: str, spec: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "description": description,
-        "properties": {
-            "apiVersion": {"type": "string"},
-            "kind": {"type": "string"},
-            "metadata": {"type": "object"},
-            "spec": spec,
-            "status": status,
-        },
-    }
 
 
 def _undocumented(schema: Any) -> Any:
@@ -285,8 +244,8 @@ def mpijob_v1_schema(template: dict[str, Any]) -> dict[str, Any]:
         "runPolicy": run_policy,
     }, "Desired state of the MPIJob (kubeflow.org/v1, kubectl-exec launch mode).")
     spec["required"] = ["mpiReplicaSpecs"]
-    return _root("MPIJob of the Kubeflow training-operator: a launcher pod and N worker pods "
-                 "that it reaches with kubectl exec.", spec, _status())
+    return resource_schema("MPIJob of the Kubeflow training-operator: a launcher pod and N "
+                           "worker pods that it reaches with kubectl exec.", spec, _status())
 
 
 def mpijob_v1alpha2_schema(template: dict[str, Any]) -> dict[str, Any]:
@@ -326,8 +285,8 @@ def mpijob_v1alpha2_schema(template: dict[str, Any]) -> dict[str, Any]:
     replica_status = status["properties"]["replicaStatuses"]["additionalProperties"]
     for key in ("labelSelector", "selector"):
         del replica_status["properties"][key]
-    return _root("MPIJob of mpi-operator v0.2: a launcher Job and a worker StatefulSet that it "
-                 "reaches with kubectl exec.", spec, status)
+    return resource_schema("MPIJob of mpi-operator v0.2: a launcher Job and a worker "
+                           "StatefulSet that it reaches with kubectl exec.", spec, status)
 
 
 AGE = {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}

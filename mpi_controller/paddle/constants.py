@@ -10,6 +10,7 @@ __all__ = [
     "DEFAULT_PORT",
     "DEFAULT_PORT_NAME",
     "DEFAULT_RESTART_POLICY",
+    "DELETE_JOB_REASONS",
     "ELASTIC_POLICY",
     "ENV_JOB_ID",
     "ENV_MASTER_ENDPOINT",
@@ -40,6 +41,9 @@ DEFAULT_CONTAINER_NAME = "paddle"
 DEFAULT_PORT_NAME = "master"
 DEFAULT_PORT = 36543
 DEFAULT_RESTART_POLICY = "OnFailure"
+DELETE_JOB_REASONS = ("SuccessfulDeletePod", "FailedDeletePod")
+"""The Event reasons upstream's ``DeleteJob`` records when ``ttlSecondsAfterFinished`` deletes
+a PaddleJob (the pod-deletion reasons, as upstream writes them)."""
 
 REPLICA_TYPE_MASTER = "Master"
 """The parameter servers: a job with a Master runs in parameter-server (PS) mode."""

@@ -20,8 +20,8 @@
 5. parameter-server mode only: ``PADDLE_SERVER_NUM=1`` on a Master pod,
    ``PADDLE_TRAINER_NUM=1`` on any other (each pod is one server or one trainer).
 
-``elasticPolicy`` changes nothing here. :func:`add_pod_env` appends the list to a pod
-template.
+``elasticPolicy`` changes nothing here. The engine's
+:func:`~mpi_controller.engine.training.env.add_pod_env` appends the list to a pod template.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import Any
 
 from mpi_controller.engine.training.children import container_port, general_name
-from mpi_controller.kube.jsonvalue import as_dict, as_list, json_copy
+from mpi_controller.engine.training.env import env_var
 from mpi_controller.paddle.constants import (
     DEFAULT_CONTAINER_NAME,
     DEFAULT_PORT,
@@ -47,7 +47,7 @@ from mpi_controller.paddle.constants import (
 )
 from mpi_controller.paddle.v1.types import PaddleJob
 
-__all__ = ["add_pod_env", "master_endpoint", "pod_env", "replica_port"]
+__all__ = ["master_endpoint", "pod_env", "replica_port"]
 
 Env = list[dict[str, Any]]
 
@@ -68,32 +68,20 @@ def master_endpoint(job: PaddleJob) -> tuple[str, int]:
     return rtype, replica_port(job, rtype)
 
 
-def _var(name: str, value: object) -> dict[str, Any]:
-    return {"name": name, "value": str(value)}
-
-
 def pod_env(job: PaddleJob, rtype: str, index: int) -> Env:
     """The variables of pod ``<rtype>-<index>``, in upstream's order (module doc)."""
     is_master = rtype.lower() == REPLICA_TYPE_MASTER.lower()
-    env = [_var(ENV_PYTHONUNBUFFERED, "1"), _var(ENV_JOB_ID, job.name),
-           _var(ENV_NUM_NODES, job.total_replicas)]
+    env: Env = [env_var(ENV_PYTHONUNBUFFERED, "1"), env_var(ENV_JOB_ID, job.name),
+                env_var(ENV_NUM_NODES, job.total_replicas)]
     endpoint_type, port = master_endpoint(job)
     rendezvous = index == 0 and (is_master or not job.parameter_server_mode)
     if rendezvous:
         env.append({"name": ENV_POD_IP_DUMMY,
                     "valueFrom": {"fieldRef": {"fieldPath": POD_IP_FIELD}}})
-        env.append(_var(ENV_MASTER_ENDPOINT, f"$({ENV_POD_IP_DUMMY}):{port}"))
+        env.append(env_var(ENV_MASTER_ENDPOINT, f"$({ENV_POD_IP_DUMMY}):{port}"))
     else:
         host = general_name(job.name, endpoint_type, 0)
-        env.append(_var(ENV_MASTER_ENDPOINT, f"{host}:{port}"))
+        env.append(env_var(ENV_MASTER_ENDPOINT, f"{host}:{port}"))
     if job.parameter_server_mode:
-        env.append(_var(ENV_SERVER_NUM if is_master else ENV_TRAINER_NUM, "1"))
+        env.append(env_var(ENV_SERVER_NUM if is_master else ENV_TRAINER_NUM, "1"))
     return env
-
-
-def add_pod_env(template: dict[str, Any], env: Env) -> None:
-    """Append ``env`` to the env of every container of the pod template (in place; each
-    container gets its own copies)."""
-    for container in as_list(as_dict(template.get("spec")).get("containers")):
-        if isinstance(container, dict):
-            container["env"] = [*as_list(container.get("env")), *json_copy(env)]

@@ -15,6 +15,7 @@ __all__ = [
     "DEFAULT_PORT",
     "DEFAULT_PORT_NAME",
     "DEFAULT_RESTART_POLICY",
+    "DELETE_JOB_REASONS",
     "ELASTIC_POLICY",
     "FRAMEWORK_NAME",
     "INIT_CONTAINER_NAME",
@@ -39,6 +40,9 @@ DEFAULT_PORT_NAME = "pytorchjob-port"
 DEFAULT_PORT = 23456
 DEFAULT_RESTART_POLICY = "OnFailure"
 DEFAULT_NPROC_PER_NODE = "auto"
+DELETE_JOB_REASONS = ("SuccessfulDeletePod", "FailedDeletePod")
+"""The Event reasons upstream's ``DeleteJob`` records when ``ttlSecondsAfterFinished`` deletes
+a PyTorchJob (the pod-deletion reasons, as upstream writes them)."""
 
 REPLICA_TYPE_MASTER = "Master"
 REPLICA_TYPE_WORKER = "Worker"

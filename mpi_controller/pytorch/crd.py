@@ -8,16 +8,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from mpi_controller.engine.training.crd import PRINTER_COLUMNS, job_schema, replica_spec, run_policy
+from mpi_controller.engine.training.crd import (
+    PRINTER_COLUMNS,
+    job_schema,
+    replica_spec,
+    run_policy,
+    worker_scale,
+)
 from mpi_controller.kube.crd import CRD, Version
 from mpi_controller.kube.openapi import integer, string
 
 METRIC_SPEC = "io.k8s.api.autoscaling.v2.MetricSpec"
-SCALE = {
-    "specReplicasPath": ".spec.pytorchReplicaSpecs.Worker.replicas",
-    "statusReplicasPath": ".status.replicaStatuses.Worker.active",
-    "labelSelectorPath": ".status.replicaStatuses.Worker.selector",
-}
+SCALE = worker_scale("pytorchReplicaSpecs")
 
 
 def elastic_policy(metric_spec: dict[str, Any]) -> dict[str, Any]:

@@ -18,16 +18,16 @@ container of pod ``<rtype>-<index>`` (init containers excepted), in its order:
 
 A port that is not there (no ``pytorch`` container with a ``pytorchjob-port`` in the Master's,
 or for the endpoint the Worker's, template) raises ``ValueError("port not found")``, as
-upstream fails the pod's creation. :func:`add_pod_env` appends the list to a pod template.
+upstream fails the pod's creation. The engine's
+:func:`~mpi_controller.engine.training.env.add_pod_env` appends the list to a pod template.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from mpi_controller.engine.training.children import container_port, general_name
-from mpi_controller.kube.jsonvalue import as_dict, as_list
+from mpi_controller.engine.training.env import env_var
 from mpi_controller.pytorch.constants import (
     BACKEND_C10D,
     DEFAULT_CONTAINER_NAME,
@@ -37,7 +37,7 @@ from mpi_controller.pytorch.constants import (
 )
 from mpi_controller.pytorch.v1.types import ElasticPolicy, PyTorchJob
 
-__all__ = ["add_pod_env", "nproc_per_node_int", "pod_env", "replica_port"]
+__all__ = ["nproc_per_node_int", "pod_env", "replica_port"]
 
 Env = list[dict[str, str]]
 _GO_INT = re.compile(r"[+-]?[0-9]+")
@@ -65,18 +65,15 @@ def nproc_per_node_int(job: PyTorchJob) -> int:
     return value if -_INT64 <= value < _INT64 else 1
 
 
-def _var(name: str, value: object) -> dict[str, str]:
-    return {"name": name, "value": str(value)}
-
 
 def _master_env(job: PyTorchJob, rtype: str, index: int) -> Env:
     port = replica_port(job, REPLICA_TYPE_MASTER)
     address = general_name(job.name, REPLICA_TYPE_MASTER, 0)
     rank = index + 1 if rtype.lower() == REPLICA_TYPE_WORKER.lower() else index
-    return [_var("MASTER_PORT", port), _var("PET_MASTER_PORT", port),
-            _var("MASTER_ADDR", address), _var("PET_MASTER_ADDR", address),
-            _var("WORLD_SIZE", job.total_replicas * nproc_per_node_int(job)),
-            _var("RANK", rank), _var("PET_NODE_RANK", rank)]
+    return [env_var("MASTER_PORT", port), env_var("PET_MASTER_PORT", port),
+            env_var("MASTER_ADDR", address), env_var("PET_MASTER_ADDR", address),
+            env_var("WORLD_SIZE", job.total_replicas * nproc_per_node_int(job)),
+            env_var("RANK", rank), env_var("PET_NODE_RANK", rank)]
 
 
 def _elastic_env(job: PyTorchJob, policy: ElasticPolicy) -> Env:
@@ -89,38 +86,31 @@ def _elastic_env(job: PyTorchJob, policy: ElasticPolicy) -> Env:
         nnodes = str(worker.replicas if worker is not None else 0)
     else:
         nnodes = f"{policy.min_replicas or 0}:{policy.max_replicas or 0}"
-    env = [_var("PET_RDZV_ENDPOINT", f"{host}:{port}"),
-           _var("PET_RDZV_BACKEND", policy.rdzv_backend or BACKEND_C10D),
-           _var("PET_NNODES", nnodes)]
+    env = [env_var("PET_RDZV_ENDPOINT", f"{host}:{port}"),
+           env_var("PET_RDZV_BACKEND", policy.rdzv_backend or BACKEND_C10D),
+           env_var("PET_NNODES", nnodes)]
     if policy.max_restarts is not None:
-        env.append(_var("PET_MAX_RESTARTS", policy.max_restarts))
+        env.append(env_var("PET_MAX_RESTARTS", policy.max_restarts))
     if policy.nproc_per_node is not None:
-        env.append(_var("PET_NPROC_PER_NODE", policy.nproc_per_node))
+        env.append(env_var("PET_NPROC_PER_NODE", policy.nproc_per_node))
     if policy.rdzv_id is not None:
-        env.append(_var("PET_RDZV_ID", policy.rdzv_id))
+        env.append(env_var("PET_RDZV_ID", policy.rdzv_id))
     if policy.rdzv_conf:
-        env.append(_var("PET_RDZV_CONF", ",".join(f"{k}={v}" for k, v in policy.rdzv_conf)))
+        env.append(env_var("PET_RDZV_CONF", ",".join(f"{k}={v}" for k, v in policy.rdzv_conf)))
     if policy.standalone:
-        env.append(_var("PET_STANDALONE", ""))
+        env.append(env_var("PET_STANDALONE", ""))
     return env
 
 
 def pod_env(job: PyTorchJob, rtype: str, index: int) -> Env:
     """The variables of pod ``<rtype>-<index>``, in upstream's order (module doc)."""
-    env = [_var("PYTHONUNBUFFERED", "1")]
+    env = [env_var("PYTHONUNBUFFERED", "1")]
     if job.master is not None:
         env += _master_env(job, rtype, index)
     if job.nproc_per_node is not None:
-        env.append(_var("PET_NPROC_PER_NODE", job.nproc_per_node))
+        env.append(env_var("PET_NPROC_PER_NODE", job.nproc_per_node))
     if job.elastic_policy is not None:
         env += _elastic_env(job, job.elastic_policy)
     else:
-        env.append(_var("PET_NNODES", job.total_replicas))
+        env.append(env_var("PET_NNODES", job.total_replicas))
     return env
-
-
-def add_pod_env(template: dict[str, Any], env: Env) -> None:
-    """Append ``env`` to the env of every container of the pod template (in place)."""
-    for container in as_list(as_dict(template.get("spec")).get("containers")):
-        if isinstance(container, dict):
-            container["env"] = [*as_list(container.get("env")), *(dict(v) for v in env)]

@@ -9,6 +9,7 @@ __all__ = [
     "DEFAULT_PORT",
     "DEFAULT_PORT_NAME",
     "DEFAULT_RESTART_POLICY",
+    "DELETE_JOB_REASONS",
     "ENV_CUSTOM_CLUSTER_DOMAIN",
     "FRAMEWORK_NAME",
     "KIND",
@@ -36,6 +37,9 @@ DEFAULT_CONTAINER_NAME = "tensorflow"
 DEFAULT_PORT_NAME = "tfjob-port"
 DEFAULT_PORT = 2222
 DEFAULT_RESTART_POLICY = "Never"
+DELETE_JOB_REASONS = ("SuccessfulDeleteJob", "FailedDeleteJob")
+"""The Event reasons upstream's ``DeleteJob`` records when ``ttlSecondsAfterFinished`` deletes
+a TFJob."""
 
 REPLICA_TYPE_PS = "PS"
 REPLICA_TYPE_WORKER = "Worker"

@@ -18,7 +18,6 @@ Replica types are visited in the order Chief, Evaluator, Master, PS, Worker; for
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -29,13 +28,13 @@ from mpi_controller.engine.training.api import (
     CONDITION_SUCCEEDED,
 )
 from mpi_controller.engine.training.children import by_type, slices
-from mpi_controller.engine.training.conditions import reason, set_condition
+from mpi_controller.engine.training.conditions import set_condition
 from mpi_controller.engine.training.decisions import MISSING_EXIT_CODE, exit_code
+from mpi_controller.engine.training.status import StatusRules
 from mpi_controller.kube.conditions import get_condition
-from mpi_controller.kube.events import NORMAL, Event
-from mpi_controller.kube.jsonvalue import as_dict, as_str
+from mpi_controller.kube.events import Event
+from mpi_controller.kube.jsonvalue import as_str
 from mpi_controller.kube.pods import pod_phase
-from mpi_controller.kube.timefmt import format_time
 from mpi_controller.tensorflow.constants import (
     DEFAULT_CONTAINER_NAME,
     KIND,
@@ -66,46 +65,31 @@ def worker0_completed(job: TFJob, pods: list[dict[str, Any]]) -> bool:
     return (MISSING_EXIT_CODE if code is None else code) == 0 and pod_phase(pod) == "Succeeded"
 
 
-def _count(replica: Mapping[str, Any], key: str) -> int:
-    value = replica.get(key)
-    return value if isinstance(value, int) else 0
-
-
 def update_tfjob_status(job: TFJob, status: dict[str, Any], *, pods: list[dict[str, Any]],
                         now: datetime) -> list[Event]:
     """Apply the rules of the module doc to ``status``; the Events to record."""
-    events: list[Event] = []
+    rules = StatusRules(KIND, job, status, pods=pods, now=now)
     job_ref = f"{job.namespace}/{job.name}"
     worker0 = worker0_completed(job, pods)
     restarting = get_condition(status, CONDITION_RESTARTING)
     restarting = dict(restarting) if restarting is not None else None
-
-    def condition(condition_type: str, what: str, message: str) -> None:
-        set_condition(status, condition_type, "True", reason(KIND, what), message, now=now)
-
-    def finished(what: str, message: str) -> None:
-        events.append(Event(NORMAL, reason(KIND, what), message))
-        status.setdefault("completionTime", format_time(now))
-        condition(CONDITION_SUCCEEDED if what == "Succeeded" else CONDITION_FAILED, what, message)
-
-    replicas = as_dict(status.get("replicaStatuses"))
     for rtype in STATUS_ORDER:
         spec = job.replica_specs.get(rtype)
         if spec is None:
             continue
-        counts = as_dict(replicas.get(rtype))
-        expected = spec.replicas - _count(counts, "succeeded")
-        running, failed = _count(counts, "active"), _count(counts, "failed")
+        counts = rules.counts(rtype)
+        expected = spec.replicas - counts.succeeded
         decides = is_chief_or_master(rtype) if job.has_chief_or_master \
             else rtype == REPLICA_TYPE_WORKER
         worker_done = not job.has_chief_or_master and worker0 and not job.all_workers_must_succeed
-        if decides and is_chief_or_master(rtype) and running > 0:
-            condition(CONDITION_RUNNING, "Running", f"TFJob {job_ref} is running.")
+        if decides and is_chief_or_master(rtype) and counts.active > 0:
+            rules.condition(CONDITION_RUNNING, "Running", f"TFJob {job_ref} is running.")
         if decides and (expected == 0 or worker_done):
-            finished("Succeeded", f"TFJob {job_ref} successfully completed.")
-        elif decides and not is_chief_or_master(rtype) and running > 0:
-            condition(CONDITION_RUNNING, "Running", f"TFJob {job_ref} is running.")
-        if failed <= 0:
+            rules.finish(CONDITION_SUCCEEDED, "Succeeded",
+                         f"TFJob {job_ref} successfully completed.")
+        elif decides and not is_chief_or_master(rtype) and counts.active > 0:
+            rules.condition(CONDITION_RUNNING, "Running", f"TFJob {job_ref} is running.")
+        if counts.failed <= 0:
             continue
         if restarting is not None:
             set_condition(status, CONDITION_RESTARTING, "True", as_str(restarting.get("reason")),
@@ -113,6 +97,6 @@ def update_tfjob_status(job: TFJob, status: dict[str, Any], *, pods: list[dict[s
         elif job.enable_dynamic_worker and rtype == REPLICA_TYPE_WORKER:
             continue
         else:
-            finished("Failed", f"TFJob {job_ref} has failed because {failed} {rtype} "
-                               "replica(s) failed.")
-    return events
+            rules.finish(CONDITION_FAILED, "Failed", f"TFJob {job_ref} has failed because "
+                                                     f"{counts.failed} {rtype} replica(s) failed.")
+    return rules.events

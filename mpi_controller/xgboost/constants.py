@@ -10,6 +10,7 @@ __all__ = [
     "DEFAULT_PORT",
     "DEFAULT_PORT_NAME",
     "DEFAULT_RESTART_POLICY",
+    "DELETE_JOB_REASONS",
     "FRAMEWORK_NAME",
     "KIND",
     "PLURAL",
@@ -30,6 +31,9 @@ DEFAULT_CONTAINER_NAME = "xgboost"
 DEFAULT_PORT_NAME = "xgboostjob-port"
 DEFAULT_PORT = 9999
 DEFAULT_RESTART_POLICY = "Never"
+DELETE_JOB_REASONS = ("SuccessfulDeleteJob", "FailedDeleteJob")
+"""The Event reasons upstream's ``DeleteJob`` records when ``ttlSecondsAfterFinished`` deletes
+a XGBoostJob."""
 
 REPLICA_TYPE_MASTER = "Master"
 """The Rabit tracker (XGBoost) or LightGBM master: exactly one, and it decides success."""

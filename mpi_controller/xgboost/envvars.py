@@ -15,16 +15,15 @@
 
 What upstream cannot build raises ``ValueError`` (it fails the pod's creation, or panics): a
 port that is not there (``failed to found the port``, upstream's words), no Master spec, no
-Worker spec in a job of more than one replica. Validation rejects such jobs first.
-:func:`add_pod_env` appends the list to a pod template.
+Worker spec in a job of more than one replica. Validation rejects such jobs first. The
+engine's :func:`~mpi_controller.engine.training.env.add_pod_env` appends the list to a pod
+template.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from mpi_controller.engine.training.children import container_port, general_name
-from mpi_controller.kube.jsonvalue import as_dict, as_list
+from mpi_controller.engine.training.env import env_var
 from mpi_controller.xgboost.constants import (
     DEFAULT_CONTAINER_NAME,
     DEFAULT_PORT_NAME,
@@ -33,7 +32,7 @@ from mpi_controller.xgboost.constants import (
 )
 from mpi_controller.xgboost.v1.types import XGBoostJob
 
-__all__ = ["add_pod_env", "pod_env", "replica_port"]
+__all__ = ["pod_env", "replica_port"]
 
 Env = list[dict[str, str]]
 
@@ -50,9 +49,6 @@ def replica_port(job: XGBoostJob, rtype: str) -> int:
     return port
 
 
-def _var(name: str, value: object) -> dict[str, str]:
-    return {"name": name, "value": str(value)}
-
 
 def pod_env(job: XGBoostJob, rtype: str, index: int) -> Env:
     """The variables of pod ``<rtype>-<index>``, in upstream's order (module doc)."""
@@ -63,19 +59,12 @@ def pod_env(job: XGBoostJob, rtype: str, index: int) -> Env:
         rank += job.master.replicas
     master_port = replica_port(job, REPLICA_TYPE_MASTER)
     world = job.total_replicas
-    env = [_var("MASTER_PORT", master_port),
-           _var("MASTER_ADDR", general_name(job.name, REPLICA_TYPE_MASTER, 0)),
-           _var("WORLD_SIZE", world), _var("RANK", rank), _var("PYTHONUNBUFFERED", "1")]
+    env = [env_var("MASTER_PORT", master_port),
+           env_var("MASTER_ADDR", general_name(job.name, REPLICA_TYPE_MASTER, 0)),
+           env_var("WORLD_SIZE", world), env_var("RANK", rank), env_var("PYTHONUNBUFFERED", "1")]
     if world > 1:
         workers = ",".join(general_name(job.name, REPLICA_TYPE_WORKER, i)
                            for i in range(world - 1))
-        env += [_var("WORKER_PORT", replica_port(job, REPLICA_TYPE_WORKER)),
-                _var("WORKER_ADDRS", workers)]
+        env += [env_var("WORKER_PORT", replica_port(job, REPLICA_TYPE_WORKER)),
+                env_var("WORKER_ADDRS", workers)]
     return env
-
-
-def add_pod_env(template: dict[str, Any], env: Env) -> None:
-    """Append ``env`` to the env of every container of the pod template (in place)."""
-    for container in as_list(as_dict(template.get("spec")).get("containers")):
-        if isinstance(container, dict):
-            container["env"] = [*as_list(container.get("env")), *(dict(v) for v in env)]

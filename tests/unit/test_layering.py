@@ -75,8 +75,8 @@ def test_kinds_do_not_import_each_other() -> None:
 
 
 PURE_ENGINE = tuple(f"mpi_controller.engine.training.{m}" for m in
-                    ("api", "children", "conditions", "crd", "decisions", "defaults", "framework",
-                     "gang", "plan", "validation"))
+                    ("api", "children", "conditions", "crd", "decisions", "defaults", "env",
+                     "framework", "gang", "hooks", "names", "plan", "status", "validation"))
 """The engine's pure training-operator modules, which a kind's API and builders may use."""
 
 

@@ -7,13 +7,16 @@ Jobs stay plain dicts in the Kubernetes JSON shape. :func:`replica_specs` and
 unset, a replica spec that is not an object is left out. They read *defaulted* jobs (each
 kind's ``set_defaults``), so ``replicas`` and ``restartPolicy`` are normally set; unset
 ``replicas`` reads as 1 and unset ``cleanPodPolicy`` as ``None``, as the defaulters make them.
+
+:class:`TrainingJob` is what every kind's typed view of a job holds (name, namespace, replica
+specs, run policy); a kind's view is a subclass with its own fields, made by :func:`parse_job`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from mpi_controller.kube.jsonvalue import as_bool, as_dict, as_int, as_str
 
@@ -46,6 +49,8 @@ __all__ = [
     "ReplicaSpec",
     "RunPolicy",
     "SchedulingPolicy",
+    "TrainingJob",
+    "parse_job",
     "replica_specs",
     "run_policy",
 ]
@@ -171,3 +176,32 @@ def run_policy(job: Mapping[str, Any]) -> RunPolicy:
         suspend=as_bool(raw.get("suspend")) is True,
         managed_by=managed_by if isinstance(managed_by, str) else None,
     )
+
+
+@dataclass(frozen=True)
+class TrainingJob:
+    """The parts of a ``kubeflow.org/v1`` job every kind reads (a kind's typed view subclasses
+    it, adding its own fields)."""
+
+    name: str = ""
+    namespace: str = ""
+    replica_specs: dict[str, ReplicaSpec] = field(default_factory=dict)
+    run_policy: RunPolicy = field(default_factory=RunPolicy)
+
+    @property
+    def total_replicas(self) -> int:
+        """The replicas of every replica type, summed (upstream's ``getTotalReplicas``)."""
+        return sum(spec.replicas for spec in self.replica_specs.values())
+
+
+View = TypeVar("View", bound=TrainingJob)
+
+
+def parse_job(view: type[View], job: Mapping[str, Any], specs_field: str,
+              **fields: Any) -> View:
+    """The typed ``view`` of ``job``: its name, namespace, replica specs (under
+    ``spec.<specs_field>``) and run policy read here, the kind's own ``fields`` as given."""
+    meta = as_dict(job.get("metadata"))
+    return view(name=as_str(meta.get("name")), namespace=as_str(meta.get("namespace")),
+                replica_specs=replica_specs(job, specs_field), run_policy=run_policy(job),
+                **fields)

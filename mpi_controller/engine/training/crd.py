@@ -1,15 +1,24 @@
 """Schema pieces every ``kubeflow.org/v1`` training-operator kind shares (training-operator
 v1.9 ``common_types.go``, as its controller-gen CRDs publish them): a replica spec, the run
-policy, the job status, and the printer columns (State, Age). A kind's module adds its own
-spec fields (``mpi_controller/tensorflow/crd.py``)."""
+policy, the job status, the printer columns (State, Age) and the scale subresource of the
+kinds that have one (the Worker replicas). A kind's module adds its own spec fields
+(``mpi_controller/tensorflow/crd.py``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from mpi_controller.kube.openapi import date_time, integer, quantity, string
+from mpi_controller.kube.openapi import (
+    date_time,
+    integer,
+    label_selector,
+    quantity,
+    resource_schema,
+    string,
+)
 
-__all__ = ["PRINTER_COLUMNS", "job_schema", "replica_spec", "run_policy", "status"]
+__all__ = ["PRINTER_COLUMNS", "job_schema", "replica_spec", "run_policy", "status",
+           "worker_scale"]
 
 
 def replica_spec(template: dict[str, Any], what: str) -> dict[str, Any]:
@@ -84,35 +93,13 @@ def status(kind: str) -> dict[str, Any]:
             "lastTransitionTime": date_time("When its status last changed."),
         },
     }
-    label_selector = {
-        "type": "object",
-        "x-kubernetes-map-type": "atomic",
-        "description": "Deprecated; never set.",
-        "properties": {
-            "matchExpressions": {
-                "type": "array",
-                "x-kubernetes-list-type": "atomic",
-                "items": {
-                    "type": "object",
-                    "required": ["key", "operator"],
-                    "properties": {
-                        "key": {"type": "string"},
-                        "operator": {"type": "string"},
-                        "values": {"type": "array", "items": {"type": "string"},
-                                   "x-kubernetes-list-type": "atomic"},
-                    },
-                },
-            },
-            "matchLabels": {"type": "object", "additionalProperties": {"type": "string"}},
-        },
-    }
     counts = {
         "type": "object",
         "properties": {
             "active": integer("int32", "Running pods."),
             "succeeded": integer("int32", "Succeeded pods."),
             "failed": integer("int32", "Failed pods."),
-            "labelSelector": label_selector,
+            "labelSelector": label_selector("Deprecated; never set."),
             "selector": string("The replica type's pods, as a label selector string."),
         },
     }
@@ -132,20 +119,20 @@ def status(kind: str) -> dict[str, Any]:
 
 
 def job_schema(kind: str, description: str, spec: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "description": description,
-        "properties": {
-            "apiVersion": {"type": "string"},
-            "kind": {"type": "string"},
-            "metadata": {"type": "object"},
-            "spec": spec,
-            "status": status(kind),
-        },
-    }
+    return resource_schema(description, spec, status(kind))
 
 
 PRINTER_COLUMNS = [
     {"name": "State", "type": "string", "jsonPath": ".status.conditions[-1:].type"},
     {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
 ]
+
+
+def worker_scale(specs_field: str) -> dict[str, str]:
+    """The scale subresource of the Worker replicas (``kubectl scale``, an HPA): their
+    ``replicas``, active pods and ``replicaStatuses`` selector."""
+    return {
+        "specReplicasPath": f".spec.{specs_field}.Worker.replicas",
+        "statusReplicasPath": ".status.replicaStatuses.Worker.active",
+        "labelSelectorPath": ".status.replicaStatuses.Worker.selector",
+    }

@@ -1,6 +1,12 @@
-"""Defaulting steps the ``kubeflow.org/v1`` kinds share (training-operator v1.9
-``defaulting_utils.go``), on a job dict changed in place (each kind's ``set_defaults`` works on
-its own deep copy).
+"""Defaulting the ``kubeflow.org/v1`` kinds share (training-operator v1.9 ``defaulting_utils.go``
+and the common part of every ``SetDefaults_<Kind>``).
+
+:func:`default_job` is that common part, on a deep copy of the job, with the kind's names
+(:class:`~mpi_controller.engine.training.names.KindNames`): ``runPolicy.cleanPodPolicy``
+``None``; replica spec keys camel-cased; each replica's ``replicas`` 1, the kind's
+``restartPolicy`` and its port. A kind with defaults of its own (TFJob's ``successPolicy``,
+PyTorchJob's and PaddleJob's ``elasticPolicy``) adds them to the copy it returns. Its steps,
+on a job dict changed in place:
 
 * :func:`camel_case_replica_types`: a replica spec key equal to a known type but for case
   (``WORKER``, ``ps``) is renamed to the type (``Worker``, ``PS``);
@@ -10,20 +16,23 @@ its own deep copy).
   container (the container of that name, else the first) unless a port of that name exists;
 * :func:`default_clean_pod_policy`: ``runPolicy.cleanPodPolicy`` ``None`` when unset.
 
+:func:`default_elastic_replicas` is the ``elasticPolicy`` rule PyTorchJob and PaddleJob share.
+
 Malformed parts (a replica spec or template that is not an object, no containers) are skipped,
 never an error: validation reports them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from mpi_controller.engine.training.api import CLEAN_POD_POLICY_NONE
-from mpi_controller.kube.jsonvalue import as_dict, as_list
+from mpi_controller.engine.training.names import KindNames
+from mpi_controller.kube.jsonvalue import as_dict, as_list, json_copy
 
-__all__ = ["camel_case_replica_types", "default_clean_pod_policy", "default_port",
-           "default_replica", "replica_spec_map"]
+__all__ = ["camel_case_replica_types", "default_clean_pod_policy", "default_elastic_replicas",
+           "default_job", "default_port", "default_replica", "replica_spec_map"]
 
 Obj = dict[str, Any]
 
@@ -70,3 +79,33 @@ def default_clean_pod_policy(job: Obj) -> None:
     policy = spec.setdefault("runPolicy", {})
     if isinstance(policy, dict) and policy.get("cleanPodPolicy") is None:
         policy["cleanPodPolicy"] = CLEAN_POD_POLICY_NONE
+
+
+def default_job(job: Mapping[str, Any], names: KindNames) -> tuple[Obj, dict[str, Any]]:
+    """A deep copy of ``job`` with the common defaults of the module doc (any malformed part is
+    left as it is), and its replica spec map (part of the copy; ``{}`` when it has none) for the
+    kind's own defaults."""
+    out: Obj = json_copy(dict(job))
+    default_clean_pod_policy(out)
+    specs = replica_spec_map(out, names.SPECS_FIELD)
+    camel_case_replica_types(specs, names.REPLICA_TYPES)
+    for replica in specs.values():
+        default_replica(replica, replicas=1, restart_policy=names.DEFAULT_RESTART_POLICY)
+        default_port(replica, container_name=names.DEFAULT_CONTAINER_NAME,
+                     port_name=names.DEFAULT_PORT_NAME, port=names.DEFAULT_PORT)
+    return out, specs
+
+
+def default_elastic_replicas(policy: dict[str, Any], worker: object) -> None:
+    """``elasticPolicy``'s ``minReplicas``/``maxReplicas``: when only one is set it is copied to
+    the other; when neither is, both become ``replicas`` of ``worker`` (the Worker's replica
+    spec, defaulted; both stay unset when it is not an object)."""
+    low, high = policy.get("minReplicas"), policy.get("maxReplicas")
+    if low is not None and high is not None:
+        return
+    if high is not None:
+        policy["minReplicas"] = high
+    elif low is not None:
+        policy["maxReplicas"] = low
+    elif isinstance(worker, dict) and worker.get("replicas") is not None:
+        policy["minReplicas"] = policy["maxReplicas"] = worker["replicas"]

@@ -6,29 +6,42 @@
 * :func:`validate_run_policy`: ``spec.runPolicy.managedBy`` must be
   ``kubeflow.org/training-operator`` or ``kueue.x-k8s.io/multikueue`` (Unsupported value);
   :func:`validate_run_policy_update`: it is immutable;
-* :func:`validate_replica_containers`: the replica specs are required; each needs containers
+* :func:`validate_replica_specs`: the replica specs are required (``spec.<field>: Required
+  value: must be required``); each one's type is one of the kind's (``spec.<field>[<type>]:
+  Unsupported value``), when the kind lists them; each needs containers
   (``...template.spec.containers: Required value: must be specified``), each container an image
   (``...containers[i].image: Required value: must be required``) and one container named after
-  the kind's default (``must have at least one container with name <name>``).
+  the kind's default (``must have at least one container with name <name>``, the name in Go's
+  quotes for PaddleJob); then the kind's own checks of the replica spec, if any.
+
+:func:`validate_job` and :func:`validate_job_update` are a kind's webhook made of them (every
+kind's but JAXJob's, which does not check ``managedBy``): the name, ``managedBy`` (on update:
+first unchanged, then supported), then the kind's checks of its spec.
 
 Errors come in the order of the replica specs as written (upstream walks a Go map).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from mpi_controller.engine.training.api import KUBEFLOW_JOBS_CONTROLLER, MULTIKUEUE_CONTROLLER
-from mpi_controller.kube.fielderrors import FieldError, invalid, not_supported, required
+from mpi_controller.kube.fielderrors import FieldError, go_quote, invalid, not_supported, required
 from mpi_controller.kube.jsonvalue import as_dict, as_list, as_str
 from mpi_controller.kube.names import is_dns1035_label
 
-__all__ = ["replica_container_errors", "validate_name", "validate_replica_containers",
-           "validate_run_policy", "validate_run_policy_update"]
+__all__ = ["ReplicaCheck", "SpecCheck", "replica_container_errors", "validate_job",
+           "validate_job_update", "validate_name", "validate_replica_specs", "validate_run_policy",
+           "validate_run_policy_update"]
 
 MANAGED_BY_PATH = "spec.runPolicy.managedBy"
 SUPPORTED_MANAGERS = (KUBEFLOW_JOBS_CONTROLLER, MULTIKUEUE_CONTROLLER)
+
+ReplicaCheck = Callable[[str, object, str], list[FieldError]]
+"""A kind's own checks of one replica spec: ``(type, replica spec, its path)``, the errors."""
+SpecCheck = Callable[[Mapping[str, Any]], list[FieldError]]
+"""A kind's checks of a job's spec: the errors."""
 
 
 def validate_name(job: Mapping[str, Any]) -> list[FieldError]:
@@ -56,21 +69,29 @@ def validate_run_policy_update(old: Mapping[str, Any], new: Mapping[str, Any]) -
     return [invalid(MANAGED_BY_PATH, _managed_by(new), "field is immutable")]
 
 
-def validate_replica_containers(job: Mapping[str, Any], specs_field: str,
-                                container_name: str) -> list[FieldError]:
-    """The replica spec checks of the module doc for ``spec.<specs_field>``."""
+def validate_replica_specs(job: Mapping[str, Any], specs_field: str, container_name: str, *,
+                           types: tuple[str, ...] | None = None, quote_name: bool = False,
+                           check: ReplicaCheck | None = None) -> list[FieldError]:
+    """The replica spec checks of the module doc for ``spec.<specs_field>``: ``types`` the
+    supported replica types (``None``: any), ``quote_name`` the container name in Go's quotes,
+    ``check`` the kind's own."""
     path = f"spec.{specs_field}"
     specs = as_dict(job.get("spec")).get(specs_field)
     if not isinstance(specs, dict):
         return [required(path, "must be required")]
     errors: list[FieldError] = []
     for rtype, spec in specs.items():
-        errors += replica_container_errors(spec, f"{path}[{rtype}]", container_name)
+        role_path = f"{path}[{rtype}]"
+        if types is not None and rtype not in types:
+            errors.append(not_supported(role_path, rtype, types))
+        errors += replica_container_errors(spec, role_path, container_name,
+                                           quote_name=quote_name)
+        errors += check(rtype, spec, role_path) if check is not None else []
     return errors
 
 
-def replica_container_errors(spec: object, role_path: str, container_name: str,
-                             ) -> list[FieldError]:
+def replica_container_errors(spec: object, role_path: str, container_name: str, *,
+                             quote_name: bool = False) -> list[FieldError]:
     """The container checks of the module doc for one replica spec at ``role_path``."""
     containers_path = f"{role_path}.template.spec.containers"
     pod_spec = as_dict(as_dict(as_dict(spec).get("template")).get("spec"))
@@ -84,6 +105,20 @@ def replica_container_errors(spec: object, role_path: str, container_name: str,
             errors.append(required(f"{containers_path}[{index}].image", "must be required"))
         named = named or as_dict(container).get("name") == container_name
     if not named:
-        errors.append(required(
-            containers_path, f"must have at least one container with name {container_name}"))
+        shown = go_quote(container_name) if quote_name else container_name
+        errors.append(required(containers_path,
+                               f"must have at least one container with name {shown}"))
     return errors
+
+
+def validate_job(job: Mapping[str, Any], spec_errors: SpecCheck) -> list[FieldError]:
+    """The errors of a new job (module doc): its name, ``managedBy``, ``spec_errors(job)``."""
+    return [*validate_name(job), *validate_run_policy(job), *spec_errors(job)]
+
+
+def validate_job_update(old: Mapping[str, Any], new: Mapping[str, Any],
+                        spec_errors: SpecCheck) -> list[FieldError]:
+    """The errors of an update from ``old`` to ``new`` (module doc)."""
+    return [*validate_name(new), *validate_run_policy_update(old, new),
+            *validate_run_policy(new), *spec_errors(new)]
+

@@ -16,34 +16,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mpi_controller.engine.training.defaults import (
-    camel_case_replica_types,
-    default_clean_pod_policy,
-    default_port,
-    default_replica,
-    replica_spec_map,
-)
-from mpi_controller.jax.constants import (
-    DEFAULT_CONTAINER_NAME,
-    DEFAULT_PORT,
-    DEFAULT_PORT_NAME,
-    DEFAULT_RESTART_POLICY,
-    REPLICA_TYPES,
-    SPECS_FIELD,
-)
-from mpi_controller.kube.jsonvalue import json_copy
+from mpi_controller.engine.training.defaults import default_job
+from mpi_controller.jax import constants
 
 __all__ = ["set_defaults"]
 
 
 def set_defaults(job: Mapping[str, Any]) -> dict[str, Any]:
     """A defaulted deep copy of ``job`` (any malformed part is left as it is)."""
-    out: dict[str, Any] = json_copy(dict(job))
-    default_clean_pod_policy(out)
-    specs = replica_spec_map(out, SPECS_FIELD)
-    camel_case_replica_types(specs, REPLICA_TYPES)
-    for replica in specs.values():
-        default_replica(replica, replicas=1, restart_policy=DEFAULT_RESTART_POLICY)
-        default_port(replica, container_name=DEFAULT_CONTAINER_NAME, port_name=DEFAULT_PORT_NAME,
-                     port=DEFAULT_PORT)
-    return out
+    return default_job(job, constants)[0]

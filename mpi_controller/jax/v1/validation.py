@@ -21,32 +21,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mpi_controller.engine.training.validation import replica_container_errors, validate_name
+from mpi_controller.engine.training.validation import validate_name, validate_replica_specs
 from mpi_controller.jax.constants import DEFAULT_CONTAINER_NAME, REPLICA_TYPES, SPECS_FIELD
-from mpi_controller.kube.fielderrors import FieldError, not_supported, required
-from mpi_controller.kube.jsonvalue import as_dict
+from mpi_controller.kube.fielderrors import FieldError
 
 __all__ = ["validate", "validate_update"]
-
-_SPECS_PATH = f"spec.{SPECS_FIELD}"
-
-
-def _spec_errors(job: Mapping[str, Any]) -> list[FieldError]:
-    specs = as_dict(job.get("spec")).get(SPECS_FIELD)
-    if not isinstance(specs, dict):
-        return [required(_SPECS_PATH, "must be required")]
-    errors: list[FieldError] = []
-    for rtype, replica in specs.items():
-        role_path = f"{_SPECS_PATH}[{rtype}]"
-        if rtype not in REPLICA_TYPES:
-            errors.append(not_supported(role_path, rtype, REPLICA_TYPES))
-        errors += replica_container_errors(replica, role_path, DEFAULT_CONTAINER_NAME)
-    return errors
 
 
 def validate(job: Mapping[str, Any]) -> list[FieldError]:
     """The errors of a new JAXJob (empty when valid)."""
-    return [*validate_name(job), *_spec_errors(job)]
+    return [*validate_name(job), *validate_replica_specs(job, SPECS_FIELD, DEFAULT_CONTAINER_NAME,
+                                                         types=REPLICA_TYPES)]
 
 
 def validate_update(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[FieldError]:

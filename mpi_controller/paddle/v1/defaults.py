@@ -21,54 +21,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mpi_controller.engine.training.defaults import (
-    camel_case_replica_types,
-    default_clean_pod_policy,
-    default_port,
-    default_replica,
-    replica_spec_map,
-)
-from mpi_controller.kube.jsonvalue import json_copy
-from mpi_controller.paddle.constants import (
-    DEFAULT_CONTAINER_NAME,
-    DEFAULT_PORT,
-    DEFAULT_PORT_NAME,
-    DEFAULT_RESTART_POLICY,
-    ELASTIC_POLICY,
-    REPLICA_TYPE_WORKER,
-    REPLICA_TYPES,
-    SPECS_FIELD,
-)
+from mpi_controller.engine.training.defaults import default_elastic_replicas, default_job
+from mpi_controller.paddle import constants
+from mpi_controller.paddle.constants import ELASTIC_POLICY, REPLICA_TYPE_WORKER
 
 __all__ = ["set_defaults"]
 
 
-def _default_elastic_policy(policy: dict[str, Any], specs: Mapping[str, Any]) -> None:
-    low, high = policy.get("minReplicas"), policy.get("maxReplicas")
-    if low is not None and high is not None:
-        return
-    if high is not None:
-        policy["minReplicas"] = high
-    elif low is not None:
-        policy["maxReplicas"] = low
-    else:
-        worker = specs.get(REPLICA_TYPE_WORKER)
-        if isinstance(worker, dict) and worker.get("replicas") is not None:
-            policy["minReplicas"] = policy["maxReplicas"] = worker["replicas"]
-
-
 def set_defaults(job: Mapping[str, Any]) -> dict[str, Any]:
     """A defaulted deep copy of ``job`` (any malformed part is left as it is)."""
-    out: dict[str, Any] = json_copy(dict(job))
-    default_clean_pod_policy(out)
-    specs = replica_spec_map(out, SPECS_FIELD)
-    camel_case_replica_types(specs, REPLICA_TYPES)
-    for replica in specs.values():
-        default_replica(replica, replicas=1, restart_policy=DEFAULT_RESTART_POLICY)
-        default_port(replica, container_name=DEFAULT_CONTAINER_NAME, port_name=DEFAULT_PORT_NAME,
-                     port=DEFAULT_PORT)
+    out, specs = default_job(job, constants)
     spec = out.get("spec")
     policy = spec.get(ELASTIC_POLICY) if isinstance(spec, dict) else None
     if isinstance(policy, dict):
-        _default_elastic_policy(policy, specs)
+        default_elastic_replicas(policy, specs.get(REPLICA_TYPE_WORKER))
     return out

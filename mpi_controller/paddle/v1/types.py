@@ -2,8 +2,8 @@
 
 Jobs stay plain dicts in the Kubernetes JSON shape; :func:`parse_paddlejob` gives code a typed
 way to read a (defaulted) one and never raises: a field of the wrong JSON type reads as unset
-(``None``, Go's nil pointer). The shared parts (replica specs, run policy) are the engine's
-``kubeflow.org/v1`` views.
+(``None``, Go's nil pointer). The shared parts (name, namespace, replica specs, run policy) are
+the engine's ``kubeflow.org/v1`` view, :class:`~mpi_controller.engine.training.api.TrainingJob`.
 
 The job's mode follows from its replica types: with a ``Master`` it runs in
 **parameter-server** mode (the masters are the servers, the workers the trainers), without one
@@ -13,11 +13,11 @@ in **collective** mode (workers alone).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from mpi_controller.engine.training.api import ReplicaSpec, RunPolicy, replica_specs, run_policy
-from mpi_controller.kube.jsonvalue import as_dict, as_int, as_str
+from mpi_controller.engine.training.api import ReplicaSpec, TrainingJob, parse_job
+from mpi_controller.kube.jsonvalue import as_dict, as_int
 from mpi_controller.paddle.constants import (
     ELASTIC_POLICY,
     REPLICA_TYPE_MASTER,
@@ -62,13 +62,9 @@ def parse_elastic_policy(raw: object) -> ElasticPolicy | None:
 
 
 @dataclass(frozen=True)
-class PaddleJob:
+class PaddleJob(TrainingJob):
     """The parts of a PaddleJob the controller reads."""
 
-    name: str = ""
-    namespace: str = ""
-    replica_specs: dict[str, ReplicaSpec] = field(default_factory=dict)
-    run_policy: RunPolicy = field(default_factory=RunPolicy)
     elastic_policy: ElasticPolicy | None = None
 
     @property
@@ -84,19 +80,8 @@ class PaddleJob:
         """A Master spec exists (upstream's ``ContainsMasterSpec``); else collective mode."""
         return self.master is not None
 
-    @property
-    def total_replicas(self) -> int:
-        """The replicas of every replica type (``getTotalReplicas``)."""
-        return sum(spec.replicas for spec in self.replica_specs.values())
-
 
 def parse_paddlejob(job: Mapping[str, Any]) -> PaddleJob:
-    meta = as_dict(job.get("metadata"))
     spec = as_dict(job.get("spec"))
-    return PaddleJob(
-        name=as_str(meta.get("name")),
-        namespace=as_str(meta.get("namespace")),
-        replica_specs=replica_specs(job, SPECS_FIELD),
-        run_policy=run_policy(job),
-        elastic_policy=parse_elastic_policy(spec.get(ELASTIC_POLICY)),
-    )
+    return parse_job(PaddleJob, job, SPECS_FIELD,
+                     elastic_policy=parse_elastic_policy(spec.get(ELASTIC_POLICY)))

@@ -27,57 +27,26 @@ from collections.abc import Mapping
 from typing import Any
 
 from mpi_controller.engine.training.validation import (
-    validate_name,
-    validate_run_policy,
-    validate_run_policy_update,
+    validate_job,
+    validate_job_update,
+    validate_replica_specs,
 )
-from mpi_controller.kube.fielderrors import FieldError, go_quote, not_supported, required
-from mpi_controller.kube.jsonvalue import as_dict, as_list, as_str
+from mpi_controller.kube.fielderrors import FieldError
 from mpi_controller.paddle.constants import DEFAULT_CONTAINER_NAME, REPLICA_TYPES, SPECS_FIELD
 
 __all__ = ["validate", "validate_update"]
 
-_SPECS_PATH = f"spec.{SPECS_FIELD}"
-_NO_DEFAULT_CONTAINER = (f"must have at least one container with name "
-                         f"{go_quote(DEFAULT_CONTAINER_NAME)}")
-
-
-def _replica_errors(rtype: str, replica: object) -> list[FieldError]:
-    role_path = f"{_SPECS_PATH}[{rtype}]"
-    containers_path = f"{role_path}.template.spec.containers"
-    errors: list[FieldError] = []
-    if rtype not in REPLICA_TYPES:
-        errors.append(not_supported(role_path, rtype, REPLICA_TYPES))
-    pod_spec = as_dict(as_dict(as_dict(replica).get("template")).get("spec"))
-    containers = as_list(pod_spec.get("containers"))
-    if not containers:
-        errors.append(required(containers_path, "must be specified"))
-    named = False
-    for index, container in enumerate(containers):
-        if not as_str(as_dict(container).get("image")):
-            errors.append(required(f"{containers_path}[{index}].image", "must be required"))
-        named = named or as_dict(container).get("name") == DEFAULT_CONTAINER_NAME
-    if not named:
-        errors.append(required(containers_path, _NO_DEFAULT_CONTAINER))
-    return errors
-
 
 def _spec_errors(job: Mapping[str, Any]) -> list[FieldError]:
-    specs = as_dict(job.get("spec")).get(SPECS_FIELD)
-    if not isinstance(specs, dict):
-        return [required(_SPECS_PATH, "must be required")]
-    errors: list[FieldError] = []
-    for rtype, replica in specs.items():
-        errors += _replica_errors(rtype, replica)
-    return errors
+    return validate_replica_specs(job, SPECS_FIELD, DEFAULT_CONTAINER_NAME, types=REPLICA_TYPES,
+                                  quote_name=True)
 
 
 def validate(job: Mapping[str, Any]) -> list[FieldError]:
     """The errors of a new PaddleJob (empty when valid)."""
-    return [*validate_name(job), *validate_run_policy(job), *_spec_errors(job)]
+    return validate_job(job, _spec_errors)
 
 
 def validate_update(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[FieldError]:
     """The errors of an update from ``old`` to ``new``."""
-    return [*validate_name(new), *validate_run_policy_update(old, new),
-            *validate_run_policy(new), *_spec_errors(new)]
+    return validate_job_update(old, new, _spec_errors)

@@ -2,17 +2,17 @@
 
 Jobs stay plain dicts in the Kubernetes JSON shape; :func:`parse_pytorchjob` gives code a typed
 way to read a (defaulted) one and never raises: a field of the wrong JSON type reads as unset
-(``None``, Go's nil pointer). The shared parts (replica specs, run policy) are the engine's
-``kubeflow.org/v1`` views.
+(``None``, Go's nil pointer). The shared parts (name, namespace, replica specs, run policy) are
+the engine's ``kubeflow.org/v1`` view, :class:`~mpi_controller.engine.training.api.TrainingJob`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from mpi_controller.engine.training.api import ReplicaSpec, RunPolicy, replica_specs, run_policy
+from mpi_controller.engine.training.api import ReplicaSpec, TrainingJob, parse_job
 from mpi_controller.kube.jsonvalue import (
     as_bool,
     as_dict,
@@ -74,13 +74,9 @@ def parse_elastic_policy(raw: object) -> ElasticPolicy | None:
 
 
 @dataclass(frozen=True)
-class PyTorchJob:
+class PyTorchJob(TrainingJob):
     """The parts of a PyTorchJob the controller reads."""
 
-    name: str = ""
-    namespace: str = ""
-    replica_specs: dict[str, ReplicaSpec] = field(default_factory=dict)
-    run_policy: RunPolicy = field(default_factory=RunPolicy)
     elastic_policy: ElasticPolicy | None = None
     nproc_per_node: str | None = None
     """``spec.nprocPerNode`` (``auto``, ``cpu``, ``gpu`` or a number, as a string)."""
@@ -93,20 +89,9 @@ class PyTorchJob:
     def worker(self) -> ReplicaSpec | None:
         return self.replica_specs.get(REPLICA_TYPE_WORKER)
 
-    @property
-    def total_replicas(self) -> int:
-        """The replicas of every replica type (``getTotalReplicas``)."""
-        return sum(spec.replicas for spec in self.replica_specs.values())
-
 
 def parse_pytorchjob(job: Mapping[str, Any]) -> PyTorchJob:
-    meta = as_dict(job.get("metadata"))
     spec = as_dict(job.get("spec"))
-    return PyTorchJob(
-        name=as_str(meta.get("name")),
-        namespace=as_str(meta.get("namespace")),
-        replica_specs=replica_specs(job, SPECS_FIELD),
-        run_policy=run_policy(job),
-        elastic_policy=parse_elastic_policy(spec.get(ELASTIC_POLICY)),
-        nproc_per_node=as_opt_str(spec.get("nprocPerNode")),
-    )
+    return parse_job(PyTorchJob, job, SPECS_FIELD,
+                     elastic_policy=parse_elastic_policy(spec.get(ELASTIC_POLICY)),
+                     nproc_per_node=as_opt_str(spec.get("nprocPerNode")))

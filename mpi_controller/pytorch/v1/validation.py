@@ -27,12 +27,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from mpi_controller.engine.training.validation import (
-    replica_container_errors,
-    validate_name,
-    validate_run_policy,
-    validate_run_policy_update,
+    validate_job,
+    validate_job_update,
+    validate_replica_specs,
 )
-from mpi_controller.kube.fielderrors import FieldError, forbidden, not_supported, required
+from mpi_controller.kube.fielderrors import FieldError, forbidden, required
 from mpi_controller.kube.jsonvalue import as_dict, as_int
 from mpi_controller.pytorch.constants import (
     DEFAULT_CONTAINER_NAME,
@@ -63,41 +62,29 @@ def _elastic_errors(spec: Mapping[str, Any]) -> list[FieldError]:
     return errors
 
 
-def _replica_errors(rtype: str, replica: object) -> list[FieldError]:
-    role_path = f"{_SPECS_PATH}[{rtype}]"
-    errors: list[FieldError] = []
-    if rtype not in REPLICA_TYPES:
-        errors.append(not_supported(role_path, rtype, REPLICA_TYPES))
-    errors += replica_container_errors(replica, role_path, DEFAULT_CONTAINER_NAME)
+def _replicas_errors(rtype: str, replica: object, role_path: str) -> list[FieldError]:
     replicas = as_int(as_dict(replica).get("replicas"))
     if rtype == REPLICA_TYPE_MASTER:
-        if replicas != 1:
-            errors.append(forbidden(f"{role_path}.replicas", "must be 1"))
-    elif replicas is not None and replicas < 1:
-        errors.append(forbidden(f"{role_path}.replicas", "must be at least 1"))
-    return errors
+        return [] if replicas == 1 else [forbidden(f"{role_path}.replicas", "must be 1")]
+    if replicas is not None and replicas < 1:
+        return [forbidden(f"{role_path}.replicas", "must be at least 1")]
+    return []
 
 
 def _spec_errors(job: Mapping[str, Any]) -> list[FieldError]:
-    spec = as_dict(job.get("spec"))
-    errors = _elastic_errors(spec)
-    specs = spec.get(SPECS_FIELD)
-    if not isinstance(specs, dict):
-        return [*errors, required(_SPECS_PATH, "must be required")]
-    for rtype, replica in specs.items():
-        errors += _replica_errors(rtype, replica)
-    return errors
+    return [*_elastic_errors(as_dict(job.get("spec"))),
+            *validate_replica_specs(job, SPECS_FIELD, DEFAULT_CONTAINER_NAME,
+                                    types=REPLICA_TYPES, check=_replicas_errors)]
 
 
 def validate(job: Mapping[str, Any]) -> list[FieldError]:
     """The errors of a new PyTorchJob (empty when valid)."""
-    return [*validate_name(job), *validate_run_policy(job), *_spec_errors(job)]
+    return validate_job(job, _spec_errors)
 
 
 def validate_update(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[FieldError]:
     """The errors of an update from ``old`` to ``new``."""
-    return [*validate_name(new), *validate_run_policy_update(old, new),
-            *validate_run_policy(new), *_spec_errors(new)]
+    return validate_job_update(old, new, _spec_errors)
 
 
 def validation_warnings(job: Mapping[str, Any]) -> list[str]:

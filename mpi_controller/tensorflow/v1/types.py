@@ -2,16 +2,17 @@
 
 Jobs stay plain dicts in the Kubernetes JSON shape; :func:`parse_tfjob` gives code a typed way
 to read a (defaulted) one and never raises: a field of the wrong JSON type reads as unset. The
-shared parts (replica specs, run policy) are the engine's ``kubeflow.org/v1`` views.
+shared parts (name, namespace, replica specs, run policy) are the engine's ``kubeflow.org/v1``
+view, :class:`~mpi_controller.engine.training.api.TrainingJob`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from mpi_controller.engine.training.api import ReplicaSpec, RunPolicy, replica_specs, run_policy
+from mpi_controller.engine.training.api import TrainingJob, parse_job
 from mpi_controller.kube.jsonvalue import as_bool, as_dict, as_str
 from mpi_controller.tensorflow.constants import (
     REPLICA_TYPE_CHIEF,
@@ -28,13 +29,9 @@ def is_chief_or_master(rtype: str) -> bool:
 
 
 @dataclass(frozen=True)
-class TFJob:
+class TFJob(TrainingJob):
     """The parts of a TFJob the controller reads."""
 
-    name: str = ""
-    namespace: str = ""
-    replica_specs: dict[str, ReplicaSpec] = field(default_factory=dict)
-    run_policy: RunPolicy = field(default_factory=RunPolicy)
     success_policy: str = ""
     enable_dynamic_worker: bool = False
 
@@ -49,13 +46,6 @@ class TFJob:
 
 
 def parse_tfjob(job: Mapping[str, Any]) -> TFJob:
-    meta = as_dict(job.get("metadata"))
     spec = as_dict(job.get("spec"))
-    return TFJob(
-        name=as_str(meta.get("name")),
-        namespace=as_str(meta.get("namespace")),
-        replica_specs=replica_specs(job, SPECS_FIELD),
-        run_policy=run_policy(job),
-        success_policy=as_str(spec.get("successPolicy")),
-        enable_dynamic_worker=as_bool(spec.get("enableDynamicWorker")) is True,
-    )
+    return parse_job(TFJob, job, SPECS_FIELD, success_policy=as_str(spec.get("successPolicy")),
+                     enable_dynamic_worker=as_bool(spec.get("enableDynamicWorker")) is True)

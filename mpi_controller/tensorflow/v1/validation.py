@@ -16,10 +16,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from mpi_controller.engine.training.validation import (
-    validate_name,
-    validate_replica_containers,
-    validate_run_policy,
-    validate_run_policy_update,
+    validate_job,
+    validate_job_update,
+    validate_replica_specs,
 )
 from mpi_controller.kube.fielderrors import FieldError, forbidden
 from mpi_controller.kube.jsonvalue import as_dict
@@ -30,7 +29,7 @@ __all__ = ["validate", "validate_update"]
 
 
 def _spec_errors(job: Mapping[str, Any]) -> list[FieldError]:
-    errors = validate_replica_containers(job, SPECS_FIELD, DEFAULT_CONTAINER_NAME)
+    errors = validate_replica_specs(job, SPECS_FIELD, DEFAULT_CONTAINER_NAME)
     specs = as_dict(as_dict(job.get("spec")).get(SPECS_FIELD))
     if sum(1 for rtype in specs if is_chief_or_master(rtype)) > 1:
         errors.append(forbidden(f"spec.{SPECS_FIELD}",
@@ -40,10 +39,9 @@ def _spec_errors(job: Mapping[str, Any]) -> list[FieldError]:
 
 def validate(job: Mapping[str, Any]) -> list[FieldError]:
     """The errors of a new TFJob (empty when valid)."""
-    return [*validate_name(job), *validate_run_policy(job), *_spec_errors(job)]
+    return validate_job(job, _spec_errors)
 
 
 def validate_update(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[FieldError]:
     """The errors of an update from ``old`` to ``new``."""
-    return [*validate_name(new), *validate_run_policy_update(old, new),
-            *validate_run_policy(new), *_spec_errors(new)]
+    return validate_job_update(old, new, _spec_errors)

@@ -24,12 +24,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from mpi_controller.engine.training.validation import (
-    replica_container_errors,
-    validate_name,
-    validate_run_policy,
-    validate_run_policy_update,
+    validate_job,
+    validate_job_update,
+    validate_replica_specs,
 )
-from mpi_controller.kube.fielderrors import FieldError, forbidden, not_supported, required
+from mpi_controller.kube.fielderrors import FieldError, forbidden, required
 from mpi_controller.kube.jsonvalue import as_dict, as_int
 from mpi_controller.xgboost.constants import (
     DEFAULT_CONTAINER_NAME,
@@ -43,36 +42,25 @@ __all__ = ["validate", "validate_update"]
 _SPECS_PATH = f"spec.{SPECS_FIELD}"
 
 
-def _replica_errors(rtype: str, replica: object) -> list[FieldError]:
-    role_path = f"{_SPECS_PATH}[{rtype}]"
-    errors: list[FieldError] = []
-    if rtype not in REPLICA_TYPES:
-        errors.append(not_supported(role_path, rtype, REPLICA_TYPES))
-    errors += replica_container_errors(replica, role_path, DEFAULT_CONTAINER_NAME)
+def _master_replicas_errors(rtype: str, replica: object, role_path: str) -> list[FieldError]:
     if rtype == REPLICA_TYPE_MASTER and as_int(as_dict(replica).get("replicas")) != 1:
-        errors.append(forbidden(f"{role_path}.replicas", "must be 1"))
-    return errors
+        return [forbidden(f"{role_path}.replicas", "must be 1")]
+    return []
 
 
 def _spec_errors(job: Mapping[str, Any]) -> list[FieldError]:
-    specs = as_dict(job.get("spec")).get(SPECS_FIELD)
-    errors: list[FieldError] = []
-    if not isinstance(specs, dict):
-        errors.append(required(_SPECS_PATH, "must be required"))
-        specs = {}
-    for rtype, replica in specs.items():
-        errors += _replica_errors(rtype, replica)
-    if REPLICA_TYPE_MASTER not in specs:
+    errors = validate_replica_specs(job, SPECS_FIELD, DEFAULT_CONTAINER_NAME, types=REPLICA_TYPES,
+                                    check=_master_replicas_errors)
+    if REPLICA_TYPE_MASTER not in as_dict(as_dict(job.get("spec")).get(SPECS_FIELD)):
         errors.append(required(f"{_SPECS_PATH}[{REPLICA_TYPE_MASTER}]", "must be present"))
     return errors
 
 
 def validate(job: Mapping[str, Any]) -> list[FieldError]:
     """The errors of a new XGBoostJob (empty when valid)."""
-    return [*validate_name(job), *validate_run_policy(job), *_spec_errors(job)]
+    return validate_job(job, _spec_errors)
 
 
 def validate_update(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[FieldError]:
     """The errors of an update from ``old`` to ``new``."""
-    return [*validate_name(new), *validate_run_policy_update(old, new),
-            *validate_run_policy(new), *_spec_errors(new)]
+    return validate_job_update(old, new, _spec_errors)

@@ -3,13 +3,12 @@ exact environment upstream gives a pod."""
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from tests.tfjobs import example as any_example
 from tests.tfjobs import replica as tf_replica
+from tests.tfjobs import replica_selector, training_job
 
 REPO = Path(__file__).resolve().parents[3]
 EXAMPLES = ("demo.yaml", "jaxjob_dist_spmd_mnist_gloo.yaml")
@@ -18,8 +17,7 @@ IMAGE = "ghcr.io/kubeflow/training-v1/jaxjob-simple:latest"
 
 def example(name: str = "demo.yaml") -> dict[str, Any]:
     """An example manifest from examples/jax/ (a fresh copy)."""
-    doc: dict[str, Any] = yaml.safe_load((REPO / "examples" / "jax" / name).read_text())
-    return copy.deepcopy(doc)
+    return any_example(f"jax/{name}")
 
 
 def replica(replicas: int | None = 1, *, restart: str | None = None, port: int | None = None,
@@ -31,11 +29,7 @@ def replica(replicas: int | None = 1, *, restart: str | None = None, port: int |
 
 def jaxjob(name: str, replicas: dict[str, dict[str, Any]], **spec: Any) -> dict[str, Any]:
     """A JAXJob with these replica specs (``run_policy=`` goes to ``spec.runPolicy``)."""
-    body: dict[str, Any] = {"apiVersion": "kubeflow.org/v1", "kind": "JAXJob",
-                            "metadata": {"name": name}, "spec": {"jaxReplicaSpecs": replicas}}
-    for key, value in spec.items():
-        body["spec"]["runPolicy" if key == "run_policy" else key] = value
-    return body
+    return training_job("JAXJob", "jaxReplicaSpecs", name, replicas, **spec)
 
 
 def env(job: str, *, index: int, processes: int, port: int = 6666) -> list[dict[str, str]]:
@@ -49,6 +43,4 @@ def env(job: str, *, index: int, processes: int, port: int = 6666) -> list[dict[
 def selector(job: str, rtype: str = "Worker") -> str:
     """``status.replicaStatuses[<rtype>].selector`` of ``job`` (ours: with the deprecated
     ``group-name`` and ``job-name`` labels the engine puts on every child)."""
-    return (f"group-name=kubeflow.org,job-name={job},training.kubeflow.org/job-name={job},"
-            "training.kubeflow.org/operator-name=jaxjob-controller,"
-            f"training.kubeflow.org/replica-type={rtype.lower()}")
+    return replica_selector(job, "jaxjob-controller", rtype)

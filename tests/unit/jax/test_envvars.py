@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from mpi_controller.jax import parse_jaxjob, pod_env, set_defaults
-from mpi_controller.jax.envvars import PORT_NOT_EXPOSED, add_pod_env, coordinator_port
+from mpi_controller.jax.envvars import PORT_NOT_EXPOSED, coordinator_port
 from mpi_controller.jax.kind import JAX
 from tests.unit.jax.jaxjobs import env, jaxjob, replica
 
@@ -100,12 +100,3 @@ def test_every_container_gets_the_variables_after_its_own() -> None:
                        {"name": "jax", "env": [{"name": "PYTHONUNBUFFERED", "value": "0"},
                                                *wanted]}]}
 
-
-def test_add_pod_env_copies_each_variable() -> None:
-    variables = [{"name": "A", "value": "1"}]
-    template: dict[str, Any] = {"spec": {"containers": [{"name": "a"}, {"name": "b"}]}}
-    add_pod_env(template, variables)
-    first, second = (c["env"][0] for c in template["spec"]["containers"])
-    assert first == second == {"name": "A", "value": "1"}
-    assert first is not second
-    assert first is not variables[0]

@@ -11,85 +11,24 @@ from typing import Any
 import pytest
 
 from mpi_controller.jax.kind import JAXJobKind
-from mpi_controller.runtime.client import PODS, SERVICES
-from mpi_controller.runtime.metrics import REGISTRY
+from mpi_controller.runtime.client import SERVICES
 from tests.engine_harness import EngineHarness
+from tests.kind_steps import KindSteps
 from tests.unit.jax.jaxjobs import env, example, jaxjob, replica, selector
 
 NS = "ns"
 KIND = "JAXJob"
 JOB = "jaxjob-simple"
 DEMO_IMAGE = "ghcr.io/kubeflow/training-v1/jaxjob-simple:latest"
-
-
-def harness(**kw: Any) -> EngineHarness:
-    return EngineHarness(schemes=("jaxjob",), **kw)
-
-
-def conditions(h: EngineHarness, name: str = JOB) -> list[tuple[str, str, str]]:
-    status = h.job(name, KIND).get("status") or {}
-    return [(c["type"], c["status"], c["reason"]) for c in status.get("conditions") or []]
-
-
-def status(h: EngineHarness, name: str = JOB) -> dict[str, Any]:
-    return dict(h.job(name, KIND).get("status") or {})
+STEPS = KindSteps(KIND, container="jax", framework="jax", job=JOB)
+harness, conditions, status, set_pod = STEPS.harness, STEPS.conditions, STEPS.status, STEPS.set_pod
+pod_names, service_names, pod = STEPS.pod_names, STEPS.service_names, STEPS.pod
+metric, modify_job, run_policy = STEPS.metric, STEPS.modify_job, STEPS.run_policy
+started = STEPS.started
 
 
 def last_message(h: EngineHarness, name: str = JOB) -> str:
-    text: str = status(h, name)["conditions"][-1]["message"]
-    return text
-
-
-def set_pod(h: EngineHarness, name: str, phase: str, *, code: int | None = None,
-            restarts: int = 0) -> None:
-    """Play the kubelet: ``phase``; a terminated ``jax`` container with exit ``code``."""
-    def change(pod: dict[str, Any]) -> None:
-        state: dict[str, Any] = {"running": {}}
-        if code is not None:
-            state = {"terminated": {"exitCode": code,
-                                    "reason": "Error" if code else "Completed"}}
-        pod["status"] = {"phase": phase, "containerStatuses": [
-            {"name": "jax", "restartCount": restarts, "state": state}]}
-    h.api.modify(PODS, name, change, namespace=NS)
-
-
-def pod_names(h: EngineHarness) -> list[str]:
-    return sorted(p["metadata"]["name"] for p in h.api.objects(PODS, NS))
-
-
-def service_names(h: EngineHarness) -> list[str]:
-    return sorted(s["metadata"]["name"] for s in h.api.objects(SERVICES, NS))
-
-
-def pod(h: EngineHarness, name: str) -> dict[str, Any]:
-    found = h.stored(PODS, name)
-    assert found is not None, name
-    return found
-
-
-def metric(name: str) -> float:
-    value = REGISTRY.get_sample_value(f"training_operator_jobs_{name}_total",
-                                      {"job_namespace": NS, "framework": "jax"})
-    return value or 0.0
-
-
-def modify_job(h: EngineHarness, name: str, change: Any) -> None:
-    h.api.modify(h.controller.kind.resource, name, change, namespace=NS)
-
-
-def run_policy(h: EngineHarness, name: str, **policy: Any) -> None:
-    modify_job(h, name, lambda j: j["spec"].setdefault("runPolicy", {}).update(policy))
-
-
-async def started(h: EngineHarness, body: dict[str, Any]) -> None:
-    """Created, synced, every pod Running, synced again; the request log starts afresh."""
-    h.create(body)
-    name = body["metadata"]["name"]
-    await h.sync(name, KIND)
-    for each in pod_names(h):
-        set_pod(h, each, "Running")
-    await h.sync(name, KIND)
-    h.mark()
+    return STEPS.messages(h, name)[-1]
 
 
 def workers(name: str, n: int, restart: str = "Never", **spec: Any) -> dict[str, Any]:

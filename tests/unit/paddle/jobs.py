@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.tfjobs import example
+from tests.tfjobs import example, replica_selector, training_job
 from tests.tfjobs import replica as tf_replica
 
 GROUP, VERSION, PLURAL, KIND = "kubeflow.org", "v1", "paddlejobs", "PaddleJob"
@@ -34,13 +34,7 @@ def replica(replicas: int | None = 1, *, restart: str | None = None, port: int |
 def paddlejob(name: str, replicas: dict[str, dict[str, Any]], **spec: Any) -> dict[str, Any]:
     """A PaddleJob with these replica specs (``run_policy=`` goes to ``spec.runPolicy``,
     ``elastic=`` to ``spec.elasticPolicy``)."""
-    body: dict[str, Any] = {"apiVersion": f"{GROUP}/{VERSION}", "kind": KIND,
-                            "metadata": {"name": name},
-                            "spec": {"paddleReplicaSpecs": replicas}}
-    keys = {"run_policy": "runPolicy", "elastic": "elasticPolicy"}
-    for key, value in spec.items():
-        body["spec"][keys.get(key, key)] = value
-    return body
+    return training_job(KIND, "paddleReplicaSpecs", name, replicas, **spec)
 
 
 def env(job: str, *, nnodes: int, master: str, server: bool | None = None
@@ -64,6 +58,4 @@ def env(job: str, *, nnodes: int, master: str, server: bool | None = None
 
 def selector(job: str, rtype: str) -> str:
     """``status.replicaStatuses[<rtype>].selector`` of ``job``."""
-    return (f"group-name=kubeflow.org,job-name={job},training.kubeflow.org/job-name={job},"
-            "training.kubeflow.org/operator-name=paddlejob-controller,"
-            f"training.kubeflow.org/replica-type={rtype.lower()}")
+    return replica_selector(job, "paddlejob-controller", rtype)

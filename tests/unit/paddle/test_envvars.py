@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
+from mpi_controller.engine.training.env import add_pod_env
 from mpi_controller.paddle import is_master_role, parse_paddlejob, pod_env, set_defaults
-from mpi_controller.paddle.envvars import add_pod_env, master_endpoint, replica_port
+from mpi_controller.paddle.envvars import master_endpoint, replica_port
 from tests.unit.paddle.jobs import paddlejob, replica, simple_cpu
 
 POD_IP = {"name": "POD_IP_DUMMY", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}

@@ -7,64 +7,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from mpi_controller.runtime.client import PODS, SERVICES
-from mpi_controller.runtime.metrics import REGISTRY
+from mpi_controller.runtime.client import SERVICES
 from tests.engine_harness import EngineHarness
+from tests.kind_steps import KindSteps
 from tests.unit.paddle.jobs import IMAGE, env, paddlejob, replica, selector, simple_cpu
 
 NS = "ns"
 KIND = "PaddleJob"
 CPU = "paddle-simple-cpu"
-
-
-def harness(**kw: Any) -> EngineHarness:
-    return EngineHarness(schemes=("paddlejob",), **kw)
-
-
-def conditions(h: EngineHarness, name: str) -> list[tuple[str, str, str]]:
-    status = h.job(name, KIND).get("status") or {}
-    return [(c["type"], c["status"], c["reason"]) for c in status.get("conditions") or []]
-
-
-def status(h: EngineHarness, name: str) -> dict[str, Any]:
-    return dict(h.job(name, KIND).get("status") or {})
-
-
-def set_pod(h: EngineHarness, name: str, phase: str, *, code: int | None = None,
-            restarts: int = 0) -> None:
-    """Play the kubelet: ``phase``; a terminated ``paddle`` container with exit ``code``."""
-    def change(pod: dict[str, Any]) -> None:
-        state: dict[str, Any] = {"running": {}}
-        if code is not None:
-            state = {"terminated": {"exitCode": code,
-                                    "reason": "Error" if code else "Completed"}}
-        pod["status"] = {"phase": phase, "containerStatuses": [
-            {"name": "paddle", "restartCount": restarts, "state": state}]}
-    h.api.modify(PODS, name, change, namespace=NS)
-
-
-def pod_names(h: EngineHarness) -> list[str]:
-    return sorted(p["metadata"]["name"] for p in h.api.objects(PODS, NS))
-
-
-def service_names(h: EngineHarness) -> list[str]:
-    return sorted(s["metadata"]["name"] for s in h.api.objects(SERVICES, NS))
-
-
-def pod(h: EngineHarness, name: str) -> dict[str, Any]:
-    found = h.stored(PODS, name)
-    assert found is not None, name
-    return found
-
-
-def metric(name: str) -> float:
-    value = REGISTRY.get_sample_value(f"training_operator_jobs_{name}_total",
-                                      {"job_namespace": NS, "framework": "paddle"})
-    return value or 0.0
-
-
-def modify_job(h: EngineHarness, name: str, change: Any) -> None:
-    h.api.modify(h.controller.kind.resource, name, change, namespace=NS)
+STEPS = KindSteps(KIND, container="paddle", framework="paddle")
+harness, conditions, status, set_pod = STEPS.harness, STEPS.conditions, STEPS.status, STEPS.set_pod
+pod_names, service_names, pod = STEPS.pod_names, STEPS.service_names, STEPS.pod
+metric, modify_job, started = STEPS.metric, STEPS.modify_job, STEPS.started
 
 
 def ps(name: str = "ps", *, masters: int = 1, workers: int = 2, restart: str | None = None,
@@ -72,17 +26,6 @@ def ps(name: str = "ps", *, masters: int = 1, workers: int = 2, restart: str | N
     """A parameter-server job: ``masters`` Masters, ``workers`` Workers, default ports."""
     return paddlejob(name, {"Master": replica(masters, restart=restart),
                             "Worker": replica(workers, restart=restart)}, **spec)
-
-
-async def started(h: EngineHarness, body: dict[str, Any]) -> None:
-    """Created, synced, every pod Running, synced again; the request log starts afresh."""
-    h.create(body)
-    name = body["metadata"]["name"]
-    await h.sync(name, KIND)
-    for each in pod_names(h):
-        set_pod(h, each, "Running")
-    await h.sync(name, KIND)
-    h.mark()
 
 
 def labels(job: str, rtype: str, index: int, *, master: bool = False) -> dict[str, str]:

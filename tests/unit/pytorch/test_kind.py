@@ -10,10 +10,10 @@ import pytest
 
 from mpi_controller.pytorch.initcontainer import InitContainerTemplate
 from mpi_controller.pytorch.kind import HPAS, PyTorchOptions
-from mpi_controller.runtime.client import PODS, SERVICES
-from mpi_controller.runtime.metrics import REGISTRY
+from mpi_controller.runtime.client import SERVICES
 from tests.engine_harness import EngineHarness
 from tests.fakeapi import conflict
+from tests.kind_steps import KindSteps
 from tests.pytorchjobs import (
     CPU_METRIC,
     IMAGE,
@@ -26,70 +26,12 @@ from tests.pytorchjobs import (
 )
 
 NS = "ns"
-PT = ("pytorchjob",)
 KIND = "PyTorchJob"
 JOB = "pytorch-simple"
-
-
-def harness(**kw: Any) -> EngineHarness:
-    return EngineHarness(schemes=PT, **kw)
-
-
-def conditions(h: EngineHarness, name: str = JOB) -> list[tuple[str, str, str]]:
-    status = h.job(name, KIND).get("status") or {}
-    return [(c["type"], c["status"], c["reason"]) for c in status.get("conditions") or []]
-
-
-def status(h: EngineHarness, name: str = JOB) -> dict[str, Any]:
-    return dict(h.job(name, KIND).get("status") or {})
-
-
-def set_pod(h: EngineHarness, name: str, phase: str, *, code: int | None = None,
-            restarts: int = 0) -> None:
-    """Play the kubelet: ``phase``; a terminated ``pytorch`` container with exit ``code``."""
-    def change(pod: dict[str, Any]) -> None:
-        state: dict[str, Any] = {"running": {}}
-        if code is not None:
-            state = {"terminated": {"exitCode": code,
-                                    "reason": "Error" if code else "Completed"}}
-        pod["status"] = {"phase": phase, "containerStatuses": [
-            {"name": "pytorch", "restartCount": restarts, "state": state}]}
-    h.api.modify(PODS, name, change, namespace=NS)
-
-
-def pod_names(h: EngineHarness) -> list[str]:
-    return sorted(p["metadata"]["name"] for p in h.api.objects(PODS, NS))
-
-
-def service_names(h: EngineHarness) -> list[str]:
-    return sorted(s["metadata"]["name"] for s in h.api.objects(SERVICES, NS))
-
-
-def metric(name: str) -> float:
-    value = REGISTRY.get_sample_value(f"training_operator_jobs_{name}_total",
-                                      {"job_namespace": NS, "framework": "pytorch"})
-    return value or 0.0
-
-
-def pod(h: EngineHarness, name: str) -> dict[str, Any]:
-    found = h.stored(PODS, name)
-    assert found is not None, name
-    return found
-
-
-def modify_job(h: EngineHarness, name: str, change: Any) -> None:
-    h.api.modify(h.controller.kind.resource, name, change, namespace=NS)
-
-
-async def started(h: EngineHarness, body: dict[str, Any]) -> None:
-    """Created, synced, every pod Running, synced again; the request log starts afresh."""
-    h.create(body)
-    name = body["metadata"]["name"]
-    await h.sync(name, KIND)
-    for each in pod_names(h):
-        set_pod(h, each, "Running")
-    await h.sync(name, KIND)
-    h.mark()
+STEPS = KindSteps(KIND, container="pytorch", framework="pytorch", job=JOB)
+harness, conditions, status, set_pod = STEPS.harness, STEPS.conditions, STEPS.status, STEPS.set_pod
+pod_names, service_names, pod = STEPS.pod_names, STEPS.service_names, STEPS.pod
+metric, modify_job, started = STEPS.metric, STEPS.modify_job, STEPS.started
 
 
 # -- the issue's manifest ------------------------------------------------------------------------

@@ -8,17 +8,16 @@ import json
 from typing import Any
 
 from mpi_controller.runtime.client import EVENTS, PODS, SERVICES
-from mpi_controller.runtime.metrics import REGISTRY
 from tests.engine_harness import EngineHarness
+from tests.kind_steps import KindSteps
 from tests.tfjobs import dense_config, example, replica, tfjob
 
 NS = "ns"
-TF = ("tfjob",)
 JOB = "tf-dist-mnist-for-e2e-test"
-
-
-def harness(**kw: Any) -> EngineHarness:
-    return EngineHarness(schemes=TF, **kw)
+STEPS = KindSteps("TFJob", container="tensorflow", framework="tensorflow", job=JOB)
+harness, conditions, status, set_pod = STEPS.harness, STEPS.conditions, STEPS.status, STEPS.set_pod
+pod_names, service_names, metric, started = (STEPS.pod_names, STEPS.service_names, STEPS.metric,
+                                             STEPS.started)
 
 
 def mnist() -> dict[str, Any]:
@@ -26,60 +25,11 @@ def mnist() -> dict[str, Any]:
     return example()
 
 
-def conditions(h: EngineHarness, name: str = JOB) -> list[tuple[str, str, str]]:
-    status = h.job(name, "TFJob").get("status") or {}
-    return [(c["type"], c["status"], c["reason"]) for c in status.get("conditions") or []]
-
-
-def status(h: EngineHarness, name: str = JOB) -> dict[str, Any]:
-    return dict(h.job(name, "TFJob").get("status") or {})
-
-
-def set_pod(h: EngineHarness, name: str, phase: str, *, code: int | None = None,
-            restarts: int = 0, container: str = "tensorflow", **status: Any) -> None:
-    """Play the kubelet: ``phase``; a terminated ``container`` with exit ``code``."""
-    def change(pod: dict[str, Any]) -> None:
-        state: dict[str, Any] = {"running": {}}
-        if code is not None:
-            state = {"terminated": {"exitCode": code, "reason": "Error" if code else
-                                    "Completed"}}
-        pod["status"] = {"phase": phase, **status, "containerStatuses": [
-            {"name": container, "restartCount": restarts, "state": state}]}
-    h.api.modify(PODS, name, change, namespace=NS)
-
-
-def pod_names(h: EngineHarness) -> list[str]:
-    return sorted(p["metadata"]["name"] for p in h.api.objects(PODS, NS))
-
-
-def service_names(h: EngineHarness) -> list[str]:
-    return sorted(s["metadata"]["name"] for s in h.api.objects(SERVICES, NS))
-
-
-def metric(name: str, framework: str = "tensorflow") -> float:
-    value = REGISTRY.get_sample_value(f"training_operator_jobs_{name}_total",
-                                      {"job_namespace": NS, "framework": framework})
-    return value or 0.0
-
-
 async def succeed(h: EngineHarness, pod: str, job: str = "job") -> tuple[str, str, str]:
     """``pod`` exits 0 and the job syncs: its last condition."""
     set_pod(h, pod, "Succeeded", code=0)
     await h.sync(job, "TFJob")
     return conditions(h, job)[-1]
-
-
-async def started(h: EngineHarness, body: dict[str, Any], *, running: bool = True) -> None:
-    """The job created, its first sync done, its pods Running (each index's pod), the request
-    log starts afresh."""
-    h.create(body)
-    name = body["metadata"]["name"]
-    await h.sync(name, "TFJob")
-    if running:
-        for pod in pod_names(h):
-            set_pod(h, pod, "Running")
-        await h.sync(name, "TFJob")
-    h.mark()
 
 
 # -- the issue's manifest, first to last ---------------------------------------------------------

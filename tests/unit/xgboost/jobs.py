@@ -3,14 +3,12 @@
 
 from __future__ import annotations
 
-import copy
-from pathlib import Path
 from typing import Any
 
-import yaml
-
 from tests.support import REPO
+from tests.tfjobs import example as any_example
 from tests.tfjobs import replica as any_replica
+from tests.tfjobs import training_job
 
 IMAGE = "ghcr.io/kubeflow/training-v1/xgboost-dist-iris:latest"
 EXAMPLES = REPO / "examples" / "xgboost"
@@ -18,8 +16,7 @@ EXAMPLES = REPO / "examples" / "xgboost"
 
 def example(name: str = "xgboostjob.yaml") -> dict[str, Any]:
     """An example manifest of ``examples/xgboost/`` (a fresh copy)."""
-    doc: dict[str, Any] = yaml.safe_load(Path(EXAMPLES, name).read_text())
-    return copy.deepcopy(doc)
+    return any_example(f"xgboost/{name}")
 
 
 def replica(replicas: int | None = 1, *, restart: str | None = None, port: int | None = None,
@@ -31,11 +28,7 @@ def replica(replicas: int | None = 1, *, restart: str | None = None, port: int |
 
 def xgboostjob(name: str, replicas: dict[str, dict[str, Any]], **spec: Any) -> dict[str, Any]:
     """An XGBoostJob with these replica specs (``run_policy=`` goes to ``spec.runPolicy``)."""
-    body: dict[str, Any] = {"apiVersion": "kubeflow.org/v1", "kind": "XGBoostJob",
-                            "metadata": {"name": name}, "spec": {"xgbReplicaSpecs": replicas}}
-    for key, value in spec.items():
-        body["spec"]["runPolicy" if key == "run_policy" else key] = value
-    return body
+    return training_job("XGBoostJob", "xgbReplicaSpecs", name, replicas, **spec)
 
 
 def master_and_workers(name: str = "job", workers: int = 2, *,

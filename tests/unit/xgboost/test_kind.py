@@ -5,82 +5,24 @@ cases of upstream's ``xgboostjob_controller_test.go``."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from mpi_controller.runtime.client import PODS, SERVICES
-from mpi_controller.runtime.metrics import REGISTRY
 from tests.engine_harness import EngineHarness
+from tests.kind_steps import KindSteps
 from tests.unit.xgboost.jobs import IMAGE, example, master_and_workers, replica, xgboostjob
 
 NS = "ns"
 KIND = "XGBoostJob"
 JOB = "xgboost-dist-iris-test-train"
-
-
-def harness(**kw: Any) -> EngineHarness:
-    return EngineHarness(schemes=("xgboostjob",), **kw)
-
-
-def conditions(h: EngineHarness, name: str = "job") -> list[tuple[str, str, str]]:
-    status = h.job(name, KIND).get("status") or {}
-    return [(c["type"], c["status"], c["reason"]) for c in status.get("conditions") or []]
-
-
-def messages(h: EngineHarness, name: str = "job") -> list[str]:
-    return [c["message"] for c in (h.job(name, KIND).get("status") or {}).get("conditions", [])]
-
-
-def status(h: EngineHarness, name: str = "job") -> dict[str, Any]:
-    return dict(h.job(name, KIND).get("status") or {})
-
-
-def set_pod(h: EngineHarness, name: str, phase: str, *, code: int | None = None,
-            restarts: int = 0, container: str = "xgboost") -> None:
-    """Play the kubelet: ``phase``; a terminated ``container`` with exit ``code``."""
-    def change(pod: dict[str, Any]) -> None:
-        state: dict[str, Any] = {"running": {}}
-        if code is not None:
-            state = {"terminated": {"exitCode": code,
-                                    "reason": "Error" if code else "Completed"}}
-        pod["status"] = {"phase": phase, "containerStatuses": [
-            {"name": container, "restartCount": restarts, "state": state}]}
-    h.api.modify(PODS, name, change, namespace=NS)
-
-
-def pod_names(h: EngineHarness) -> list[str]:
-    return sorted(p["metadata"]["name"] for p in h.api.objects(PODS, NS))
-
-
-def service_names(h: EngineHarness) -> list[str]:
-    return sorted(s["metadata"]["name"] for s in h.api.objects(SERVICES, NS))
+STEPS = KindSteps(KIND, container="xgboost", framework="xgboost")
+harness, conditions, status, set_pod = STEPS.harness, STEPS.conditions, STEPS.status, STEPS.set_pod
+messages, pod_names, service_names = STEPS.messages, STEPS.pod_names, STEPS.service_names
+metric, modify_job, started = STEPS.metric, STEPS.modify_job, STEPS.started
 
 
 def env_of(h: EngineHarness, pod: str) -> list[tuple[str, str]]:
     stored = h.stored(PODS, pod)
     assert stored is not None
     return [(e["name"], e["value"]) for e in stored["spec"]["containers"][0]["env"]]
-
-
-def metric(name: str) -> float:
-    value = REGISTRY.get_sample_value(f"training_operator_jobs_{name}_total",
-                                      {"job_namespace": NS, "framework": "xgboost"})
-    return value or 0.0
-
-
-def modify(h: EngineHarness, change: Any, name: str = "job") -> None:
-    h.api.modify(h.controller.kind.resource, name, change, namespace=NS)
-
-
-async def started(h: EngineHarness, body: dict[str, Any], *, running: bool = True) -> None:
-    """The job created, its first sync done, its pods Running, the request log afresh."""
-    h.create(body)
-    name = body["metadata"]["name"]
-    await h.sync(name, KIND)
-    if running:
-        for pod in pod_names(h):
-            set_pod(h, pod, "Running")
-        await h.sync(name, KIND)
-    h.mark()
 
 
 # -- upstream's example, first to last --------------------------------------------------------
@@ -400,7 +342,7 @@ async def test_suspend_then_resume() -> None:
     and running again, [Created, Suspended=False (Resumed), Running] and a new startTime."""
     async with harness() as h:
         await started(h, master_and_workers(workers=1))
-        modify(h, lambda j: j["spec"].setdefault("runPolicy", {}).update(suspend=True))
+        modify_job(h, "job", lambda j: j["spec"].setdefault("runPolicy", {}).update(suspend=True))
         h.clock.advance(7)
         await h.sync("job", KIND)
         assert (pod_names(h), service_names(h)) == ([], [])
@@ -410,7 +352,7 @@ async def test_suspend_then_resume() -> None:
         assert messages(h)[1:] == ["XGBoostJob job is suspended."] * 2
         assert status(h)["replicaStatuses"] == {"Master": {}, "Worker": {}}
         assert status(h)["startTime"] == "2026-01-01T00:00:00Z"
-        modify(h, lambda j: j["spec"]["runPolicy"].update(suspend=False))
+        modify_job(h, "job", lambda j: j["spec"]["runPolicy"].update(suspend=False))
         h.clock.advance(3)
         await h.sync("job", KIND)
         assert pod_names(h) == ["job-master-0", "job-worker-0"]
@@ -434,7 +376,7 @@ async def test_multikueue_jobs_are_left_alone() -> None:
                                                 "suspend": True}))
         h.mark()
         await h.sync("job", KIND)
-        modify(h, lambda j: j["spec"]["runPolicy"].update(suspend=False))
+        modify_job(h, "job", lambda j: j["spec"]["runPolicy"].update(suspend=False))
         await h.sync("job", KIND)
         assert h.writes() == []
         assert h.events() == []
@@ -462,7 +404,7 @@ async def test_scaling_workers_up_then_down() -> None:
     pods keep what they were created with. Fewer: pods and Services of the surplus indices go."""
     async with harness() as h:
         await started(h, master_and_workers(workers=1))
-        modify(h, lambda j: j["spec"]["xgbReplicaSpecs"]["Worker"].update(replicas=3))
+        modify_job(h, "job", lambda j: j["spec"]["xgbReplicaSpecs"]["Worker"].update(replicas=3))
         await h.sync("job", KIND)
         assert sorted(w for w in h.writes() if w[0] == "create") == [
             ("create", "pods", NS, "job-worker-1"), ("create", "pods", NS, "job-worker-2"),
@@ -472,7 +414,7 @@ async def test_scaling_workers_up_then_down() -> None:
         assert env_of(h, "job-worker-2")[-1] == (
             "WORKER_ADDRS", "job-worker-0,job-worker-1,job-worker-2")
         assert env_of(h, "job-worker-0")[2:4] == [("WORLD_SIZE", "2"), ("RANK", "1")]
-        modify(h, lambda j: j["spec"]["xgbReplicaSpecs"]["Worker"].update(replicas=1))
+        modify_job(h, "job", lambda j: j["spec"]["xgbReplicaSpecs"]["Worker"].update(replicas=1))
         h.mark()
         await h.sync("job", KIND)
         assert sorted(w for w in h.writes() if w[0] == "delete") == [

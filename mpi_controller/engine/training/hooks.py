@@ -1,0 +1,103 @@
+"""A kind's :class:`~mpi_controller.engine.training.framework.TrainingFramework` made of its pure
+functions and names: :class:`TrainingHooks`.
+
+A kind gives its ``constants`` module (the names of
+:class:`~mpi_controller.engine.training.names.KindNames`: kind, plural, controller, framework,
+replica specs field, default container, the reasons of a TTL deletion), ``parse`` (its typed
+view of a job), ``set_defaults``, ``validate``, ``pod_env`` (the variables of pod
+``<rtype>-<index>``, appended to every container; ``None``: none), ``is_master_role`` and
+``update_status`` (its status rules over the typed view), and its companions. A kind whose
+cluster spec is more than environment variables (TFJob's ``TF_CONFIG``, PyTorchJob's init
+container) subclasses it and extends :meth:`TrainingHooks.set_cluster_spec`.
+
+A sync builds all of a job's pods from one job object: :class:`PerJob` keeps what is computed
+from it (the typed view, TFJob's cluster spec) for the next call with the same object.
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from typing import Any, Generic, Protocol, TypeVar
+
+from mpi_controller.engine.training.api import ReplicaSpec, TrainingJob
+from mpi_controller.engine.training.env import add_pod_env
+from mpi_controller.engine.training.framework import Companion
+from mpi_controller.engine.training.names import KindNames
+from mpi_controller.kube.events import Event
+from mpi_controller.kube.fielderrors import FieldError
+
+__all__ = ["MasterRole", "PerJob", "StatusUpdate", "TrainingHooks"]
+
+Obj = dict[str, Any]
+Job = Mapping[str, Any]
+T = TypeVar("T")
+View = TypeVar("View", bound=TrainingJob)
+ViewIn = TypeVar("ViewIn", bound=TrainingJob, contravariant=True)
+MasterRole = Callable[[Mapping[str, ReplicaSpec], str, int], bool]
+"""``(replica specs, rtype, index)``: whether pod ``<rtype>-<index>`` has the master role."""
+
+
+class StatusUpdate(Protocol[ViewIn]):
+    """A kind's status rules: ``(typed view, status, pods=, now=)``, the Events to record."""
+
+    def __call__(self, job: ViewIn, status: Obj, *, pods: list[Obj],
+                 now: datetime) -> list[Event]: ...
+
+
+class PerJob(Generic[T]):
+    """``compute(job)``, kept for the next call with the same job object."""
+
+    def __init__(self, compute: Callable[[Job], T]) -> None:
+        self._compute = compute
+        self._last: tuple[Job, T] | None = None
+
+    def __call__(self, job: Job) -> T:
+        if self._last is None or self._last[0] is not job:
+            self._last = (job, self._compute(job))
+        return self._last[1]
+
+
+class TrainingHooks(Generic[View]):
+    """A kind's hooks (module doc)."""
+
+    def __init__(self, names: KindNames, *, parse: Callable[[Job], View],
+                 set_defaults: Callable[[Job], Obj],
+                 validate: Callable[[Job], list[FieldError]],
+                 pod_env: Callable[[View, str, int], Sequence[Mapping[str, Any]]] | None,
+                 is_master_role: MasterRole, update_status: StatusUpdate[View],
+                 companions: Sequence[Companion] = ()) -> None:
+        self.kind = names.KIND
+        self.plural = names.PLURAL
+        self.controller_name = names.CONTROLLER_NAME
+        self.framework_name = names.FRAMEWORK_NAME
+        self.replica_specs_field = names.SPECS_FIELD
+        self.default_container_name = names.DEFAULT_CONTAINER_NAME
+        self.delete_job_reasons = names.DELETE_JOB_REASONS
+        self.companions = tuple(companions)
+        self.view = PerJob(parse)
+        """The typed view of a job (kept for the next call with the same job object)."""
+        self._set_defaults = set_defaults
+        self._validate = validate
+        self._pod_env = pod_env
+        self._is_master_role = is_master_role
+        self._update_status = update_status
+
+    def set_defaults(self, job: Job) -> Obj:
+        return self._set_defaults(job)
+
+    def validate(self, job: Job) -> list[FieldError]:
+        return self._validate(job)
+
+    def set_cluster_spec(self, job: Job, template: Obj, rtype: str, index: int) -> None:
+        """``pod_env``'s variables appended to every container of ``template``."""
+        if self._pod_env is not None:
+            add_pod_env(template, self._pod_env(self.view(job), rtype, index))
+
+    def is_master_role(self, specs: Mapping[str, ReplicaSpec], rtype: str, index: int) -> bool:
+        return self._is_master_role(specs, rtype, index)
+
+    def update_job_status(self, job: Job, specs: Mapping[str, ReplicaSpec], status: Obj, *,
+                          pods: list[Obj], now: datetime) -> list[Event]:
+        return self._update_status(self.view(job), status, pods=pods, now=now)
