@@ -7,10 +7,16 @@
 #   hack/local-cluster.sh up       build if needed, start everything, print the kubeconfig path last
 #   hack/local-cluster.sh up --real-node   the same plus a real node (containerd, kubelet, CNI,
 #                                  CoreDNS, local images) beside the KWOK nodes; see lib/realnode.sh
+#   hack/local-cluster.sh up --addons kueue,volcano,scheduler-plugins   the same plus these
+#                                  addons (any subset; combinable with --real-node; on a running
+#                                  cluster, starts those not running yet); see lib/addons.sh
+#   hack/local-cluster.sh build-addons ADDON...   build (or reuse) the addons' binaries
+#   hack/local-cluster.sh gen-addons [ADDON]...   regenerate their wrapper modules (version bumps)
 #   hack/local-cluster.sh down     stop the processes `up` started and remove the cluster state
-#   hack/local-cluster.sh status   say whether the cluster is running
+#   hack/local-cluster.sh status   say whether the cluster is running, and its addons
 #   hack/local-cluster.sh env      print `export KUBECONFIG=...` for a running cluster
-#   hack/local-cluster.sh stop|start|restart COMPONENT   (etcd, kube-apiserver, kwok, ...)
+#   hack/local-cluster.sh stop|start|restart COMPONENT   (etcd, kube-apiserver, kwok, ...,
+#                                  and the addons' processes: kueue, volcano-scheduler, ...)
 #   hack/local-cluster.sh compact  compact etcd at its current revision (prints it)
 #
 # Environment: MPI_CONTROLLER_CACHE (default ~/.cache/mpi-controller) holds binaries;
@@ -31,24 +37,48 @@ if [[ -f $HACK/lib/cluster.sh ]]; then
 fi
 # shellcheck source=lib/realnode.sh
 source "$HACK/lib/realnode.sh"
+# shellcheck source=lib/addons.sh
+source "$HACK/lib/addons.sh"
 # shellcheck disable=SC2034  # read by cluster_down (lib/cluster.sh)
 CLUSTER_PRE_DOWN_HOOK=realnode_down
 
 case "${1:-}" in
   build) build_all ;;
   up)
-    if [[ ${2:-} == --real-node ]]; then
-      realnode_requirements; build_all; realnode_build; realnode_configure
-      cluster_up; realnode_up
-    else
-      build_all; cluster_up
-    fi ;;
+    shift
+    real_node="" addons=()
+    while (($#)); do
+      case $1 in
+        --real-node) real_node=1 ;;
+        --addons) list=$(addons_parse "${2:-}") || exit 2; mapfile -t addons <<<"$list"; shift ;;
+        --addons=*) list=$(addons_parse "${1#--addons=}") || exit 2; mapfile -t addons <<<"$list" ;;
+        *) echo "unknown option $1 (up [--real-node] [--addons a,b,...])" >&2; exit 2 ;;
+      esac
+      shift
+    done
+    if [[ -n $real_node ]]; then realnode_requirements; fi
+    build_all
+    if [[ -n $real_node ]]; then realnode_build; fi
+    addons_build "${addons[@]}"
+    if [[ -n $real_node ]]; then realnode_configure; fi
+    cluster_up >/dev/null  # it prints the kubeconfig path: printed last, below
+    if [[ -n $real_node ]]; then realnode_up; fi
+    if ((${#addons[@]})); then addons_up "${addons[@]}"; fi
+    echo "$STATE/kubeconfig" ;;
+  build-addons | gen-addons)
+    command=$1; shift
+    for addon in "${@:-${ADDONS[@]}}"; do addon_module "$addon" >/dev/null || exit 2; done
+    for addon in "${@:-${ADDONS[@]}}"; do
+      if [[ $command == build-addons ]]; then build_addon "$addon"; else gen_addon_module "$addon"; fi
+    done ;;
   build-real-node) realnode_requirements && build_all && realnode_build ;;
   real-node-check) realnode_check ;;
   real-node-uncached) realnode_uncached ;;
   down) cluster_down ;;
-  status) cluster_status; realnode_status ;;
-  start | stop | restart) component_cmd "$1" "${2:?component name}" ;;
+  status) cluster_status; realnode_status; addons_status ;;
+  start | stop | restart)
+    if addon_of_process "${2:?component name}" >/dev/null; then addon_component_cmd "$1" "$2"
+    else component_cmd "$1" "$2"; fi ;;
   compact) etcd_compact ;;
   env) echo "export KUBECONFIG=$STATE/kubeconfig" ;;
   bin-dir) echo "$BIN_DIR" ;;
