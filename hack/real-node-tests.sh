@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the real-node tests (e2e/real) on a local cluster of their own that has a real node.
 #
-#   hack/real-node-tests.sh [PYTEST_ARGS...]           all of e2e/real (make e2e-real)
+#   hack/real-node-tests.sh [PYTEST_ARGS...]           all of e2e/real (make e2e-real); test paths
+#       among the arguments (e2e/...) run instead of all of it
 #   hack/real-node-tests.sh --short [PYTEST_ARGS...]   the short form (make test): the OpenMPI pi
 #       job as mpiuser, the malformed launcher command, the controller Deployment, the MPIJob v1
 #       pi job (kubectl-exec mode)
@@ -26,6 +27,11 @@ SHORT_TESTS=(
 tests=(e2e/real)
 short=0
 if [[ ${1:-} == --short ]]; then short=1; tests=("${SHORT_TESTS[@]}"); shift; fi
+# The frameworks' images (hack/lib/images.sh IMAGE_FRAMEWORKS) only for the whole suite.
+((short)) || export REAL_NODE_FRAMEWORKS=1
+for arg in "$@"; do
+  if ((!short)) && [[ $arg == e2e/* ]]; then tests=(); break; fi
+done
 
 skip() { echo "SKIPPED real-node tests: $*"; exit 0; }
 

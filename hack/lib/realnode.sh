@@ -94,6 +94,7 @@ realnode_uncached() {  # what `realnode_build` would still have to build, bar th
   done
   [[ -x $COREDNS_BIN_DIR/coredns ]] || missing+=(coredns)
   for n in "${IMAGE_NAMES[@]}"; do
+    image_wanted "$n" || continue
     [[ $n == controller || -f $(image_archive "$n") ]] || missing+=("image $n")
   done
   echo "${missing[*]}"
@@ -440,7 +441,7 @@ realnode_up() {  # after cluster_up: starts the node's components and waits for 
   wait_until 60 containerd ctr_ version || return 1
   local n
   for n in "${IMAGE_NAMES[@]}"; do
-    [[ " ${IMAGE_BASES_ONLY[*]} " != *" $n "* ]] || continue
+    if [[ " ${IMAGE_BASES_ONLY[*]} " == *" $n "* ]] || ! image_wanted "$n"; then continue; fi
     ctr_ images import --no-unpack=false "$(image_archive "$n")" >/dev/null
     echo "$(tr 'a-z-' 'A-Z_' <<<"$n")_IMAGE=$(image_ref "$n")"
   done >"$RN/images.env"
