@@ -244,7 +244,7 @@ RULES: tuple[Rule, ...] = (
     Rule("pytorch-replica-selector-field", readme="`replicaStatuses[*].selector`",
          kinds=SCALED, obj="(PyTorchJob|PaddleJob|JAXJob)/.*", phase="final",
          path=(r'metadata\.managedFields\[\d+\]\.fieldsV1\["f:status"\]\["f:replicaStatuses"\]'
-               r'\["f:\w+"\]\["f:selector"\]'),
+               r'\["f:\w+"\]\["(f:selector|\.)"\]'),
          when=_ours_only),
     Rule("pytorch-crd-metric-defaults", readme="CRD `elasticPolicy.metrics` schema",
          kinds=(*PYTORCH, "paddlejob-v1"), obj="CustomResourceDefinition", phase="schema",
@@ -265,9 +265,15 @@ RULES: tuple[Rule, ...] = (
          when=_go_only),
     Rule("training-zero-replicas-active", readme="Zero replicas", kinds=TRAINING,
          case=".*zero-.*", obj=r"\w+Job/.*", phase="final",
-         path=(r'status\.replicaStatuses\.\w+\.active'
+         path=(r'status\.replicaStatuses\.\w+\.(active|failed)'
                r'|metadata\.managedFields\[\d+\]\.fieldsV1\["f:status"\]\["f:replicaStatuses"\]'
-               r'\["f:\w+"\]\["f:active"\]'),
+               r'\["f:\w+"\]\["f:(active|failed)"\]'),
+         when=_go_only),
+    # The TTL deletion of a finished job repeated from a stale cache: upstream's second delete
+    # finds the job gone and records its failure (DeleteJob's event reasons are the kind's).
+    Rule("training-ttl-delete-again", readme="Stale cache", kinds=TRAINING, case="ttl-.*",
+         obj="events", phase="events",
+         path=r'\["Warning Failed(DeleteJob|DeletePod): Error deleting: .*not found.*"\](\..*)?',
          when=_go_only),
     # A job with an empty map of replica specs: upstream's create handler sets Created on the
     # cached object itself, so its reconcile sees no change and never writes the status.

@@ -18,10 +18,10 @@ so that a kind added to ``mpi_controller/kinds.py`` is run here too.
   pods' environment for the new size, the subresource's status.
 
 TFJob and PyTorchJob are left out here (:data:`DEDICATED`): e2e/test_tfjob.py,
-e2e/test_pytorchjob.py and their tests/integration modules cover the same behaviours with
-KWOK ending their pods by itself. The pods of the other kinds run until deleted on KWOK, so
-the tests play their training programs' exit (:func:`tests.trainingjobs.finish`) once the job
-runs.
+e2e/test_pytorchjob.py and their tests/integration modules cover the same behaviours. KWOK
+ends the pods of every kind by itself, as their training programs would exit (0, three seconds
+after they run); the suspend and scale tests give theirs
+:data:`tests.trainingjobs.LONG_RUN` so that they run through the test's steps.
 """
 
 from __future__ import annotations
@@ -40,14 +40,13 @@ from tests.processes import ControllerProcess
 from tests.support import REPO, Cluster, wait_for
 from tests.tfjobs import kubeflow_namespace
 from tests.trainingjobs import (
-    FINISHED,
+    LONG_RUN,
     UNKNOWN_FIELDS,
     TrainingJobs,
     default_container,
     delete_all,
     example,
     example_params,
-    finish,
     kind_params,
     live_names,
     pruned,
@@ -55,6 +54,7 @@ from tests.trainingjobs import (
     scale_subresource,
     small_job,
     wait_running,
+    wait_started,
 )
 
 pytestmark = pytest.mark.cluster
@@ -285,10 +285,8 @@ def test_upstreams_example_runs_to_succeeded(cluster: Cluster, kube_api: Any, na
     cluster.kubectl(*create)
     jobs = TrainingJobs(kube_api, ns, plugin)
     counts = replicas_of(plugin, doc)
-    total = sum(counts.values())
     running = jobs.wait_condition(name, "Running", timeout=60)
-    finish(jobs, name, total)
-    job = jobs.wait_condition(name, "Succeeded", timeout=60)
+    job = jobs.wait_condition(name, "Succeeded", timeout=60)  # KWOK ends the pods
 
     status, kind = job["status"], plugin.kind
     spelled = kind in MESSAGES  # a kind added later: what every kind shares, and its builders
@@ -340,7 +338,7 @@ def test_upstreams_example_runs_to_succeeded(cluster: Cluster, kube_api: Any, na
             kind, rtype, int(index)) else {}
         assert {k: v for k, v in pod["metadata"]["labels"].items()
                 if spelled or not k.endswith("/job-role")} == {**labels, **role}
-        assert pod["metadata"]["annotations"] == FINISHED  # the test's, see finish()
+        assert "annotations" not in pod["metadata"]  # neither the manifest nor the builders
         owner = [{"apiVersion": "kubeflow.org/v1", "kind": plugin.kind, "name": name,
                   "uid": uid, "controller": True, "blockOwnerDeletion": True}]
         assert pod["metadata"]["ownerReferences"] == owner
@@ -431,7 +429,7 @@ def test_an_invalid_job_beside_a_valid_one(kube_api: Any, namespace: str,
     bad = small_job(plugin, "bad")
     _rename_containers(bad, plugin, "trainer")
     jobs.create(bad)
-    jobs.create(small_job(plugin, "good", annotations=FINISHED))
+    jobs.create(small_job(plugin, "good"))
     jobs.wait_condition("good", "Succeeded", timeout=90)
     message = f"{plugin.kind} failed validation because {validation_errors(plugin, bad)}"
     wait_for(lambda: jobs.events("bad") == [
@@ -453,7 +451,7 @@ def test_suspend_then_resume(kube_api: Any, namespace: str, controller: Controll
     event), a new ``startTime``, ``Running``; the resumed job then succeeds (training-operator
     v1.9.2's common ReconcileJobs)."""
     jobs = TrainingJobs(kube_api, namespace, plugin)
-    job = small_job(plugin, "sus")
+    job = small_job(plugin, "sus", annotations=LONG_RUN)  # running until suspended
     total = sum(replicas_of(plugin, job).values())
     jobs.create(job)
     started = jobs.wait_condition("sus", "Running", timeout=60)["status"]["startTime"]
@@ -474,7 +472,7 @@ def test_suspend_then_resume(kube_api: Any, namespace: str, controller: Controll
     assert jobs.conditions("sus") == [("Created", "True", f"{kind}Created"),
                                       ("Suspended", "False", f"{kind}Resumed"),
                                       ("Running", "True", f"{kind}Running")]
-    assert sorted(finish(jobs, "sus", total)) == children
+    assert sorted(wait_started(jobs, "sus", total)) == children
     assert live_names(jobs.services("sus")) == children
     status = jobs.get("sus")["status"]
     assert status["startTime"] > started
@@ -513,7 +511,7 @@ def test_scale_workers_up_and_down(cluster: Cluster, kube_api: Any, namespace: s
     go); a new pod's environment is the one for the new size (what the builders make of the
     scaled job); the job then still succeeds."""
     jobs = TrainingJobs(kube_api, namespace, plugin)
-    job = small_job(plugin, "sc", replicas=2)
+    job = small_job(plugin, "sc", replicas=2, annotations=LONG_RUN)  # running while scaled
     others = [f"sc-{rtype}-0" for rtype in replicas_of(plugin, job) if rtype != "worker"]
     jobs.create(job)
     jobs.wait_condition("sc", "Running", timeout=60)
@@ -546,8 +544,7 @@ def test_scale_workers_up_and_down(cluster: Cluster, kube_api: Any, namespace: s
         ("Normal", "SuccessfulDeleteService", "Deleted service: sc-worker-1"),
         ("Normal", "SuccessfulDeleteService", "Deleted service: sc-worker-2")})
     assert {c[0] for c in jobs.conditions("sc")} <= {"Created", "Running", "Restarting"}, events
-    finish(jobs, "sc", len(others) + 1)
-    jobs.wait_condition("sc", "Succeeded", timeout=60)
+    jobs.wait_condition("sc", "Succeeded", timeout=60)  # once LONG_RUN is over
 
 
 def test_every_example_is_listed_by_its_kind() -> None:

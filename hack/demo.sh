@@ -91,24 +91,17 @@ echo
 echo "Events recorded on the MPIJob:"
 k get events --field-selector "involvedObject.uid=$uid" --sort-by=.lastTimestamp
 
-# follow KIND NAME [finish]: print the kubeflow-namespace job's conditions until it succeeds.
-# KWOK ends the workers and masters of TFJobs and PyTorchJobs by itself; with `finish`, once the
-# job runs, its pods get sim.mpi-controller.io/exit-code=0 (KWOK then ends them a second later),
-# as their training programs would exit.
+# follow KIND NAME: print the kubeflow-namespace job's conditions until it succeeds. KWOK ends
+# the pods of every training kind by itself three seconds after they run, as their training
+# programs would exit 0 (TFJob's parameter servers run on).
 follow() {
-  local kind=$1 name=$2 finish=${3:-} last="" conds deadline=$((SECONDS + 180))
+  local kind=$1 name=$2 last="" conds deadline=$((SECONDS + 180))
   while ((SECONDS < deadline)); do
     conds=$(k -n kubeflow get "$kind" "$name" \
       -o jsonpath='{range .status.conditions[*]}{.type}={.status} {end}' 2>/dev/null || true)
     if [[ $conds != "$last" ]]; then
       printf '    %s  %s\n' "$(date +%H:%M:%S)" "${conds:-(no status yet)}"
       last=$conds
-    fi
-    if [[ -n $finish && $conds == *"Running=True"* ]]; then
-      echo "    the training programs exit 0 (KWOK: sim.mpi-controller.io/exit-code=0 on the pods)"
-      k -n kubeflow annotate pods -l "training.kubeflow.org/job-name=$name" --overwrite \
-        sim.mpi-controller.io/exit-code=0 sim.mpi-controller.io/duration=1s >/dev/null
-      finish=""
     fi
     [[ $conds == *"Succeeded=True"* ]] && return 0
     if [[ $conds == *"Failed=True"* ]]; then echo "the $kind failed; see $STATE/logs/mpi-controller.log"; exit 1; fi
@@ -118,6 +111,8 @@ follow() {
 }
 
 step "Submitting examples/tensorflow-dist-mnist.yaml: a TFJob with 2 parameter servers and 4 workers"
+echo "    (KWOK plays the training programs of this and the next kinds: each pod exits 0 three seconds"
+echo "    after it runs; TFJob's parameter servers serve until deleted)"
 k get namespace kubeflow >/dev/null 2>&1 || k create namespace kubeflow >/dev/null
 k -n kubeflow delete tfjob tf-dist-mnist-for-e2e-test --ignore-not-found --wait=true >/dev/null
 k create -f examples/tensorflow-dist-mnist.yaml
@@ -152,7 +147,7 @@ for var in json.load(sys.stdin)["spec"]["containers"][0].get("env", []):
 step "Submitting examples/xgboost/xgboostjob.yaml: an XGBoostJob with a master and 2 workers"
 k -n kubeflow delete xgboostjob xgboost-dist-iris-test-train --ignore-not-found --wait=true >/dev/null
 k -n kubeflow create -f examples/xgboost/xgboostjob.yaml  # the manifest names no namespace
-follow xgboostjob xgboost-dist-iris-test-train finish
+follow xgboostjob xgboost-dist-iris-test-train
 k -n kubeflow get xgboostjob xgboost-dist-iris-test-train
 k -n kubeflow get pods -l job-name=xgboost-dist-iris-test-train -L training.kubeflow.org/job-role
 echo
@@ -162,7 +157,7 @@ env_of xgboost-dist-iris-test-train-worker-0
 step "Submitting examples/paddlepaddle/simple-cpu.yaml: a PaddleJob with 2 collective workers"
 k -n kubeflow delete paddlejob paddle-simple-cpu --ignore-not-found --wait=true >/dev/null
 k create -f examples/paddlepaddle/simple-cpu.yaml
-follow paddlejob paddle-simple-cpu finish
+follow paddlejob paddle-simple-cpu
 k -n kubeflow get paddlejob paddle-simple-cpu
 k -n kubeflow get pods -l job-name=paddle-simple-cpu
 echo
@@ -172,7 +167,7 @@ env_of paddle-simple-cpu-worker-0
 step "Submitting examples/jax/demo.yaml: a JAXJob with 2 workers"
 k -n kubeflow delete jaxjob jaxjob-simple --ignore-not-found --wait=true >/dev/null
 k create -f examples/jax/demo.yaml
-follow jaxjob jaxjob-simple finish
+follow jaxjob jaxjob-simple
 k -n kubeflow get jaxjob jaxjob-simple
 k -n kubeflow get pods -l job-name=jaxjob-simple -L training.kubeflow.org/job-role
 echo

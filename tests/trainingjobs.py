@@ -3,13 +3,14 @@
 whichever kind is added next), parametrized by the kind's
 :class:`~mpi_controller.engine.plugin.KindPlugin`: its examples, a small job made from its
 first example, CRUD through the official sync client (:class:`TrainingJobs`, an observer
-independent of the controller under test), what the kind's pure builders would create for a
-job (:func:`rendered`) and the training programs' exit on KWOK (:func:`finish`).
+independent of the controller under test) and what the kind's pure builders would create for a
+job (:func:`rendered`).
 
-KWOK plays the kubelet (``hack/kwok/stages.yaml``): it ends by itself only the workers, chiefs
-and masters of TFJobs and PyTorchJobs; the pods of the other training kinds run until deleted
-unless they carry ``sim.mpi-controller.io/exit-code``. :func:`finish` plays their training
-programs exiting: it puts that annotation on the live pods (the manifests stay as written).
+KWOK plays the kubelet (``hack/kwok/stages.yaml``): it ends the pods of every training kind by
+itself, as their training programs would exit (0, three seconds after they run, or
+``sim.mpi-controller.io/duration``), TFJob's parameter servers and evaluators aside. A test
+whose pods must keep running through its steps (suspend, scale) and still end afterwards gives
+them :data:`LONG_RUN`.
 """
 
 from __future__ import annotations
@@ -27,12 +28,15 @@ from mpi_controller.kinds import plugins
 from tests.support import REPO, wait_for
 from tests.tfjobs import DURATION, EXIT_CODE, TFJobs
 
-__all__ = ["DURATION", "EXIT_CODE", "FINISHED", "UNKNOWN_FIELDS", "TrainingJobs",
-           "default_container", "delete_all", "example", "example_params", "finish",
-           "kind_params", "live_names", "pruned", "rendered", "scale_subresource", "small_job",
-           "training_plugins", "wait_running"]
+__all__ = ["DURATION", "EXIT_CODE", "LONG_RUN", "UNKNOWN_FIELDS", "TrainingJobs",
+           "default_container", "delete_all", "example", "example_params", "kind_params",
+           "live_names", "pruned", "rendered", "scale_subresource", "small_job",
+           "training_plugins", "wait_running", "wait_started"]
 
-FINISHED = {EXIT_CODE: "0", DURATION: "1s"}
+LONG_RUN = {DURATION: "30s"}
+"""The pod annotations of a job whose pods must keep running through a test's steps (suspend,
+scale) on a loaded machine and then end by themselves: KWOK ends them 30 s after they run
+instead of three."""
 
 UNKNOWN_FIELDS = {
     # upstream's v1alpha1-era manifest gives its pod templates apiVersion and kind, which no
@@ -57,7 +61,6 @@ def pruned(path: str) -> dict[str, Any]:
             node = node[key]
         del node[leaf]
     return doc
-"""The annotations :func:`finish` puts on a pod: its program exits 0 one second later."""
 
 
 def training_plugins() -> tuple[KindPlugin, ...]:
@@ -167,23 +170,16 @@ def wait_running(jobs: TrainingJobs, name: str, count: int) -> list[str]:
     return wait_for(running, timeout=60, what=f"{count} running pods of {jobs.kind} {name}")
 
 
-def finish(jobs: TrainingJobs, name: str, count: int) -> list[str]:
-    """Play the training programs of the job's ``count`` pods exiting 0: wait until that many
-    have started (Running, or already Succeeded should KWOK end them by itself), then
-    annotate each running one with :data:`FINISHED` (KWOK's exit stage ends it a second
-    later). Returns the pods' names."""
-    def started() -> list[dict[str, Any]] | None:
+def wait_started(jobs: TrainingJobs, name: str, count: int) -> list[str]:
+    """The names of the job's ``count`` pods once that many (not being deleted) have started:
+    Running, or already Succeeded (KWOK ends them by itself)."""
+    def started() -> list[str] | None:
         pods = [p for p in jobs.pods(name) if not p["metadata"].get("deletionTimestamp")]
         ok = len(pods) == count and all(p["status"]["phase"] in ("Running", "Succeeded")
                                         for p in pods)
-        return pods if ok else None
+        return [p["metadata"]["name"] for p in pods] if ok else None
 
-    pods = wait_for(started, timeout=60, what=f"{count} started pods of {jobs.kind} {name}")
-    for pod in pods:
-        if pod["status"]["phase"] == "Running":
-            jobs.core.patch_namespaced_pod(pod["metadata"]["name"], jobs.namespace,
-                                           {"metadata": {"annotations": FINISHED}})
-    return [p["metadata"]["name"] for p in pods]
+    return wait_for(started, timeout=60, what=f"{count} started pods of {jobs.kind} {name}")
 
 
 def rendered(plugin: KindPlugin, job: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:

@@ -105,15 +105,22 @@ def _training_pod(name: str, operator: str, rtype: str) -> dict[str, Any]:
 
 def test_training_workers_finish_and_parameter_servers_serve(kube_api: Any,
                                                              namespace: str) -> None:
-    """TFJob/PyTorchJob pods (by their operator-name label): workers, chiefs and masters exit 0
-    after the duration; parameter servers and evaluators, and MPI workers, keep running."""
+    """The pods of every training-operator kind (by their operator-name label): workers,
+    chiefs and masters (XGBoostJob's tracker, PaddleJob's parameter servers) exit 0 after the
+    duration; TFJob's parameter servers and evaluators, and MPI workers, keep running."""
     core = client.CoreV1Api(kube_api)
     finishing = [("tf-worker", "tfjob-controller", "worker"),
                  ("tf-chief", "tfjob-controller", "chief"),
-                 ("pt-master", "pytorchjob-controller", "master")]
+                 ("pt-master", "pytorchjob-controller", "master"),
+                 ("xgb-master", "xgboostjob-controller", "master"),
+                 ("xgb-worker", "xgboostjob-controller", "worker"),
+                 ("paddle-master", "paddlejob-controller", "master"),
+                 ("paddle-worker", "paddlejob-controller", "worker"),
+                 ("jax-worker", "jaxjob-controller", "worker")]
     serving = [("tf-ps", "tfjob-controller", "ps"),
                ("tf-evaluator", "tfjob-controller", "evaluator"),
-               ("mpi-worker", "mpi-operator", "worker")]
+               ("mpi-worker", "mpi-operator", "worker"),
+               ("mpi-v1-worker", "mpijob-controller", "worker")]
     for name, operator, rtype in finishing + serving:
         core.create_namespaced_pod(namespace, _training_pod(name, operator, rtype))
     for name, _, _ in finishing:
