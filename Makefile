@@ -16,7 +16,10 @@
 #               conformance-results/
 #   make addons-test  the local cluster with its addons (Kueue, Volcano's scheduler, the
 #               scheduler-plugins scheduler; built from the Go module proxy on first use) on a
-#               cluster of its own, and their smoke tests (tests/integration/test_addons.py)
+#               cluster of its own: their smoke tests (tests/integration/test_addons.py), gang
+#               scheduling of every kind with Volcano and Coscheduling (test_gang_scheduling.py),
+#               every kind under Kueue (test_kueue.py) and beside the Go operators under the same
+#               Kueue (test_kueue_reference.py)
 SHELL := /bin/bash
 PYTHON ?= python3.11
 VENV := .venv
@@ -137,16 +140,23 @@ CONFORMANCE_ARGS ?=
 conformance: $(STAMP)
 	$(PY) -m conformance --cluster-dir $(CONFORMANCE_CLUSTER_DIR) $(CONFORMANCE_ARGS)
 
-# The addons' smoke tests on a cluster of their own (ADDONS_CLUSTER_DIR), left running for the
+# The addons' tests on a cluster of their own (ADDONS_CLUSTER_DIR), left running for the
 # next run (stop it with MPI_CONTROLLER_CLUSTER_DIR=$(ADDONS_CLUSTER_DIR) hack/local-cluster.sh
-# down). ADDONS picks a subset; the tests of addons not started are skipped. Not part of
-# `make test`: a cold build of the three addons takes tens of minutes on a small machine.
+# down): the smoke tests, gang scheduling, Kueue, and the comparison with the Go operators under
+# Kueue (which builds them on first use, as `make conformance` does). ADDONS picks a subset of
+# addons (the tests of addons not started are skipped), ADDONS_TESTS a subset of the files;
+# figures in $(ADDONS_CLUSTER_DIR)/results/. Not part of `make test`: a cold build of the three
+# addons takes tens of minutes on a small machine.
 ADDONS_CLUSTER_DIR ?= $(HOME)/.cache/mpi-controller/cluster-addons
 ADDONS ?= kueue,volcano,scheduler-plugins
+ADDONS_TESTS ?= tests/integration/test_addons.py tests/integration/test_gang_scheduling.py \
+  tests/integration/test_kueue.py tests/integration/test_kueue_reference.py
 addons-test: $(STAMP)
 	set -o pipefail; MPI_CONTROLLER_CLUSTER_DIR=$(ADDONS_CLUSTER_DIR) bash $(CLUSTER) up --addons $(ADDONS) | tail -1
+	@if [[ " $(ADDONS_TESTS) " == *test_kueue_reference.py* ]]; then \
+	  bash hack/reference-operators.sh build mpi-operator training-operator; fi
 	MPI_CONTROLLER_ADDONS_CLUSTER_DIR=$(ADDONS_CLUSTER_DIR) $(VENV)/bin/pytest -q -p no:cacheprovider \
-	  tests/integration/test_addons.py $(PYTEST_ARGS)
+	  --durations=0 $(ADDONS_TESTS) $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) $(SDK_VENV) .mypy_cache .ruff_cache .pytest_cache bench-results conformance-results
