@@ -45,6 +45,7 @@ from tests.trainingjobs import (
     TrainingJobs,
     default_container,
     delete_all,
+    end_pods,
     example,
     example_params,
     kind_params,
@@ -476,6 +477,7 @@ def test_suspend_then_resume(kube_api: Any, namespace: str, controller: Controll
     assert live_names(jobs.services("sus")) == children
     status = jobs.get("sus")["status"]
     assert status["startTime"] > started
+    assert sorted(end_pods(jobs, "sus", total)) == children
     job = jobs.wait_condition("sus", "Succeeded", timeout=60)
     # upstream's setCondition moves a condition whose status changes to the end
     assert [(c["type"], c["status"], c["reason"]) for c in job["status"]["conditions"]] == [
@@ -544,7 +546,8 @@ def test_scale_workers_up_and_down(cluster: Cluster, kube_api: Any, namespace: s
         ("Normal", "SuccessfulDeleteService", "Deleted service: sc-worker-1"),
         ("Normal", "SuccessfulDeleteService", "Deleted service: sc-worker-2")})
     assert {c[0] for c in jobs.conditions("sc")} <= {"Created", "Running", "Restarting"}, events
-    jobs.wait_condition("sc", "Succeeded", timeout=60)  # once LONG_RUN is over
+    assert sorted(end_pods(jobs, "sc", len(others) + 1)) == sorted([*others, "sc-worker-0"])
+    jobs.wait_condition("sc", "Succeeded", timeout=60)
 
 
 def test_every_example_is_listed_by_its_kind() -> None:

@@ -28,15 +28,34 @@ from mpi_controller.kinds import plugins
 from tests.support import REPO, wait_for
 from tests.tfjobs import DURATION, EXIT_CODE, TFJobs
 
-__all__ = ["DURATION", "EXIT_CODE", "LONG_RUN", "UNKNOWN_FIELDS", "TrainingJobs",
-           "default_container", "delete_all", "example", "example_params", "kind_params",
-           "live_names", "pruned", "rendered", "scale_subresource", "small_job",
-           "training_plugins", "wait_running", "wait_started"]
+__all__ = [
+    "DURATION",
+    "ENDED",
+    "EXIT_CODE",
+    "LONG_RUN",
+    "UNKNOWN_FIELDS",
+    "TrainingJobs",
+    "default_container",
+    "delete_all",
+    "end_pods",
+    "example",
+    "example_params",
+    "kind_params",
+    "live_names",
+    "pruned",
+    "rendered",
+    "scale_subresource",
+    "small_job",
+    "training_plugins",
+    "wait_running",
+    "wait_started",
+]
 
-LONG_RUN = {DURATION: "30s"}
+LONG_RUN = {DURATION: "1h"}
 """The pod annotations of a job whose pods must keep running through a test's steps (suspend,
-scale) on a loaded machine and then end by themselves: KWOK ends them 30 s after they run
-instead of three."""
+scale) however loaded the machine; the test then ends them (:func:`end_pods`)."""
+ENDED = {EXIT_CODE: "0", DURATION: "1s"}
+"""What :func:`end_pods` puts on a running pod: KWOK's exit stage ends it a second later."""
 
 UNKNOWN_FIELDS = {
     # upstream's v1alpha1-era manifest gives its pod templates apiVersion and kind, which no
@@ -180,6 +199,16 @@ def wait_started(jobs: TrainingJobs, name: str, count: int) -> list[str]:
         return [p["metadata"]["name"] for p in pods] if ok else None
 
     return wait_for(started, timeout=60, what=f"{count} started pods of {jobs.kind} {name}")
+
+
+def end_pods(jobs: TrainingJobs, name: str, count: int) -> list[str]:
+    """Play the training programs of the job's ``count`` pods exiting 0 (:data:`ENDED`), for a
+    job made with :data:`LONG_RUN` once the test's steps are done: wait until that many run,
+    then annotate each; their names."""
+    names = wait_running(jobs, name, count)
+    for pod in names:
+        jobs.core.patch_namespaced_pod(pod, jobs.namespace, {"metadata": {"annotations": ENDED}})
+    return names
 
 
 def rendered(plugin: KindPlugin, job: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
