@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -52,8 +53,6 @@ def cluster_kubeconfig(args: argparse.Namespace) -> Path:
 
 
 def _environ() -> dict[str, str]:
-    import os
-
     return dict(os.environ)
 
 
@@ -99,29 +98,48 @@ def run_e2e(kube: Kube, admin: Path, controller: Path, sides: list[str], out: Pa
 
 def run_on_real_node(sides: list[str], out: Path, listing: Path
                      ) -> dict[str, list[e2e_suite.SpecResult]]:
-    """The specs that need real MPI processes (:mod:`conformance.real_node`), on the real
-    node against each operator of ``sides``; skipped with the reason when it cannot serve
-    (``listing``: a kubeconfig for the suite's dry run that lists them)."""
+    """The specs of :data:`e2e_suite.REAL_NODE` (:mod:`conformance.real_node`), on the real node
+    against each operator of ``sides`` deployed as the suite expects; skipped with the reason
+    when it cannot serve (``listing``: a kubeconfig for the suite's dry run that lists them)."""
     binary = Path(operators.reference("bin-dir", "mpi-operator")) / E2E_BINARY
     why = real_node.unavailable()
     if why:
         texts = real_node.real_specs(e2e_suite.list_specs(binary, listing))
         log(f"real-node specs skipped: {why}")
         return {side: real_node.skipped(texts, why) for side in sides}
+    results: dict[str, list[e2e_suite.SpecResult]] = {}
     with real_node.real_node_cluster(log) as admin:
         texts = real_node.real_specs(e2e_suite.list_specs(binary, admin))
-        env = {"TEST_OPENMPI_IMAGE": real_node.images(real_node.cluster_dir())[
-            "MPI_PI_OPENMPI_IMAGE"]}
+        env = real_node.suite_env(real_node.images(real_node.cluster_dir()))
         kube = Kube(admin)
         try:
             with real_node.workloads_on_the_real_node(kube):
-                return run_e2e(kube, admin, controller_kubeconfig(admin), sides, out,
-                               specs=lambda b, logs: [
-                                   e2e_suite.run_spec(b, admin, t, _mkdir(logs), env=env)
-                                   for t in texts],
-                               label="real-node")
+                for side in sides:
+                    logs = _mkdir(out / "logs" / f"real-node-{side}")
+                    start = time.monotonic()
+                    done = results[side] = []
+                    try:
+                        with real_node.operator_deployment(
+                                side, kube, admin,
+                                out / "logs" / f"real-node-{side}-operator.log", log):
+                            for text in texts:
+                                done.append(e2e_suite.run_spec(binary, admin, text, logs,
+                                                               env=env))
+                                log(f"real node, {side}: {done[-1].outcome} "
+                                    f"({done[-1].seconds:g}s) {text}")
+                                if not real_node.wait_rolled_out(kube):
+                                    log("the operator's Deployment did not roll out in 120s")
+                    except (RuntimeError, TimeoutError) as err:  # deploying or removing it
+                        log(f"real node, {side}: {err}")
+                        ran = {r.text for r in done}
+                        done += [e2e_suite.SpecResult(t, "failed", 0.0, f"{side}'s Deployment: "
+                                                      f"{err}"[:300]) for t in texts
+                                 if t not in ran]
+                    log(f"upstream real-node specs against {side}: "
+                        f"{time.monotonic() - start:.0f}s")
         finally:
             kube.close()
+    return results
 
 
 def _mkdir(path: Path) -> Path:
@@ -167,36 +185,45 @@ def main(argv: list[str] | None = None) -> int:
     summary["build_s"] = 0.0 if args.no_build or not to_build else \
         operators.build_reference(*to_build)
     log(f"reference operators ready ({', '.join(to_build)}) in {summary['build_s']}s")
-    admin = cluster_kubeconfig(args)
+    # The KWOK cluster (``--cluster-dir``) serves the e2e and differential parts; the real-node
+    # part brings up a cluster of its own (it lists the suite's specs with a dry run, which
+    # reaches no cluster).
+    on_kwok = bool(parts & {"e2e", "differential"})
+    admin = cluster_kubeconfig(args) if on_kwok else Path(args.kubeconfig or os.devnull)
     controller = controller_kubeconfig(admin)
-    kube = Kube(admin)
+    kube = Kube(admin) if on_kwok else None
     failed = False
     text: list[str] = []
     counts = {"passed": 0, "failed": 0, "skipped": 0}  # e2e specs (ours) and corpus cases
 
+    kwok: dict[str, list[e2e_suite.SpecResult]] = {}
+    real: dict[str, list[e2e_suite.SpecResult]] | None = None
+    sides = ["ours"] if args.short else ["ours", "go"]
     if "e2e" in parts:
-        sides = ["ours"] if args.short else ["ours", "go"]
-        e2e = run_e2e(kube, admin, controller, sides, args.out)
-        table = report.e2e_table(e2e)
-        text.append(table)
-        (args.out / "e2e.json").write_text(json.dumps(
-            {side: [r.__dict__ for r in rs] for side, rs in e2e.items()}, indent=1))
-        failed |= any(r.outcome == "failed" for r in e2e["ours"])
-        counts["passed"] += sum(r.outcome == "passed" for r in e2e["ours"])
-        counts["failed"] += sum(r.outcome == "failed" for r in e2e["ours"])
-        counts["skipped"] += sum(r.outcome == "skipped" for r in e2e["ours"])
-
+        assert kube is not None
+        kwok = run_e2e(kube, admin, controller, sides, args.out)
     if "real-node" in parts:
-        sides = ["ours"] if args.short else ["ours", "go"]
         real = run_on_real_node(sides, args.out, admin)
-        text.append("On the real node:\n\n" + report.e2e_table(real))
         (args.out / "e2e-real-node.json").write_text(json.dumps(
             {side: [r.__dict__ for r in rs] for side, rs in real.items()}, indent=1))
-        failed |= any(r.outcome == "failed" for r in real["ours"])
+    if parts & {"e2e", "real-node"}:
+        suite = {side: e2e_suite.merge(kwok.get(side, []), None if real is None else real[side],
+                                       left_out="the real-node part was not run (--parts "
+                                       "real-node runs it)")
+                 for side in sides}
+        places = {r.text: "real node" if e2e_suite.real_node_reason(r.text) else "KWOK"
+                  for rs in suite.values() for r in rs}
+        text.append(report.e2e_table(suite, places=places))
+        (args.out / "e2e.json").write_text(json.dumps(
+            {side: [{**r.__dict__, "runs_on": places[r.text]} for r in rs]
+             for side, rs in suite.items()}, indent=1))
+        failed |= any(r.outcome == "failed" for r in suite["ours"])
         for outcome in counts:
-            counts[outcome] += sum(r.outcome == outcome for r in real["ours"])
+            counts[outcome] += sum(r.outcome == outcome for r in suite["ours"])
+        counts["not run"] = sum(r.outcome == e2e_suite.NOT_RUN for r in suite["ours"])
 
     if "differential" in parts:
+        assert kube is not None
         settings = Settings(kube, controller, args.out)
         for name in kinds:
             kind = KINDS[name]
@@ -224,7 +251,9 @@ def main(argv: list[str] | None = None) -> int:
     print(output)
     log(f"results in {args.out}; {'FAILED' if failed else 'passed'}")
     print(f"conformance: {counts['passed']} passed, {counts['failed']} failed, "
-          f"{counts['skipped']} skipped")
+          f"{counts['skipped']} skipped"
+          + (f", {counts['not run']} e2e specs of the real node not run"
+             if counts.get("not run") else ""))
     return 1 if failed else 0
 
 

@@ -4,8 +4,14 @@ cluster.
 The suite is the test binary ``hack/reference-operators.sh`` builds (``go test -c``). With
 ``USE_EXISTING_CLUSTER=true`` and ``USE_EXISTING_OPERATOR=true`` it needs only ``KUBECONFIG``.
 Its specs are listed with a dry run; each is then run on its own (``-ginkgo.focus`` on its exact
-text), so every spec gets its own verdict and time. Specs that cannot run here are skipped with
-the reason (:data:`SKIPS`), never dropped: they appear in the table.
+text), so every spec gets its own verdict and time.
+
+Where each spec runs: on the KWOK cluster against the operator as a process (:func:`run_suite`),
+or, for the specs of :data:`REAL_NODE` (a real MPI process, or the operator's Deployment
+reconfigured by the spec), on the real node against the operator as a Deployment
+(:mod:`conformance.real_node`); :func:`merge` puts the two parts' verdicts together in the
+suite's order. Specs that could run nowhere here would be skipped with the reason
+(:data:`SKIPS`, empty), never dropped: they appear in the table.
 """
 
 from __future__ import annotations
@@ -19,17 +25,31 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-# Spec text pattern -> why it cannot run on the local cluster (KWOK simulates pods).
-SKIPS: tuple[tuple[str, str], ...] = (
-    (r"with scheduler-plugins", "needs the scheduler-plugins scheduler and controller (helm "
-     "install into the cluster); the PodGroups themselves are compared by the differential run"),
-    (r"with volcano-scheduler", "needs the Volcano scheduler (kubectl apply of its release "
-     "manifests); the PodGroups themselves are compared by the differential run"),
-    (r"with custom cluster-domain", "reconfigures the operator's Deployment (kubectl, kind); "
-     "--cluster-domain is compared by the differential run"),
+# Spec text pattern -> why it cannot run anywhere here (reported skipped with the reason). Every
+# spec of mpi-operator v0.8.2's suite runs now (on the KWOK nodes or on the real node), so none.
+SKIPS: tuple[tuple[str, str], ...] = ()
+
+_REDEPLOYS = ("scales the operator's Deployment (mpi-operator/mpi-operator) to 0, appends {flag} "
+              "to its container's args and scales it to 1: the operator must run as that "
+              "Deployment, on a node that runs its pod")
+# Spec text pattern -> why it runs on the real node (conformance.real_node: a cluster with a
+# real kubelet, the operator as a Deployment, Volcano's and scheduler-plugins' schedulers)
+# rather than on the KWOK nodes, where pods only seem to run.
+REAL_NODE: tuple[tuple[str, str], ...] = (
     (r"has malformed command", "needs a real MPI process to fail (mpirun as root without "
-     "--allow-run-as-root); KWOK's simulated launcher exits 0 (the real-node part runs it)"),
+     "--allow-run-as-root); KWOK's simulated launcher exits 0"),
+    (r"with scheduler-plugins", _REDEPLOYS.format(flag="--gang-scheduling=scheduler-plugins-"
+                                                  "scheduler") + "; needs the scheduler-plugins "
+     "scheduler (Coscheduling) and controller"),
+    (r"with volcano-scheduler", _REDEPLOYS.format(flag="--gang-scheduling=volcano")
+     + "; needs Volcano's scheduler"),
+    (r"with custom cluster-domain", _REDEPLOYS.format(flag="--cluster-domain=cluster.local")
+     + "; the launcher, as a worker, reaches its hosts by <pod>.<job>.<ns>.svc.cluster.local"),
 )
+REAL_NODE_OUTCOME = "real-node"
+"""The outcome of a spec in the KWOK part's results that the real-node part runs."""
+NOT_RUN = "not run"
+"""The outcome of a real-node spec in a run that left the real-node part out."""
 
 _LOCATION = re.compile(r"\.go:\d+\s*$")
 
@@ -45,6 +65,11 @@ class SpecResult:
 
 def skip_reason(text: str) -> str | None:
     return next((reason for pattern, reason in SKIPS if re.search(pattern, text)), None)
+
+
+def real_node_reason(text: str) -> str | None:
+    """Why spec ``text`` runs on the real node (``None``: it runs on the KWOK nodes)."""
+    return next((reason for pattern, reason in REAL_NODE if re.search(pattern, text)), None)
 
 
 def _env(kubeconfig: Path) -> dict[str, str]:
@@ -117,8 +142,9 @@ def _failure_reason(output: str) -> str:
 
 def run_suite(binary: Path, kubeconfig: Path, log_dir: Path, *, parallel: int = 2
               ) -> list[SpecResult]:
-    """Every spec of the suite: skipped ones with their reason, the others run (``parallel``
-    at a time; each spec works in a namespace of its own)."""
+    """Every spec of the suite: skipped ones with their reason, those of the real node listed
+    (outcome :data:`REAL_NODE_OUTCOME`, with the reason), the others run (``parallel`` at a
+    time; each spec works in a namespace of its own)."""
     log_dir.mkdir(parents=True, exist_ok=True)
     specs = list_specs(binary, kubeconfig)
     if not specs:
@@ -127,11 +153,34 @@ def run_suite(binary: Path, kubeconfig: Path, log_dir: Path, *, parallel: int = 
     to_run = []
     for text in specs:
         reason = skip_reason(text)
+        elsewhere = real_node_reason(text)
         if reason:
             results[text] = SpecResult(text, "skipped", 0.0, reason)
+        elif elsewhere:
+            results[text] = SpecResult(text, REAL_NODE_OUTCOME, 0.0, elsewhere)
         else:
             to_run.append(text)
     with ThreadPoolExecutor(max(1, parallel)) as pool:
         for res in pool.map(lambda t: run_spec(binary, kubeconfig, t, log_dir), to_run):
             results[res.text] = res
     return [results[t] for t in specs]
+
+
+def merge(kwok: list[SpecResult], real: list[SpecResult] | None, *,
+          left_out: str = "the real-node part was not run") -> list[SpecResult]:
+    """One side's whole suite, in the suite's order: the KWOK part's results (``kwok``: every
+    spec, as :func:`run_suite` lists them) with each real-node spec's placeholder replaced by
+    the real-node part's result for it; with ``real`` ``None`` (that part not run), the
+    placeholders become :data:`NOT_RUN` with ``left_out`` as the reason. Real-node results of
+    specs the KWOK part did not list (it did not run) follow in their own order."""
+    by_text = {r.text: r for r in real or []}
+    merged = []
+    for r in kwok:
+        if r.outcome != REAL_NODE_OUTCOME:
+            merged.append(r)
+        elif real is None:
+            merged.append(SpecResult(r.text, NOT_RUN, 0.0, left_out))
+        else:
+            merged.append(by_text.pop(r.text) if r.text in by_text else
+                          SpecResult(r.text, NOT_RUN, 0.0, "not listed by the real-node part"))
+    return merged + list(by_text.values())

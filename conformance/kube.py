@@ -47,7 +47,7 @@ class Kube:
 
     def _call(self, method: str, path: str, *, query: list[tuple[str, str]] | None = None,
               body: Any = None, content_type: str | None = None,
-              timeout: float | tuple[float, float] = 30, stream: bool = False) -> Any:
+              timeout: float | tuple[float, float | None] = 30, stream: bool = False) -> Any:
         headers = {"Accept": "application/json"}
         if body is not None:
             headers["Content-Type"] = content_type or "application/json"
@@ -104,6 +104,17 @@ class Kube:
             for line in resp.response:
                 if line.strip():
                     yield json.loads(line)
+        finally:
+            resp.response.release_conn()
+
+    def stream_lines(self, path: str, **query: str) -> Iterator[str]:
+        """The lines of a streamed GET (a pod's log with ``follow=true``) until the server ends
+        it."""
+        resp = self._call("GET", path, query=list(query.items()), timeout=(5, None),
+                          stream=True)
+        try:
+            for line in resp.response:
+                yield line.decode(errors="replace").rstrip("\n")
         finally:
             resp.response.release_conn()
 

@@ -10,28 +10,33 @@ from conformance.e2e_suite import SpecResult
 from conformance.intended import Rule
 
 
-def e2e_table(results: dict[str, list[SpecResult]]) -> str:
-    """One row per spec, one column per operator it ran against."""
+def e2e_table(results: dict[str, list[SpecResult]], *,
+              places: dict[str, str] | None = None) -> str:
+    """One row per spec, one column per operator it ran against (``places``: where each spec
+    ran, a column of its own)."""
     sides = list(results)
     texts = list(dict.fromkeys(r.text for rs in results.values() for r in rs))
     by = {side: {r.text: r for r in rs} for side, rs in results.items()}
-    lines = ["| upstream e2e spec (mpi-operator v0.8.2) | " + " | ".join(sides) + " | note |",
-             "|---|" + "---|" * len(sides) + "---|"]
+    where = ["runs on"] if places else []
+    lines = ["| upstream e2e spec (mpi-operator v0.8.2) | " + " | ".join(where + sides)
+             + " | note |", "|---|" + "---|" * (len(where) + len(sides)) + "---|"]
     for text in texts:
-        cells, notes = [], []
+        cells, notes = [places.get(text, "-")] if places else [], []
         for side in sides:
             r = by[side].get(text)
             if r is None:
                 cells.append("-")
                 continue
-            cells.append(r.outcome if r.outcome == "skipped" else f"{r.outcome} ({r.seconds:g}s)")
+            timed = r.outcome in ("passed", "failed")
+            cells.append(f"{r.outcome} ({r.seconds:g}s)" if timed else r.outcome)
             if r.reason and r.reason not in notes:
-                notes.append(r.reason if r.outcome == "skipped" else f"{side}: {r.reason}")
+                notes.append(f"{side}: {r.reason}" if r.outcome == "failed" else r.reason)
         lines.append(f"| {text} | " + " | ".join(cells) + f" | {'; '.join(notes)} |")
     for side in sides:
         count = Counter(r.outcome for r in results[side])
-        lines.append(f"\n{side}: {count['passed']} passed, {count['skipped']} skipped, "
-                     f"{count['failed']} failed")
+        lines.append(f"\n{side}: " + ", ".join(
+            f"{count[o]} {o}" for o in ("passed", "skipped", "failed", "not run")
+            if count[o] or o != "not run"))
     return "\n".join(lines) + "\n"
 
 
