@@ -38,18 +38,20 @@ from mpi_controller.engine.sync import JobSync, StatusWriteGuard
 from mpi_controller.engine.writer import OwnerGone, Vanished
 from mpi_controller.kube.events import Event
 from mpi_controller.kube.owners import controller_of
+from mpi_controller.kube.resources import Resource
 from mpi_controller.kube.timefmt import utcnow
 from mpi_controller.runtime.cache import (
     DeletedFinalStateUnknown,
     deletion_handling_key,
     meta_namespace_key,
 )
-from mpi_controller.runtime.client import ApiError, KubeClient, Resource
 from mpi_controller.runtime.clock import Clock, LoopClock
 from mpi_controller.runtime.controller import Controller, Result
+from mpi_controller.runtime.errors import ApiError
 from mpi_controller.runtime.events import EventRecorder
 from mpi_controller.runtime.expectations import ControllerExpectations
 from mpi_controller.runtime.informer import SharedIndexInformer
+from mpi_controller.runtime.kubeclient import KubeClient
 from mpi_controller.runtime.ratelimit import default_controller_rate_limiter
 from mpi_controller.runtime.workqueue import RateLimitingQueue
 

@@ -25,11 +25,12 @@ from typing import Any
 from mpi_controller.engine.writer import ChildWriter, Vanished
 from mpi_controller.kube.events import Event
 from mpi_controller.kube.jsonvalue import json_copy
+from mpi_controller.kube.resources import Resource
 from mpi_controller.runtime.cache import CONTROLLER_UID_INDEX
-from mpi_controller.runtime.client import KubeClient, Resource
 from mpi_controller.runtime.clock import Clock
 from mpi_controller.runtime.expectations import ControllerExpectations
 from mpi_controller.runtime.informer import SharedIndexInformer
+from mpi_controller.runtime.kubeclient import KubeClient
 
 __all__ = ["STATUS_WRITE_WAIT", "JobSync", "StatusWriteGuard"]
 

@@ -34,9 +34,11 @@ from typing import Any
 
 from mpi_controller.kube.events import WARNING, Event
 from mpi_controller.kube.owners import is_controlled_by, resource_exists_message
-from mpi_controller.runtime.client import ApiError, KubeClient, Resource
+from mpi_controller.kube.resources import Resource
 from mpi_controller.runtime.controller import ExpectedError
+from mpi_controller.runtime.errors import ApiError
 from mpi_controller.runtime.expectations import ControllerExpectations
+from mpi_controller.runtime.kubeclient import KubeClient
 
 __all__ = ["ChildWriter", "OwnerGone", "ResourceNotControlled", "Vanished", "gather_raising"]
 

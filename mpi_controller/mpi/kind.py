@@ -42,6 +42,15 @@ from mpi_controller.engine.training.framework import TrainingOptions
 from mpi_controller.engine.writer import ResourceNotControlled, gather_raising
 from mpi_controller.kube.events import WARNING, Event
 from mpi_controller.kube.jsonvalue import as_dict
+from mpi_controller.kube.resources import (
+    CONFIGMAPS,
+    JOBS,
+    PODS,
+    PRIORITY_CLASSES,
+    SECRETS,
+    SERVICES,
+    Resource,
+)
 from mpi_controller.kube.timefmt import parse_time
 from mpi_controller.mpi import (
     configmap,
@@ -69,16 +78,7 @@ from mpi_controller.mpi.v1alpha2.launch import (
 )
 from mpi_controller.mpi.v1alpha2.sync import MPIJobV1Alpha2Mode
 from mpi_controller.mpi.v2beta1 import parse_mpi_job, set_defaults, validate
-from mpi_controller.runtime.client import (
-    CONFIGMAPS,
-    JOBS,
-    PODS,
-    PRIORITY_CLASSES,
-    SECRETS,
-    SERVICES,
-    ApiError,
-    Resource,
-)
+from mpi_controller.runtime.errors import ApiError
 from mpi_controller.runtime.informer import InformerFactory, SharedIndexInformer
 
 __all__ = ["MPIJOBS", "MPIJobKind", "MPIJobOptions"]

@@ -31,6 +31,15 @@ from mpi_controller.engine.plugin import (
     RenderOptions,
 )
 from mpi_controller.kube.fielderrors import FieldError
+from mpi_controller.kube.resources import (
+    CONFIGMAPS,
+    JOBS,
+    ROLE_BINDINGS,
+    ROLES,
+    SECRETS,
+    SERVICE_ACCOUNTS,
+    STATEFUL_SETS,
+)
 from mpi_controller.mpi import constants
 from mpi_controller.mpi.admission import (
     convert_mpijob,
@@ -50,15 +59,6 @@ from mpi_controller.mpi.secret import new_ssh_auth_secret
 from mpi_controller.mpi.service import new_job_service
 from mpi_controller.mpi.v2beta1 import parse_mpi_job, set_defaults, validate
 from mpi_controller.mpi.worker import new_worker
-from mpi_controller.runtime.client import (
-    CONFIGMAPS,
-    JOBS,
-    ROLE_BINDINGS,
-    ROLES,
-    SECRETS,
-    SERVICE_ACCOUNTS,
-    STATEFUL_SETS,
-)
 
 __all__ = ["PLUGIN"]
 

@@ -11,7 +11,7 @@ Contract:
 * **Cached objects are shared and read-only.** Listers and the indexer hand out the stored
   dicts themselves (no copies, for speed). Never mutate one: ``copy.deepcopy`` it first.
 * Listers read like the API: ``lister.namespaced(ns).get(name)`` raises the same not-found
-  :class:`~mpi_controller.runtime.client.ApiError` (404) the server would.
+  :class:`~mpi_controller.runtime.errors.ApiError` (404) the server would.
 * Listers filter by any selector form :mod:`mpi_controller.kube.selectors` accepts.
 """
 
@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from mpi_controller.kube.owners import controller_of
+from mpi_controller.kube.resources import Resource
 from mpi_controller.kube.selectors import SelectorLike, parse_selector
-from mpi_controller.runtime.client import ApiError, Resource
+from mpi_controller.runtime.errors import ApiError
 
 __all__ = [
     "CONTROLLER_UID_INDEX",

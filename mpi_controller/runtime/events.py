@@ -34,10 +34,12 @@ from typing import Any
 
 import structlog
 
+from mpi_controller.kube.resources import EVENTS
 from mpi_controller.kube.text import truncate_message
 from mpi_controller.kube.timefmt import format_time, utcnow
-from mpi_controller.runtime.client import EVENTS, ApiError, KubeClient
 from mpi_controller.runtime.clock import Clock, LoopClock
+from mpi_controller.runtime.errors import ApiError
+from mpi_controller.runtime.kubeclient import KubeClient
 
 __all__ = ["NORMAL", "WARNING", "EventRecorder"]
 

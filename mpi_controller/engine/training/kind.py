@@ -76,10 +76,11 @@ from mpi_controller.kube.fielderrors import aggregate_message
 from mpi_controller.kube.jsonvalue import as_dict, as_int, as_str, json_copy
 from mpi_controller.kube.owners import controller_ref, is_controlled_by
 from mpi_controller.kube.pods import pod_phase
+from mpi_controller.kube.resources import PODS, PRIORITY_CLASSES, SERVICES, Resource
 from mpi_controller.kube.timefmt import format_time
 from mpi_controller.runtime.cache import CONTROLLER_UID_INDEX, controller_uid_index
-from mpi_controller.runtime.client import PODS, PRIORITY_CLASSES, SERVICES, ApiError, Resource
 from mpi_controller.runtime.controller import ExpectedError
+from mpi_controller.runtime.errors import ApiError
 from mpi_controller.runtime.informer import InformerFactory, SharedIndexInformer
 
 __all__ = ["CompanionConflict", "TrainingJobKind", "TrainingSync"]

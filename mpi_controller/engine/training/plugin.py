@@ -33,7 +33,7 @@ from mpi_controller.engine.training.kind import TrainingJobKind
 from mpi_controller.engine.training.plan import initial_children, replica_pod
 from mpi_controller.kube.crd import CRD
 from mpi_controller.kube.fielderrors import FieldError
-from mpi_controller.runtime.client import Resource
+from mpi_controller.kube.resources import Resource
 
 __all__ = ["FrameworkFactory", "training_admission", "training_plugin"]
 

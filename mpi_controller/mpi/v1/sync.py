@@ -58,21 +58,21 @@ from mpi_controller.kube.fielderrors import FieldError
 from mpi_controller.kube.jsonvalue import as_dict, as_list, as_str
 from mpi_controller.kube.owners import is_controlled_by
 from mpi_controller.kube.pods import pod_phase
+from mpi_controller.kube.resources import (
+    CONFIGMAPS,
+    PODS,
+    ROLE_BINDINGS,
+    ROLES,
+    SERVICE_ACCOUNTS,
+    Resource,
+)
 from mpi_controller.mpi import constants, kubexec
 from mpi_controller.mpi.conversion import convert
 from mpi_controller.mpi.v1 import launch
 from mpi_controller.mpi.v1.defaults import set_defaults, sync_clean_pod_policy
 from mpi_controller.mpi.v1.status import count_replicas, update_job_status
 from mpi_controller.mpi.v1.validation import validate
-from mpi_controller.runtime.client import (
-    CONFIGMAPS,
-    PODS,
-    ROLE_BINDINGS,
-    ROLES,
-    SERVICE_ACCOUNTS,
-    ApiError,
-    Resource,
-)
+from mpi_controller.runtime.errors import ApiError
 from mpi_controller.runtime.informer import InformerFactory, SharedIndexInformer
 
 __all__ = ["MPIJobV1", "MPIJobV1Mode", "MPIJobV1Sync"]

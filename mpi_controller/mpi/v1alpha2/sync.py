@@ -38,6 +38,15 @@ from mpi_controller.kube.conditions import has_condition
 from mpi_controller.kube.events import Event
 from mpi_controller.kube.jsonvalue import as_dict, as_int, json_copy
 from mpi_controller.kube.owners import controller_ref
+from mpi_controller.kube.resources import (
+    CONFIGMAPS,
+    JOBS,
+    ROLE_BINDINGS,
+    ROLES,
+    SERVICE_ACCOUNTS,
+    STATEFUL_SETS,
+    Resource,
+)
 from mpi_controller.kube.timefmt import format_time
 from mpi_controller.mpi import constants, kubexec, metrics
 from mpi_controller.mpi.conversion import convert
@@ -51,15 +60,6 @@ from mpi_controller.mpi.v1alpha2.status import (
 )
 from mpi_controller.mpi.v1alpha2.types import parse_mpi_job
 from mpi_controller.mpi.v1alpha2.validation import validate
-from mpi_controller.runtime.client import (
-    CONFIGMAPS,
-    JOBS,
-    ROLE_BINDINGS,
-    ROLES,
-    SERVICE_ACCOUNTS,
-    STATEFUL_SETS,
-    Resource,
-)
 from mpi_controller.runtime.informer import InformerFactory, SharedIndexInformer
 
 __all__ = ["MPIJobV1Alpha2Mode"]

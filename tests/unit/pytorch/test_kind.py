@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from mpi_controller.kube.resources import SERVICES
 from mpi_controller.pytorch.initcontainer import InitContainerTemplate
 from mpi_controller.pytorch.kind import HPAS, PyTorchOptions
-from mpi_controller.runtime.client import SERVICES
 from tests.engine_harness import EngineHarness
 from tests.fakeapi import conflict
 from tests.kind_steps import KindSteps
