@@ -37,6 +37,7 @@ from mpi_controller.engine.kind import JobKind
 from mpi_controller.engine.sync import JobSync, StatusWriteGuard
 from mpi_controller.engine.writer import OwnerGone, Vanished
 from mpi_controller.kube.events import Event
+from mpi_controller.kube.jsonvalue import Obj
 from mpi_controller.kube.owners import controller_of
 from mpi_controller.kube.resources import Resource
 from mpi_controller.kube.timefmt import utcnow
@@ -58,7 +59,6 @@ from mpi_controller.runtime.workqueue import RateLimitingQueue
 __all__ = ["EngineConfig", "JobController"]
 
 _log = structlog.get_logger(__name__)
-Obj = dict[str, Any]
 
 
 @dataclass(frozen=True)

@@ -17,12 +17,12 @@ from typing import Any, Protocol
 
 from mpi_controller.engine.sync import JobSync
 from mpi_controller.kube.events import Event
+from mpi_controller.kube.jsonvalue import Obj
 from mpi_controller.kube.resources import Resource
 from mpi_controller.runtime.informer import SharedIndexInformer
 
 __all__ = ["JobKind", "KindInformers"]
 
-Obj = dict[str, Any]
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from typing import Any
 
 from mpi_controller.engine.writer import ChildWriter, Vanished
 from mpi_controller.kube.events import Event
-from mpi_controller.kube.jsonvalue import json_copy
+from mpi_controller.kube.jsonvalue import Obj, json_copy
 from mpi_controller.kube.resources import Resource
 from mpi_controller.runtime.cache import CONTROLLER_UID_INDEX
 from mpi_controller.runtime.clock import Clock
@@ -34,7 +34,6 @@ from mpi_controller.runtime.kubeclient import KubeClient
 
 __all__ = ["STATUS_WRITE_WAIT", "JobSync", "StatusWriteGuard"]
 
-Obj = dict[str, Any]
 STATUS_WRITE_WAIT = 10.0
 """Seconds a sync waits for the informer to deliver the controller's own last status write."""
 

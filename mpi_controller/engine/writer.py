@@ -33,6 +33,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from mpi_controller.kube.events import WARNING, Event
+from mpi_controller.kube.jsonvalue import Obj
 from mpi_controller.kube.owners import is_controlled_by, resource_exists_message
 from mpi_controller.kube.resources import Resource
 from mpi_controller.runtime.controller import ExpectedError
@@ -42,7 +43,6 @@ from mpi_controller.runtime.kubeclient import KubeClient
 
 __all__ = ["ChildWriter", "OwnerGone", "ResourceNotControlled", "Vanished", "gather_raising"]
 
-Obj = dict[str, Any]
 EventSink = Callable[[Event], None]
 
 

@@ -41,7 +41,7 @@ from mpi_controller.engine.sync import JobSync
 from mpi_controller.engine.training.framework import TrainingOptions
 from mpi_controller.engine.writer import ResourceNotControlled, gather_raising
 from mpi_controller.kube.events import WARNING, Event
-from mpi_controller.kube.jsonvalue import as_dict
+from mpi_controller.kube.jsonvalue import Obj, as_dict
 from mpi_controller.kube.resources import (
     CONFIGMAPS,
     JOBS,
@@ -85,7 +85,6 @@ __all__ = ["MPIJOBS", "MPIJobKind", "MPIJobOptions"]
 
 MPIJOBS = Resource(constants.GROUP, constants.VERSION, constants.PLURAL, namespaced=True,
                    kind=constants.KIND)
-Obj = dict[str, Any]
 
 
 @dataclass(frozen=True)

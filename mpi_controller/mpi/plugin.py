@@ -31,6 +31,7 @@ from mpi_controller.engine.plugin import (
     RenderOptions,
 )
 from mpi_controller.kube.fielderrors import FieldError
+from mpi_controller.kube.jsonvalue import Obj
 from mpi_controller.kube.resources import (
     CONFIGMAPS,
     JOBS,
@@ -62,7 +63,6 @@ from mpi_controller.mpi.worker import new_worker
 
 __all__ = ["PLUGIN"]
 
-Obj = dict[str, Any]
 
 
 def _add_flags(parser: Any) -> None:

@@ -23,7 +23,7 @@ from mpi_controller.engine.training.api import ReplicaSpec
 from mpi_controller.engine.training.children import general_name, master_role
 from mpi_controller.engine.training.framework import Companion
 from mpi_controller.engine.training.hooks import PerJob, TrainingHooks
-from mpi_controller.kube.jsonvalue import json_copy
+from mpi_controller.kube.jsonvalue import Obj, json_copy
 from mpi_controller.kube.resources import Resource
 from mpi_controller.pytorch import constants
 from mpi_controller.pytorch.envvars import pod_env
@@ -37,7 +37,6 @@ __all__ = ["HPAS", "PyTorch", "PyTorchOptions"]
 HPAS = Resource("autoscaling", "v2", "horizontalpodautoscalers", True, "HorizontalPodAutoscaler")
 HPA_COMPANION = Companion(HPAS, desired_hpa, hpa_changed)
 
-Obj = dict[str, Any]
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from mpi_controller.kube.jsonvalue import Obj
 from mpi_controller.kube.owners import controller_of
 from mpi_controller.kube.resources import Resource
 from mpi_controller.kube.selectors import SelectorLike, parse_selector
@@ -41,7 +42,6 @@ __all__ = [
     "split_key",
 ]
 
-Obj = dict[str, Any]
 IndexFunc = Callable[[Obj], list[str]]
 ObjList = list[Obj]
 StrList = list[str]

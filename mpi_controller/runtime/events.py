@@ -34,6 +34,7 @@ from typing import Any
 
 import structlog
 
+from mpi_controller.kube.jsonvalue import Obj
 from mpi_controller.kube.resources import EVENTS
 from mpi_controller.kube.text import truncate_message
 from mpi_controller.kube.timefmt import format_time, utcnow
@@ -48,7 +49,6 @@ log = structlog.get_logger(__name__)
 NORMAL = "Normal"
 WARNING = "Warning"
 
-Obj = dict[str, Any]
 _Key = tuple[str, ...]
 
 

@@ -29,6 +29,7 @@ from typing import Any
 
 import structlog
 
+from mpi_controller.kube.jsonvalue import Obj
 from mpi_controller.kube.resources import Resource
 from mpi_controller.runtime.cache import (
     NAMESPACE_INDEX,
@@ -57,7 +58,6 @@ __all__ = [
 
 log = structlog.get_logger(__name__)
 
-Obj = dict[str, Any]
 _SYNC_POLL = 0.1  # client-go's syncedPollPeriod
 
 

@@ -46,6 +46,7 @@ from typing import Any, Protocol
 
 import structlog
 
+from mpi_controller.kube.jsonvalue import Obj
 from mpi_controller.kube.resources import Resource
 from mpi_controller.runtime.cache import DeletedFinalStateUnknown, Indexer
 from mpi_controller.runtime.clock import Clock, LoopClock
@@ -66,7 +67,6 @@ __all__ = [
 
 log = structlog.get_logger(__name__)
 
-Obj = dict[str, Any]
 Transform = Callable[[Obj], Obj]
 
 _VERY_SHORT_WATCH = 1.0

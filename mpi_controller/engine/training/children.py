@@ -39,7 +39,7 @@ from mpi_controller.engine.training.api import (
     ReplicaSpec,
 )
 from mpi_controller.engine.training.gang import GangScheduler, decorate_pod_template
-from mpi_controller.kube.jsonvalue import as_dict, as_int, as_list, as_str, json_copy
+from mpi_controller.kube.jsonvalue import Obj, as_dict, as_int, as_list, as_str, json_copy
 
 __all__ = [
     "by_type",
@@ -56,7 +56,6 @@ __all__ = [
     "slices",
 ]
 
-Obj = dict[str, Any]
 ClusterSpec = Callable[[Obj, str, int], None]
 """``(template, rtype, index)``: add the kind's cluster environment to a pod template."""
 

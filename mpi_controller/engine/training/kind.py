@@ -73,7 +73,7 @@ from mpi_controller.engine.writer import gather_raising
 from mpi_controller.kube.conditions import get_condition
 from mpi_controller.kube.events import NORMAL, WARNING, Event
 from mpi_controller.kube.fielderrors import aggregate_message
-from mpi_controller.kube.jsonvalue import as_dict, as_int, as_str, json_copy
+from mpi_controller.kube.jsonvalue import Obj, as_dict, as_int, as_str, json_copy
 from mpi_controller.kube.owners import controller_ref, is_controlled_by
 from mpi_controller.kube.pods import pod_phase
 from mpi_controller.kube.resources import PODS, PRIORITY_CLASSES, SERVICES, Resource
@@ -86,7 +86,6 @@ from mpi_controller.runtime.informer import InformerFactory, SharedIndexInformer
 __all__ = ["CompanionConflict", "TrainingJobKind", "TrainingSync"]
 
 _log = structlog.get_logger(__name__)
-Obj = dict[str, Any]
 
 EVENT_EXITED_WITH_CODE = "ExitedWithCode"
 

@@ -14,7 +14,7 @@ from mpi_controller.engine.training import gang as gang_scheduling
 from mpi_controller.engine.training.api import API_VERSION, ReplicaSpec, replica_specs, run_policy
 from mpi_controller.engine.training.framework import TrainingFramework
 from mpi_controller.kube.events import WARNING, Event
-from mpi_controller.kube.jsonvalue import as_str
+from mpi_controller.kube.jsonvalue import Obj, as_str
 from mpi_controller.kube.owners import controller_ref
 
 __all__ = [
@@ -26,7 +26,6 @@ __all__ = [
     "replica_service",
 ]
 
-Obj = dict[str, Any]
 EVENT_TEMPLATE_RESTART_POLICY = "SetPodTemplateRestartPolicy"
 EVENT_TEMPLATE_SCHEDULER_NAME = "SetPodTemplateSchedulerName"
 _RESTART_POLICY_MESSAGE = ("Restart policy in pod template will be overwritten by restart "

@@ -33,12 +33,12 @@ from mpi_controller.engine.training.kind import TrainingJobKind
 from mpi_controller.engine.training.plan import initial_children, replica_pod
 from mpi_controller.kube.crd import CRD
 from mpi_controller.kube.fielderrors import FieldError
+from mpi_controller.kube.jsonvalue import Obj
 from mpi_controller.kube.resources import Resource
 
 __all__ = ["FrameworkFactory", "training_admission", "training_plugin"]
 
 Job = Mapping[str, Any]
-Obj = dict[str, Any]
 FrameworkFactory = Callable[[TrainingOptions, object], TrainingFramework]
 """Makes the kind's hooks from the shared training options and the kind's own options."""
 

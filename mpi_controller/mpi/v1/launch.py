@@ -44,7 +44,7 @@ from mpi_controller.engine.training.gang import (
     decorate_pod_template,
 )
 from mpi_controller.kube.events import WARNING, Event
-from mpi_controller.kube.jsonvalue import as_dict, as_list, as_str, json_copy
+from mpi_controller.kube.jsonvalue import Obj, as_dict, as_list, as_str, json_copy
 from mpi_controller.mpi import constants, kubexec
 from mpi_controller.mpi.v1.types import parse_mpi_job
 
@@ -64,7 +64,6 @@ __all__ = [
     "worker_replicas",
 ]
 
-Obj = dict[str, Any]
 CONTROLLER_NAME: Final = "mpijob-controller"
 SPECS_FIELD: Final = "mpiReplicaSpecs"
 DEFAULT_KUBECTL_DELIVERY_IMAGE: Final = "ghcr.io/kubeflow/training-v1/kubectl-delivery:latest"

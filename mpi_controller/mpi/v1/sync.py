@@ -55,7 +55,7 @@ from mpi_controller.engine.training.kind import TrainingJobKind, TrainingSync
 from mpi_controller.engine.writer import gather_raising
 from mpi_controller.kube.events import NORMAL, WARNING, Event
 from mpi_controller.kube.fielderrors import FieldError
-from mpi_controller.kube.jsonvalue import as_dict, as_list, as_str
+from mpi_controller.kube.jsonvalue import Obj, as_dict, as_list, as_str
 from mpi_controller.kube.owners import is_controlled_by
 from mpi_controller.kube.pods import pod_phase
 from mpi_controller.kube.resources import (
@@ -77,7 +77,6 @@ from mpi_controller.runtime.informer import InformerFactory, SharedIndexInformer
 
 __all__ = ["MPIJobV1", "MPIJobV1Mode", "MPIJobV1Sync"]
 
-Obj = dict[str, Any]
 VERSION = "v1"
 FINISHED = ("Succeeded", "Failed")
 

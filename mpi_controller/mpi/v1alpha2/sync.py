@@ -36,7 +36,7 @@ from mpi_controller.engine.sync import JobSync
 from mpi_controller.engine.writer import gather_raising
 from mpi_controller.kube.conditions import has_condition
 from mpi_controller.kube.events import Event
-from mpi_controller.kube.jsonvalue import as_dict, as_int, json_copy
+from mpi_controller.kube.jsonvalue import Obj, as_dict, as_int, json_copy
 from mpi_controller.kube.owners import controller_ref
 from mpi_controller.kube.resources import (
     CONFIGMAPS,
@@ -64,7 +64,6 @@ from mpi_controller.runtime.informer import InformerFactory, SharedIndexInformer
 
 __all__ = ["MPIJobV1Alpha2Mode"]
 
-Obj = dict[str, Any]
 VERSION = "v1alpha2"
 _COUNTERS = {constants.CONDITION_SUCCEEDED: metrics.JOBS_SUCCESSFUL,
              constants.CONDITION_FAILED: metrics.JOBS_FAILED,
