@@ -36,7 +36,7 @@ from mpi_controller.kinds import plugin, schemes
 from mpi_controller.kube.timefmt import utcnow
 from mpi_controller.mpi import constants
 from mpi_controller.mpi import metrics as jobmetrics
-from mpi_controller.mpi.kind import MPIJobOptions
+from mpi_controller.mpi.options import MPIJobOptions
 from mpi_controller.options import ServerOptions
 from mpi_controller.runtime.clock import Clock, LoopClock
 from mpi_controller.runtime.errors import ApiError

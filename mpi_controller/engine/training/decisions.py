@@ -39,7 +39,7 @@ from mpi_controller.engine.training.api import (
     ReplicaSpec,
     RunPolicy,
 )
-from mpi_controller.engine.training.children import by_type
+from mpi_controller.engine.training.replicas import by_type
 from mpi_controller.kube.events import WARNING, Event
 from mpi_controller.kube.jsonvalue import Obj, as_dict, as_int, as_list, as_str
 from mpi_controller.kube.pods import pod_phase

@@ -51,8 +51,8 @@ from mpi_controller.engine.training.api import (
     ReplicaSpec,
     TrainingJob,
 )
-from mpi_controller.engine.training.children import by_type, replica_selector
 from mpi_controller.engine.training.conditions import reason, set_condition
+from mpi_controller.engine.training.replicas import by_type, replica_selector
 from mpi_controller.kube.events import NORMAL, WARNING, Event
 from mpi_controller.kube.jsonvalue import Obj, as_dict
 from mpi_controller.kube.pods import pod_phase

@@ -19,7 +19,7 @@ mode, ``pkg/controller.v1/mpi``). Pure builders over the *defaulted* ``v1`` job 
   ``SettedPodTemplateRestartPolicy`` (launcher template with a restart policy) and, with gang
   scheduling, ``SettedPodTemplateSchedulerName`` when a template names another scheduler.
 
-The labels are the training-operator kinds' (:func:`~mpi_controller.engine.training.children.
+The labels are the training-operator kinds' (:func:`~mpi_controller.engine.training.replicas.
 job_labels`, operator name ``mpijob-controller``). Every object carries ``owner_ref``.
 """
 
@@ -37,12 +37,12 @@ from mpi_controller.engine.training.api import (
     ReplicaSpec,
     replica_specs,
 )
-from mpi_controller.engine.training.children import job_labels
 from mpi_controller.engine.training.gang import (
     GangScheduler,
     custom_scheduler_set,
     decorate_pod_template,
 )
+from mpi_controller.engine.training.replicas import job_labels
 from mpi_controller.kube.events import WARNING, Event
 from mpi_controller.kube.jsonvalue import Obj, as_dict, as_list, as_str, json_copy
 from mpi_controller.mpi import constants, kubexec

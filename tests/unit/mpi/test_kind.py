@@ -9,7 +9,7 @@ import pytest
 
 from mpi_controller.kube.resources import CONFIGMAPS, JOBS, PODS, SECRETS, SERVICES
 from mpi_controller.mpi.children import CREATION_ORDER
-from mpi_controller.mpi.kind import MPIJOBS
+from mpi_controller.mpi.options import MPIJOBS
 from tests.engine_harness import EngineHarness
 from tests.mpijobs import small_job
 

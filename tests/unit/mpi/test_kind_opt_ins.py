@@ -14,7 +14,7 @@ from mpi_controller.mpi.features import (
     TTL_DELETES_ANNOTATION,
     Features,
 )
-from mpi_controller.mpi.kind import MPIJOBS
+from mpi_controller.mpi.options import MPIJOBS
 from mpi_controller.runtime.controller import Result
 from mpi_controller.runtime.metrics import REGISTRY
 from tests.engine_harness import EngineHarness, pod_group_resources

@@ -23,7 +23,7 @@ from mpi_controller.kube.resources import (
     SERVICE_ACCOUNTS,
 )
 from mpi_controller.mpi.conversion import convert
-from mpi_controller.mpi.kind import MPIJOBS
+from mpi_controller.mpi.options import MPIJOBS
 from tests.engine_harness import EngineHarness
 
 REPO = Path(__file__).resolve().parents[3]

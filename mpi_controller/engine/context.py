@@ -1,11 +1,11 @@
 """One sync of one job: what a kind's ``sync`` sees and does.
 
-:class:`JobSync` is built by the engine for every sync. It carries the defaulted job (a
+:class:`SyncContext` is built by the engine for every sync. It carries the defaulted job (a
 private copy the kind may change), reads the caches, writes children through its
 :class:`~mpi_controller.engine.writer.ChildWriter` (expectations and ownership checks
 included), records events on the job, writes the job's status, asks for the job to be
-synced again later (:meth:`JobSync.requeue_after`) and deletes the job itself
-(:meth:`JobSync.delete_job`, for a ``ttlSecondsAfterFinished``).
+synced again later (:meth:`SyncContext.requeue_after`) and deletes the job itself
+(:meth:`SyncContext.delete_job`, for a ``ttlSecondsAfterFinished``).
 
 The status write is guarded (:class:`StatusWriteGuard`): it is skipped when nothing changed,
 sent with the cached ``resourceVersion`` (a conflict means a newer version is on its way),
@@ -32,7 +32,7 @@ from mpi_controller.runtime.expectations import ControllerExpectations
 from mpi_controller.runtime.informer import SharedIndexInformer
 from mpi_controller.runtime.kubeclient import KubeClient
 
-__all__ = ["STATUS_WRITE_WAIT", "JobSync", "StatusWriteGuard"]
+__all__ = ["STATUS_WRITE_WAIT", "StatusWriteGuard", "SyncContext"]
 
 STATUS_WRITE_WAIT = 10.0
 """Seconds a sync waits for the informer to deliver the controller's own last status write."""
@@ -65,7 +65,7 @@ class StatusWriteGuard:
         self._superseded.pop(key, None)
 
 
-class JobSync:
+class SyncContext:
     """The context of one sync of the job ``key`` (see the module doc)."""
 
     def __init__(

@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from mpi_controller.engine.training.api import ReplicaSpec
-from mpi_controller.engine.training.children import master_role
 from mpi_controller.engine.training.hooks import PerJob, TrainingHooks
+from mpi_controller.engine.training.replicas import master_role
 from mpi_controller.kube.jsonvalue import Obj
 from mpi_controller.tensorflow import constants
 from mpi_controller.tensorflow.status import update_tfjob_status

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mpi_controller.engine.training.api import ReplicaSpec
-from mpi_controller.engine.training.children import general_name, master_role
 from mpi_controller.engine.training.framework import Companion
 from mpi_controller.engine.training.hooks import PerJob, TrainingHooks
+from mpi_controller.engine.training.replicas import general_name, master_role
 from mpi_controller.kube.jsonvalue import Obj, json_copy
 from mpi_controller.kube.resources import Resource
 from mpi_controller.pytorch import constants
