@@ -41,10 +41,11 @@ sys.path.insert(0, str(REPO))
 from kubernetes import client, config  # noqa: E402
 
 from mpi_controller.engine.pods import POD_CODEC, slim_pod  # noqa: E402
-from mpi_controller.runtime.client import PODS, RestClient  # noqa: E402
+from mpi_controller.kube.resources import PODS  # noqa: E402
 from mpi_controller.runtime.codec import Codec  # noqa: E402
 from mpi_controller.runtime.informer import SharedIndexInformer, drop_managed_fields  # noqa: E402
 from mpi_controller.runtime.reflector import ResourceListerWatcher, Transform  # noqa: E402
+from mpi_controller.runtime.rest import RestClient  # noqa: E402
 
 RESULTS = REPO / "bench-results"
 DEFAULT_KUBECONFIG = Path.home() / ".cache/mpi-controller/cluster/kubeconfig"

@@ -36,12 +36,13 @@ from mpi_controller.kinds import plugin, schemes
 from mpi_controller.kube.timefmt import utcnow
 from mpi_controller.mpi import constants
 from mpi_controller.mpi import metrics as jobmetrics
-from mpi_controller.mpi.kind import MPIJobOptions
+from mpi_controller.mpi.options import MPIJobOptions
 from mpi_controller.options import ServerOptions
-from mpi_controller.runtime.client import ApiError, KubeClient, RestClient
 from mpi_controller.runtime.clock import Clock, LoopClock
+from mpi_controller.runtime.errors import ApiError
 from mpi_controller.runtime.events import EventRecorder
 from mpi_controller.runtime.informer import InformerFactory, SharedIndexInformer
+from mpi_controller.runtime.kubeclient import KubeClient
 from mpi_controller.runtime.leaderelection import LeaderElector, LeaseLock
 from mpi_controller.runtime.manager import (
     HttpEndpoint,
@@ -50,6 +51,7 @@ from mpi_controller.runtime.manager import (
     Runnable,
     install_signal_handlers,
 )
+from mpi_controller.runtime.rest import RestClient
 from mpi_controller.webhook import build_webhook
 
 __all__ = ["LEASE_NAME", "Controllers", "build_controllers", "run"]

@@ -14,10 +14,10 @@ from typing import Any, TypeVar
 from mpi_controller.app import build_controllers
 from mpi_controller.engine.controller import JobController
 from mpi_controller.engine.training.framework import TrainingOptions
-from mpi_controller.mpi.kind import MPIJobOptions
+from mpi_controller.mpi.options import MPIJobOptions
 from mpi_controller.options import ServerOptions
-from mpi_controller.runtime.client import RestClient
 from mpi_controller.runtime.manager import Manager
+from mpi_controller.runtime.rest import RestClient
 from tests.support import wait_for
 
 T = TypeVar("T")

@@ -23,12 +23,12 @@ from mpi_controller.app import build_controllers
 from mpi_controller.engine.controller import EngineConfig, JobController
 from mpi_controller.engine.training.framework import TrainingOptions
 from mpi_controller.kinds import plugins
+from mpi_controller.kube.resources import EVENTS, Resource
 from mpi_controller.mpi.features import Features
 from mpi_controller.mpi.gang import SCHEDULER_PLUGINS_POD_GROUP, VOLCANO_POD_GROUP
-from mpi_controller.mpi.kind import MPIJobOptions
+from mpi_controller.mpi.options import MPIJobOptions
 from mpi_controller.options import ServerOptions
-from mpi_controller.pytorch.kind import PyTorchOptions
-from mpi_controller.runtime.client import EVENTS, Resource
+from mpi_controller.pytorch.hooks import PyTorchOptions
 from mpi_controller.runtime.clock import ManualClock
 from mpi_controller.runtime.informer import SharedIndexInformer
 from tests.fakeapi import BUILTIN_TYPES, FakeApi, Request

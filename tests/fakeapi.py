@@ -1,5 +1,5 @@
 """An in-memory Kubernetes API server for unit tests: :class:`FakeApi` is a
-:class:`~mpi_controller.runtime.client.KubeClient`.
+:class:`~mpi_controller.runtime.kubeclient.KubeClient`.
 
 The real runtime (reflectors, informers with streaming or paged lists, the event recorder,
 leader election, controllers) runs on it unchanged, with a
@@ -9,7 +9,7 @@ v1.36 (``k8s.io/apiserver`` registry, storage and watch cache; the ``metav1.Stat
 
 Contract:
 
-* **Resources** must be known: the built-in ones of ``runtime.client`` (pods, services,
+* **Resources** must be known: the built-in ones of ``kube.resources`` (pods, services,
   configmaps, secrets, events, namespaces, leases, jobs, priorityclasses) are, anything else is
   added with :meth:`FakeApi.register` (a CRD: ``custom=True`` by default). A request for an
   unknown resource fails as the server's router does: 404 with the text
@@ -98,8 +98,7 @@ from datetime import UTC, datetime, timedelta
 from types import TracebackType
 from typing import Any
 
-from mpi_controller.kube.selectors import Selector, parse_selector
-from mpi_controller.runtime.client import (
+from mpi_controller.kube.resources import (
     CONFIGMAPS,
     EVENTS,
     JOBS,
@@ -113,13 +112,13 @@ from mpi_controller.runtime.client import (
     SERVICE_ACCOUNTS,
     SERVICES,
     STATEFUL_SETS,
-    ApiError,
-    KubeClient,
-    PatchType,
     Resource,
 )
+from mpi_controller.kube.selectors import Selector, parse_selector
 from mpi_controller.runtime.clock import Clock, LoopClock, TimerHandle
 from mpi_controller.runtime.codec import Codec, dumps, loads
+from mpi_controller.runtime.errors import ApiError
+from mpi_controller.runtime.kubeclient import KubeClient, PatchType
 
 __all__ = [
     "INITIAL_EVENTS_END",

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mpi_controller.runtime.client import PODS, SERVICES
+from mpi_controller.kube.resources import PODS, SERVICES
 from mpi_controller.runtime.metrics import REGISTRY
 from tests.engine_harness import NAMESPACE, EngineHarness
 

@@ -12,11 +12,11 @@
   controller's batch period), so the pods of a job that start together cost one sync; adds
   and deletes enqueue at once (expectations wait for them).
 * **the sync.** ``sync(key)``: the job gone from the cache → nothing; our last status write
-  not yet delivered → wait for it (:class:`~mpi_controller.engine.sync.StatusWriteGuard`);
+  not yet delivered → wait for it (:class:`~mpi_controller.engine.context.StatusWriteGuard`);
   default a copy (``kind.prepare``); ``kind.managed_elsewhere`` or a deletionTimestamp →
   nothing; invalid → the kind's Warning event, no requeue; expectations unsatisfied → wait;
-  else ``kind.sync`` with a fresh :class:`~mpi_controller.engine.sync.JobSync`; a requeue
-  the sync asked for (``JobSync.requeue_after``) is returned to the runtime controller.
+  else ``kind.sync`` with a fresh :class:`~mpi_controller.engine.context.SyncContext`; a requeue
+  the sync asked for (``SyncContext.requeue_after``) is returned to the runtime controller.
   :class:`~mpi_controller.engine.writer.OwnerGone` (the job was deleted meanwhile) and a 409
   Conflict (a newer version is on its way) end the sync quietly; other errors are retried by
   the runtime :class:`~mpi_controller.runtime.controller.Controller` with backoff.
@@ -33,30 +33,32 @@ from typing import Any
 
 import structlog
 
+from mpi_controller.engine.context import StatusWriteGuard, SyncContext
 from mpi_controller.engine.kind import JobKind
-from mpi_controller.engine.sync import JobSync, StatusWriteGuard
 from mpi_controller.engine.writer import OwnerGone, Vanished
 from mpi_controller.kube.events import Event
+from mpi_controller.kube.jsonvalue import Obj
 from mpi_controller.kube.owners import controller_of
+from mpi_controller.kube.resources import Resource
 from mpi_controller.kube.timefmt import utcnow
 from mpi_controller.runtime.cache import (
     DeletedFinalStateUnknown,
     deletion_handling_key,
     meta_namespace_key,
 )
-from mpi_controller.runtime.client import ApiError, KubeClient, Resource
 from mpi_controller.runtime.clock import Clock, LoopClock
 from mpi_controller.runtime.controller import Controller, Result
+from mpi_controller.runtime.errors import ApiError
 from mpi_controller.runtime.events import EventRecorder
 from mpi_controller.runtime.expectations import ControllerExpectations
 from mpi_controller.runtime.informer import SharedIndexInformer
+from mpi_controller.runtime.kubeclient import KubeClient
 from mpi_controller.runtime.ratelimit import default_controller_rate_limiter
 from mpi_controller.runtime.workqueue import RateLimitingQueue
 
 __all__ = ["EngineConfig", "JobController"]
 
 _log = structlog.get_logger(__name__)
-Obj = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -228,7 +230,7 @@ class JobController:
             _log.debug("waiting for the cache to see earlier writes", key=key)
             return None
         self.expectations.set_expectations(key, add=0, delete=0)
-        ctx = self.new_sync(job, key)
+        ctx = self.new_context(job, key)
         try:
             await self.kind.sync(ctx)
         except OwnerGone as gone:
@@ -243,9 +245,9 @@ class JobController:
             _log.debug("conflict; waiting for the newer version", key=key, error=str(err))
         return Result(requeue_after=ctx.requeue) if ctx.requeue is not None else None
 
-    def new_sync(self, job: Obj, key: str) -> JobSync:
+    def new_context(self, job: Obj, key: str) -> SyncContext:
         """The context of one sync of ``job`` (defaulted and valid)."""
-        return JobSync(job, key=key, resource=self.kind.resource, client=self._client,
+        return SyncContext(job, key=key, resource=self.kind.resource, client=self._client,
                        jobs=self.jobs, pods=self.pods, expectations=self.expectations,
                        vanished=self._vanished, guard=self._guard, emit=self._emit,
                        wall=self._wall)

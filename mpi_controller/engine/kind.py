@@ -1,9 +1,9 @@
 """What a job kind gives the engine (the training operators' "controller interface").
 
-A kind (MPIJob, later TFJob and PyTorchJob) is a small plug-in: its resource, the informers
+A kind (MPIJob, TFJob, PyTorchJob, ...) is a small plug-in: its resource, the informers
 of the child objects it owns, how to default, skip and validate a job, and one ``sync`` that
 turns a defaulted, valid job into child writes and a status through a
-:class:`~mpi_controller.engine.sync.JobSync`.
+:class:`~mpi_controller.engine.context.SyncContext`.
 The engine (:class:`~mpi_controller.engine.controller.JobController`) owns everything around
 it: the job informer and work queue, the event handlers that map children to their job,
 expectations, the deleted-owner guard, the status-write guard, conflicts and requeues.
@@ -11,18 +11,18 @@ expectations, the deleted-owner guard, the status-write guard, conflicts and req
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from mpi_controller.engine.sync import JobSync
+from mpi_controller.engine.context import SyncContext
 from mpi_controller.kube.events import Event
-from mpi_controller.runtime.client import Resource
+from mpi_controller.kube.jsonvalue import Obj
+from mpi_controller.kube.resources import Resource
 from mpi_controller.runtime.informer import SharedIndexInformer
 
-__all__ = ["JobKind", "KindInformers"]
+__all__ = ["JobKind", "KindInformers", "distinct"]
 
-Obj = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -44,11 +44,25 @@ class KindInformers:
 
     def all(self) -> list[SharedIndexInformer]:
         """Every informer, each once, jobs first."""
-        out: list[SharedIndexInformer] = []
-        for informer in (self.jobs, *self.children, *self.intermediates, *self.others):
-            if all(informer is not seen for seen in out):
-                out.append(informer)
-        return out
+        return distinct([self.jobs, *self.children, *self.intermediates, *self.others])
+
+    def merge(self, *more: KindInformers) -> KindInformers:
+        """These informers and ``more``'s by role, each once, in order (the jobs informer is
+        this one's: the parts read the same jobs)."""
+        parts = (self, *more)
+        return KindInformers(
+            jobs=self.jobs, children=distinct([i for p in parts for i in p.children]),
+            intermediates=distinct([i for p in parts for i in p.intermediates]),
+            others=distinct([i for p in parts for i in p.others]))
+
+
+def distinct(informers: Iterable[SharedIndexInformer]) -> list[SharedIndexInformer]:
+    """``informers`` without repeats (the same object twice), in order."""
+    out: list[SharedIndexInformer] = []
+    for informer in informers:
+        if all(informer is not seen for seen in out):
+            out.append(informer)
+    return out
 
 
 class JobKind(Protocol):
@@ -71,7 +85,7 @@ class JobKind(Protocol):
     def validate(self, job: Mapping[str, Any]) -> Event | None:
         """The Warning event for an invalid job, or ``None`` when it is valid."""
 
-    async def sync(self, ctx: JobSync) -> None:
+    async def sync(self, ctx: SyncContext) -> None:
         """Reconcile one job; errors are retried with backoff by the engine."""
 
     def forget(self, key: str) -> None:

@@ -29,14 +29,14 @@ from mpi_controller.engine.kind import JobKind
 from mpi_controller.engine.training.framework import TrainingOptions
 from mpi_controller.kube.crd import CRD
 from mpi_controller.kube.fielderrors import FieldError
-from mpi_controller.runtime.client import Resource
+from mpi_controller.kube.jsonvalue import Obj
+from mpi_controller.kube.resources import Resource
 from mpi_controller.runtime.informer import InformerFactory, SharedIndexInformer
 
 __all__ = ["Admission", "Converter", "FlagSet", "Judge", "KindContext", "KindPlugin", "RbacRule",
            "RenderOptions", "Renderer"]
 
 Job = Mapping[str, Any]
-Obj = dict[str, Any]
 
 
 @dataclass(frozen=True)

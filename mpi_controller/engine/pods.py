@@ -26,8 +26,9 @@ from collections.abc import Callable, Hashable, Iterable, Mapping
 from itertools import repeat
 from typing import Any, TypedDict, TypeVar
 
+from mpi_controller.kube.jsonvalue import Obj
+from mpi_controller.kube.resources import PODS
 from mpi_controller.runtime.cache import CONTROLLER_UID_INDEX, controller_uid_index
-from mpi_controller.runtime.client import PODS
 from mpi_controller.runtime.codec import Codec
 from mpi_controller.runtime.compact import Flyweights, intern_mapping, intern_str
 from mpi_controller.runtime.informer import InformerFactory, SharedIndexInformer
@@ -43,7 +44,6 @@ __all__ = [
 
 OPERATOR_NAME_LABEL = "training.kubeflow.org/operator-name"
 
-Obj = dict[str, Any]
 T = TypeVar("T")
 
 

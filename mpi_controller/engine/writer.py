@@ -29,18 +29,21 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from mpi_controller.engine.gather import first_error, gather_bounded
 from mpi_controller.kube.events import WARNING, Event
+from mpi_controller.kube.jsonvalue import Obj
 from mpi_controller.kube.owners import is_controlled_by, resource_exists_message
-from mpi_controller.runtime.client import ApiError, KubeClient, Resource
+from mpi_controller.kube.resources import Resource
 from mpi_controller.runtime.controller import ExpectedError
+from mpi_controller.runtime.errors import ApiError
 from mpi_controller.runtime.expectations import ControllerExpectations
+from mpi_controller.runtime.kubeclient import KubeClient
 
-__all__ = ["ChildWriter", "OwnerGone", "ResourceNotControlled", "Vanished", "gather_raising"]
+__all__ = ["ChildWriter", "OwnerGone", "ResourceNotControlled", "Vanished"]
 
-Obj = dict[str, Any]
 EventSink = Callable[[Event], None]
 
 
@@ -191,23 +194,10 @@ class ChildWriter:
         """Create ``objects`` with at most ``concurrency`` requests in flight.
 
         Returns the created (or adopted) objects in input order, and the errors."""
-        limit = asyncio.Semaphore(max(concurrency, 1))
-
-        async def one(obj: Mapping[str, Any]) -> Obj:
-            async with limit:
-                return await self.create(resource, obj)
-
-        results = await asyncio.gather(*(one(o) for o in objects), return_exceptions=True)
-        created: list[Obj] = []
-        errors: list[BaseException] = []
-        for result in results:
-            if isinstance(result, BaseException):
-                if isinstance(result, asyncio.CancelledError):
-                    raise result
-                errors.append(result)
-            else:
-                created.append(result)
-        return created, errors
+        results = await gather_bounded(objects, lambda o: self.create(resource, o),
+                                       concurrency=concurrency)
+        created = [r for r in results if not isinstance(r, BaseException)]
+        return created, [r for r in results if isinstance(r, BaseException)]
 
     async def delete(self, resource: Resource, name: str, *, expect: bool = True,
                      propagation_policy: str | None = None) -> None:
@@ -229,13 +219,13 @@ class ChildWriter:
         self, resource: Resource, names: Sequence[str], *, concurrency: int,
         expect: bool = True,
     ) -> None:
-        limit = asyncio.Semaphore(max(concurrency, 1))
-
-        async def one(name: str) -> None:
-            async with limit:
-                await self.delete(resource, name, expect=expect)
-
-        await gather_raising(*(one(n) for n in names))
+        """Delete ``names``, at most ``concurrency`` at once; the first error is raised after
+        every delete has finished."""
+        results = await gather_bounded(names, lambda n: self.delete(resource, n, expect=expect),
+                                       concurrency=concurrency)
+        error = first_error(results)
+        if error is not None:
+            raise error
 
     async def delete_owner(self, resource: Resource, name: str, *, uid: str) -> None:
         """Delete the owner itself (no expectations: it is no child), only if it still has
@@ -252,16 +242,4 @@ class ChildWriter:
 
     async def update_status(self, resource: Resource, obj: Mapping[str, Any]) -> Obj:
         return await self._client.update_status(resource, obj, namespace=self.namespace)
-
-
-async def gather_raising(*coros: Awaitable[Any]) -> None:
-    """Run all concurrently, then raise the first error (after every one has finished;
-    cancellation first)."""
-    results = await asyncio.gather(*coros, return_exceptions=True)
-    errors = [r for r in results if isinstance(r, BaseException)]
-    for error in errors:
-        if isinstance(error, asyncio.CancelledError):
-            raise error
-    if errors:
-        raise errors[0]
 

@@ -18,8 +18,8 @@ container port is not exposed")``, as upstream fails the pod's creation.
 
 from __future__ import annotations
 
-from mpi_controller.engine.training.children import container_port, general_name
 from mpi_controller.engine.training.env import env_var
+from mpi_controller.engine.training.replicas import container_port, general_name
 from mpi_controller.jax.constants import (
     DEFAULT_CONTAINER_NAME,
     DEFAULT_PORT_NAME,

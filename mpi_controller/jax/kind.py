@@ -1,17 +1,8 @@
-"""The JAXJob kind on the job engine: training-operator v1.9's ``JAXJobReconciler`` as a
-:class:`~mpi_controller.engine.training.framework.TrainingFramework` (:class:`JAX`, its hooks)
-and :class:`JAXJobKind` (the engine's generic training-operator kind with them).
+"""The JAXJob kind on the job engine: :class:`JAXJobKind`, the engine's generic training-operator
+kind with :class:`~mpi_controller.jax.hooks.JAX`'s hooks.
 
-Hooks: the ``v1`` defaults and validation; as the cluster spec the coordinator environment of
-:mod:`.envvars` in every container; the master role (every pod of index 0: worker 0, which
-hosts the coordinator); the JAXJob status rules of :mod:`.status`; the names of
-:mod:`.constants`: the default container ``jax`` (its ports are the Services', its exit code
-decides restarts), ``SuccessfulDeletePod`` / ``FailedDeletePod`` events when
-``ttlSecondsAfterFinished`` deletes a job (upstream's reasons). No companions. The engine's
-:class:`~mpi_controller.engine.training.hooks.TrainingHooks` runs them.
-
-:class:`JAXJobKind` differs from the generic kind in one thing: upstream's JAXJob controller
-never asks ``ManagedByExternalController``, so a JAXJob is reconciled whatever its
+It differs from the generic kind in one thing: upstream's JAXJob controller never asks
+``ManagedByExternalController``, so a JAXJob is reconciled whatever its
 ``runPolicy.managedBy`` says (``kueue.x-k8s.io/multikueue`` included), where the other kinds
 leave such a job to MultiKueue.
 """
@@ -21,34 +12,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mpi_controller.engine.training.hooks import TrainingHooks
 from mpi_controller.engine.training.kind import TrainingJobKind
-from mpi_controller.jax import constants
-from mpi_controller.jax.envvars import pod_env
-from mpi_controller.jax.status import update_jaxjob_status
-from mpi_controller.jax.v1 import JAXJob, parse_jaxjob, set_defaults, validate
 
-__all__ = ["JAX", "JAXJobKind", "is_master_role"]
-
-
-def is_master_role(index: int) -> bool:
-    """``IsMasterRole``: the pod of index 0 of any replica type (only Worker is valid)."""
-    return index == 0
-
-
-class JAX(TrainingHooks[JAXJob]):
-    """The JAXJob kind's hooks: the engine's with the JAXJob functions."""
-
-    def __init__(self) -> None:
-        super().__init__(constants, parse=parse_jaxjob, set_defaults=set_defaults,
-                         validate=validate, pod_env=pod_env,
-                         is_master_role=lambda specs, rtype, index: is_master_role(index),
-                         update_status=update_jaxjob_status)
+__all__ = ["JAXJobKind"]
 
 
 class JAXJobKind(TrainingJobKind):
     """The JAXJob kind (``kubeflow.org/v1`` ``jaxjobs``) on the engine: the generic kind with
-    :class:`JAX`'s hooks, reconciling every job whatever its ``runPolicy.managedBy``."""
+    :class:`~mpi_controller.jax.hooks.JAX`'s hooks, reconciling every job whatever its
+    ``runPolicy.managedBy``."""
 
     def managed_elsewhere(self, job: Mapping[str, Any]) -> bool:
         return False

@@ -1,5 +1,5 @@
 """The JAXJob kind's description (:class:`~mpi_controller.engine.plugin.KindPlugin`): the
-training-operator kind of :class:`~mpi_controller.jax.kind.JAX`'s hooks, built as
+training-operator kind of :class:`~mpi_controller.jax.hooks.JAX`'s hooks, built as
 :class:`~mpi_controller.jax.kind.JAXJobKind` (which reconciles a job whatever its
 ``runPolicy.managedBy``, as upstream's JAXJob controller does). No flags of its own."""
 
@@ -8,7 +8,8 @@ from __future__ import annotations
 from mpi_controller.engine.training.framework import TrainingOptions
 from mpi_controller.engine.training.plugin import training_plugin
 from mpi_controller.jax.crd import JAXJOB
-from mpi_controller.jax.kind import JAX, JAXJobKind
+from mpi_controller.jax.hooks import JAX
+from mpi_controller.jax.kind import JAXJobKind
 from mpi_controller.jax.v1 import validate, validate_update
 
 __all__ = ["PLUGIN"]

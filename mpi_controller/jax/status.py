@@ -25,16 +25,15 @@ once per failure instead of on every sync until the pod is gone. The rules are t
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from mpi_controller.engine.training.status import StatusRules, master_or_workers
 from mpi_controller.jax.constants import CONTROLLER_NAME, KIND, REPLICA_TYPE_WORKER
 from mpi_controller.jax.v1.types import JAXJob
 from mpi_controller.kube.events import Event
+from mpi_controller.kube.jsonvalue import Obj
 
 __all__ = ["update_jaxjob_status"]
 
-Obj = dict[str, Any]
 
 
 def update_jaxjob_status(job: JAXJob, status: Obj, *, pods: list[Obj],

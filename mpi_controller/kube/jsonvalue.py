@@ -1,4 +1,5 @@
-"""Total accessors for untrusted JSON values (objects decoded from the API or from YAML).
+"""Total accessors for untrusted JSON values (objects decoded from the API or from YAML), and
+:data:`Obj`, the one name of a JSON object (a Kubernetes object as the API sends it).
 
 Every function returns a value of the promised type and never raises: a value of the wrong
 type reads as "absent" (``None``, ``{}``, ``[]`` or ``""``). ``bool`` is not an integer here,
@@ -12,9 +13,12 @@ from collections.abc import Mapping
 from typing import Any, TypeVar, cast
 
 __all__ = [
-    "as_bool", "as_dict", "as_int", "as_list", "as_opt_str", "as_str", "as_str_map", "is_int",
-    "json_copy",
+    "Obj", "as_bool", "as_dict", "as_int", "as_list", "as_opt_str", "as_str", "as_str_map",
+    "is_int", "json_copy",
 ]
+
+Obj = dict[str, Any]
+"""A Kubernetes object (or any JSON object) as the API sends it: a plain dict."""
 
 _SCALARS = (str, int, float, bool, type(None))
 T = TypeVar("T")

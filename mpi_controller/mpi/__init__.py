@@ -11,7 +11,8 @@ Public (importable by other controllers; plain dicts in, plain dicts out, no I/O
   (returns a :class:`StatusUpdate`: the new status and the :class:`Event` values to record);
 * :mod:`mpi_controller.mpi.constants` (names, labels, reasons).
 
-Everything else in this package (the modules' other functions, :mod:`.kind`) is internal.
+Everything else in this package (the modules' other functions, the kind on the engine:
+:mod:`.kind` and the reconciles) is internal.
 """
 
 from mpi_controller.kube.events import Event

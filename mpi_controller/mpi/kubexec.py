@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from mpi_controller.kube.events import WARNING, Event
-from mpi_controller.kube.jsonvalue import as_dict, as_list, as_str, json_copy
+from mpi_controller.kube.jsonvalue import Obj, as_dict, as_list, as_str, json_copy
 
 __all__ = [
     "CONFIG_MOUNT_PATH",
@@ -59,7 +59,6 @@ __all__ = [
     "worker_name",
 ]
 
-Obj = dict[str, Any]
 
 CONFIG_SUFFIX: Final = "-config"
 LAUNCHER_SUFFIX: Final = "-launcher"

@@ -8,7 +8,7 @@ validating webhook per version (:func:`~mpi_controller.mpi.admission.validate_mp
 the launchers of jobs created as ``v1``) and ``--kubectl-delivery-image`` (mpi-operator
 v0.2.3's: those created as ``v1alpha2``); with the shared ``--gang-scheduling``,
 ``--cluster-domain`` and ``--worker-create-concurrency`` they make its
-:class:`~mpi_controller.mpi.kind.MPIJobOptions`.
+:class:`~mpi_controller.mpi.options.MPIJobOptions`.
 
 ``render`` shows a ``v2beta1`` job: Service, ConfigMap, SSH Secret, PodGroup (with
 ``--gang-scheduling``), worker pods, launcher Job (a suspended job: no PodGroup and no
@@ -31,6 +31,16 @@ from mpi_controller.engine.plugin import (
     RenderOptions,
 )
 from mpi_controller.kube.fielderrors import FieldError
+from mpi_controller.kube.jsonvalue import Obj
+from mpi_controller.kube.resources import (
+    CONFIGMAPS,
+    JOBS,
+    ROLE_BINDINGS,
+    ROLES,
+    SECRETS,
+    SERVICE_ACCOUNTS,
+    STATEFUL_SETS,
+)
 from mpi_controller.mpi import constants
 from mpi_controller.mpi.admission import (
     convert_mpijob,
@@ -44,25 +54,16 @@ from mpi_controller.mpi.conversion import VERSIONS
 from mpi_controller.mpi.crd import MPIJOB
 from mpi_controller.mpi.features import GATES, Features
 from mpi_controller.mpi.gang import new_pod_group
-from mpi_controller.mpi.kind import MPIJobKind, MPIJobOptions
+from mpi_controller.mpi.kind import MPIJobKind
 from mpi_controller.mpi.launcher import launcher_template_events, new_launcher_job
+from mpi_controller.mpi.options import MPIJobOptions
 from mpi_controller.mpi.secret import new_ssh_auth_secret
 from mpi_controller.mpi.service import new_job_service
 from mpi_controller.mpi.v2beta1 import parse_mpi_job, set_defaults, validate
 from mpi_controller.mpi.worker import new_worker
-from mpi_controller.runtime.client import (
-    CONFIGMAPS,
-    JOBS,
-    ROLE_BINDINGS,
-    ROLES,
-    SECRETS,
-    SERVICE_ACCOUNTS,
-    STATEFUL_SETS,
-)
 
 __all__ = ["PLUGIN"]
 
-Obj = dict[str, Any]
 
 
 def _add_flags(parser: Any) -> None:

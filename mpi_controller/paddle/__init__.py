@@ -15,7 +15,7 @@ Public (importable by other controllers; plain dicts in, plain dicts out, no I/O
 * :mod:`mpi_controller.paddle.constants` (names, replica types, defaults).
 
 The pods and Services are built by the engine's training-operator part
-(:mod:`mpi_controller.engine.training`); :mod:`.kind` holds the hooks it runs (internal) and
+(:mod:`mpi_controller.engine.training`); :mod:`.hooks` holds the hooks it runs (internal) and
 :mod:`.plugin` the kind's description for the registry.
 """
 

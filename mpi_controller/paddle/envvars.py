@@ -28,8 +28,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mpi_controller.engine.training.children import container_port, general_name
 from mpi_controller.engine.training.env import env_var
+from mpi_controller.engine.training.replicas import container_port, general_name
 from mpi_controller.paddle.constants import (
     DEFAULT_CONTAINER_NAME,
     DEFAULT_PORT,

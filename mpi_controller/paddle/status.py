@@ -31,10 +31,10 @@ instead of on every sync until the pod is gone. The rules are the engine's
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from mpi_controller.engine.training.status import StatusRules, master_or_workers
 from mpi_controller.kube.events import Event
+from mpi_controller.kube.jsonvalue import Obj
 from mpi_controller.paddle.constants import (
     CONTROLLER_NAME,
     KIND,
@@ -45,7 +45,6 @@ from mpi_controller.paddle.v1.types import PaddleJob
 
 __all__ = ["update_paddlejob_status"]
 
-Obj = dict[str, Any]
 
 
 def _ordered(job: PaddleJob) -> list[str]:

@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import re
 
-from mpi_controller.engine.training.children import container_port, general_name
 from mpi_controller.engine.training.env import env_var
+from mpi_controller.engine.training.replicas import container_port, general_name
 from mpi_controller.pytorch.constants import (
     BACKEND_C10D,
     DEFAULT_CONTAINER_NAME,

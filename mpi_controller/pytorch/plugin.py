@@ -1,5 +1,5 @@
 """The PyTorchJob kind's description (:class:`~mpi_controller.engine.plugin.KindPlugin`): the
-training-operator kind of :class:`~mpi_controller.pytorch.kind.PyTorch`'s hooks, with its
+training-operator kind of :class:`~mpi_controller.pytorch.hooks.PyTorch`'s hooks, with its
 admission warnings, the elastic job's HorizontalPodAutoscaler, and the flags of the workers'
 init container (training-operator's): ``--pytorch-init-container-image``,
 ``--pytorch-init-container-max-tries`` and ``--pytorch-init-container-template-file`` (read
@@ -14,8 +14,8 @@ from mpi_controller.engine.training.framework import TrainingOptions
 from mpi_controller.engine.training.plugin import training_plugin
 from mpi_controller.pytorch import constants
 from mpi_controller.pytorch.crd import PYTORCHJOB
+from mpi_controller.pytorch.hooks import HPAS, PyTorch, PyTorchOptions
 from mpi_controller.pytorch.initcontainer import InitContainerTemplate
-from mpi_controller.pytorch.kind import HPAS, PyTorch, PyTorchOptions
 from mpi_controller.pytorch.v1 import validate, validate_update, validation_warnings
 
 __all__ = ["PLUGIN"]

@@ -27,10 +27,10 @@ once per failure instead of on every sync until the pod is gone. The rules are t
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from mpi_controller.engine.training.status import StatusRules, master_or_workers
 from mpi_controller.kube.events import Event
+from mpi_controller.kube.jsonvalue import Obj
 from mpi_controller.pytorch.constants import (
     CONTROLLER_NAME,
     KIND,
@@ -41,7 +41,6 @@ from mpi_controller.pytorch.v1.types import PyTorchJob
 
 __all__ = ["update_pytorchjob_status"]
 
-Obj = dict[str, Any]
 
 
 def update_pytorchjob_status(job: PyTorchJob, status: Obj, *, pods: list[Obj],

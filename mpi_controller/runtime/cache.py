@@ -11,7 +11,7 @@ Contract:
 * **Cached objects are shared and read-only.** Listers and the indexer hand out the stored
   dicts themselves (no copies, for speed). Never mutate one: ``copy.deepcopy`` it first.
 * Listers read like the API: ``lister.namespaced(ns).get(name)`` raises the same not-found
-  :class:`~mpi_controller.runtime.client.ApiError` (404) the server would.
+  :class:`~mpi_controller.runtime.errors.ApiError` (404) the server would.
 * Listers filter by any selector form :mod:`mpi_controller.kube.selectors` accepts.
 """
 
@@ -21,9 +21,11 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from mpi_controller.kube.jsonvalue import Obj
 from mpi_controller.kube.owners import controller_of
+from mpi_controller.kube.resources import Resource
 from mpi_controller.kube.selectors import SelectorLike, parse_selector
-from mpi_controller.runtime.client import ApiError, Resource
+from mpi_controller.runtime.errors import ApiError
 
 __all__ = [
     "CONTROLLER_UID_INDEX",
@@ -40,7 +42,6 @@ __all__ = [
     "split_key",
 ]
 
-Obj = dict[str, Any]
 IndexFunc = Callable[[Obj], list[str]]
 ObjList = list[Obj]
 StrList = list[str]

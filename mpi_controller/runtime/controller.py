@@ -33,8 +33,8 @@ from dataclasses import dataclass
 import structlog
 
 from mpi_controller.runtime import metrics
-from mpi_controller.runtime.client import ApiError
 from mpi_controller.runtime.clock import Clock, LoopClock
+from mpi_controller.runtime.errors import ApiError
 from mpi_controller.runtime.workqueue import RateLimitingQueue
 
 __all__ = ["Controller", "ExpectedError", "Result", "SyncFunc"]

@@ -34,10 +34,13 @@ from typing import Any
 
 import structlog
 
+from mpi_controller.kube.jsonvalue import Obj
+from mpi_controller.kube.resources import EVENTS
 from mpi_controller.kube.text import truncate_message
 from mpi_controller.kube.timefmt import format_time, utcnow
-from mpi_controller.runtime.client import EVENTS, ApiError, KubeClient
 from mpi_controller.runtime.clock import Clock, LoopClock
+from mpi_controller.runtime.errors import ApiError
+from mpi_controller.runtime.kubeclient import KubeClient
 
 __all__ = ["NORMAL", "WARNING", "EventRecorder"]
 
@@ -46,7 +49,6 @@ log = structlog.get_logger(__name__)
 NORMAL = "Normal"
 WARNING = "Warning"
 
-Obj = dict[str, Any]
 _Key = tuple[str, ...]
 
 

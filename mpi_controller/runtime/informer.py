@@ -29,6 +29,8 @@ from typing import Any
 
 import structlog
 
+from mpi_controller.kube.jsonvalue import Obj
+from mpi_controller.kube.resources import Resource
 from mpi_controller.runtime.cache import (
     NAMESPACE_INDEX,
     DeletedFinalStateUnknown,
@@ -37,9 +39,9 @@ from mpi_controller.runtime.cache import (
     Lister,
     namespace_index,
 )
-from mpi_controller.runtime.client import KubeClient, Resource
 from mpi_controller.runtime.clock import Clock, LoopClock
 from mpi_controller.runtime.codec import Codec
+from mpi_controller.runtime.kubeclient import KubeClient
 from mpi_controller.runtime.reflector import (
     ListerWatcher,
     Reflector,
@@ -56,7 +58,6 @@ __all__ = [
 
 log = structlog.get_logger(__name__)
 
-Obj = dict[str, Any]
 _SYNC_POLL = 0.1  # client-go's syncedPollPeriod
 
 

@@ -38,10 +38,12 @@ from typing import Any, Protocol
 
 import structlog
 
+from mpi_controller.kube.resources import LEASES
 from mpi_controller.kube.timefmt import format_micro_time, utcnow
-from mpi_controller.runtime.client import LEASES, ApiError, KubeClient
 from mpi_controller.runtime.clock import Clock, LoopClock
 from mpi_controller.runtime.deadline import Deadline, DeadlineExceeded
+from mpi_controller.runtime.errors import ApiError
+from mpi_controller.runtime.kubeclient import KubeClient
 
 __all__ = [
     "JITTER_FACTOR",

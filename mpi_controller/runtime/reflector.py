@@ -46,11 +46,14 @@ from typing import Any, Protocol
 
 import structlog
 
+from mpi_controller.kube.jsonvalue import Obj
+from mpi_controller.kube.resources import Resource
 from mpi_controller.runtime.cache import DeletedFinalStateUnknown, Indexer
-from mpi_controller.runtime.client import ApiError, KubeClient, Resource
 from mpi_controller.runtime.clock import Clock, LoopClock
 from mpi_controller.runtime.codec import Codec
 from mpi_controller.runtime.deadline import Deadline, DeadlineExceeded
+from mpi_controller.runtime.errors import ApiError
+from mpi_controller.runtime.kubeclient import KubeClient
 
 __all__ = [
     "INITIAL_EVENTS_END",
@@ -64,7 +67,6 @@ __all__ = [
 
 log = structlog.get_logger(__name__)
 
-Obj = dict[str, Any]
 Transform = Callable[[Obj], Obj]
 
 _VERY_SHORT_WATCH = 1.0

@@ -10,7 +10,7 @@ Public (importable by other controllers; plain dicts in, plain dicts out, no I/O
 * :mod:`mpi_controller.tensorflow.constants` (names, replica types, defaults).
 
 The pods and Services are built by the engine's training-operator part
-(:mod:`mpi_controller.engine.training`); :mod:`.kind` is the kind on the engine (internal).
+(:mod:`mpi_controller.engine.training`); :mod:`.hooks` holds its hooks on the engine (internal).
 """
 
 from mpi_controller.tensorflow import constants

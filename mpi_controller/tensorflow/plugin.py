@@ -1,5 +1,5 @@
 """The TFJob kind's description (:class:`~mpi_controller.engine.plugin.KindPlugin`): the
-training-operator kind of :class:`~mpi_controller.tensorflow.kind.TensorFlow`'s hooks, whose
+training-operator kind of :class:`~mpi_controller.tensorflow.hooks.TensorFlow`'s hooks, whose
 ``TF_CONFIG`` host names take ``--cluster-domain``."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from mpi_controller.engine.training.framework import TrainingOptions
 from mpi_controller.engine.training.plugin import training_plugin
 from mpi_controller.tensorflow.crd import TFJOB
-from mpi_controller.tensorflow.kind import TensorFlow
+from mpi_controller.tensorflow.hooks import TensorFlow
 from mpi_controller.tensorflow.v1 import validate, validate_update
 
 __all__ = ["PLUGIN"]

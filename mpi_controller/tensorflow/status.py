@@ -27,9 +27,9 @@ from mpi_controller.engine.training.api import (
     CONDITION_RUNNING,
     CONDITION_SUCCEEDED,
 )
-from mpi_controller.engine.training.children import by_type, slices
 from mpi_controller.engine.training.conditions import set_condition
 from mpi_controller.engine.training.decisions import MISSING_EXIT_CODE, exit_code
+from mpi_controller.engine.training.replicas import by_type, slices
 from mpi_controller.engine.training.status import StatusRules
 from mpi_controller.kube.conditions import get_condition
 from mpi_controller.kube.events import Event

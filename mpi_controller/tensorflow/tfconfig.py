@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mpi_controller.engine.training.children import container_port, general_name
+from mpi_controller.engine.training.replicas import container_port, general_name
 from mpi_controller.kube.jsonvalue import as_dict, as_list
 from mpi_controller.tensorflow.constants import (
     DEFAULT_CONTAINER_NAME,

@@ -22,9 +22,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from mpi_controller.kube.timefmt import utcnow
-from mpi_controller.runtime.client import KubeClient
 from mpi_controller.runtime.clock import Clock
 from mpi_controller.runtime.https import HttpsServer
+from mpi_controller.runtime.kubeclient import KubeClient
 from mpi_controller.runtime.manager import Runnable
 from mpi_controller.webhook.certmanager import CertConfig, CertificateFiles, CertificateManager
 from mpi_controller.webhook.certs import Identity

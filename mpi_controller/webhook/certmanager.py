@@ -47,10 +47,12 @@ from typing import Any, Final, Protocol
 import structlog
 
 from mpi_controller.kube.jsonvalue import as_dict, as_list
+from mpi_controller.kube.resources import SECRETS, Resource
 from mpi_controller.kube.timefmt import utcnow
-from mpi_controller.runtime.client import SECRETS, ApiError, KubeClient, PatchType, Resource
 from mpi_controller.runtime.clock import Clock, LoopClock
+from mpi_controller.runtime.errors import ApiError
 from mpi_controller.runtime.informer import SharedIndexInformer
+from mpi_controller.runtime.kubeclient import KubeClient, PatchType
 from mpi_controller.runtime.reflector import ResourceListerWatcher
 from mpi_controller.webhook.certs import Bundle, CertificateError, Identity, assess, issue
 from mpi_controller.webhook.registry import CONVERT_PATH, WebhookRegistry

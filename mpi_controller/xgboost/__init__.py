@@ -12,13 +12,13 @@ Public (importable by other controllers; plain dicts in, plain dicts out, no I/O
 * :mod:`mpi_controller.xgboost.constants` (names, replica types, defaults).
 
 The pods and Services are built by the engine's training-operator part
-(:mod:`mpi_controller.engine.training`); :mod:`.kind` holds the hooks it runs the kind with,
+(:mod:`mpi_controller.engine.training`); :mod:`.hooks` holds the hooks it runs the kind with,
 :mod:`.crd` the CRD and :mod:`.plugin` the kind's registry entry.
 """
 
 from mpi_controller.xgboost import constants
 from mpi_controller.xgboost.envvars import pod_env
-from mpi_controller.xgboost.kind import is_master_role
+from mpi_controller.xgboost.hooks import is_master_role
 from mpi_controller.xgboost.status import update_xgboostjob_status
 from mpi_controller.xgboost.v1 import (
     XGBoostJob,

@@ -22,8 +22,8 @@ template.
 
 from __future__ import annotations
 
-from mpi_controller.engine.training.children import container_port, general_name
 from mpi_controller.engine.training.env import env_var
+from mpi_controller.engine.training.replicas import container_port, general_name
 from mpi_controller.xgboost.constants import (
     DEFAULT_CONTAINER_NAME,
     DEFAULT_PORT_NAME,

@@ -1,5 +1,5 @@
 """The XGBoostJob kind's description (:class:`~mpi_controller.engine.plugin.KindPlugin`): the
-training-operator kind of :class:`~mpi_controller.xgboost.kind.XGBoost`'s hooks; no flags of
+training-operator kind of :class:`~mpi_controller.xgboost.hooks.XGBoost`'s hooks; no flags of
 its own (its environment names Services by their short names, so ``--cluster-domain`` does
 not apply), upstream's example manifests."""
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 from mpi_controller.engine.training.framework import TrainingOptions
 from mpi_controller.engine.training.plugin import training_plugin
 from mpi_controller.xgboost.crd import XGBOOSTJOB
-from mpi_controller.xgboost.kind import XGBoost
+from mpi_controller.xgboost.hooks import XGBoost
 from mpi_controller.xgboost.v1 import validate, validate_update
 
 __all__ = ["PLUGIN"]

@@ -32,17 +32,16 @@ Master's rule and the failures' are the engine's (:mod:`mpi_controller.engine.tr
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from mpi_controller.engine.training.api import CONDITION_RUNNING, RESTART_EXIT_CODE
 from mpi_controller.engine.training.status import StatusRules
 from mpi_controller.kube.events import Event
+from mpi_controller.kube.jsonvalue import Obj
 from mpi_controller.xgboost.constants import KIND, REPLICA_TYPE_MASTER
 from mpi_controller.xgboost.v1.types import XGBoostJob
 
 __all__ = ["status_order", "update_xgboostjob_status"]
 
-Obj = dict[str, Any]
 
 
 def status_order(job: XGBoostJob) -> list[str]:

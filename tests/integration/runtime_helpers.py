@@ -8,9 +8,10 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from mpi_controller.runtime.client import ApiError, RestClient
+from mpi_controller.runtime.errors import ApiError
 from mpi_controller.runtime.informer import SharedIndexInformer
 from mpi_controller.runtime.reflector import ResourceListerWatcher
+from mpi_controller.runtime.rest import RestClient
 from tests.support import Cluster
 
 Obj = dict[str, Any]

@@ -11,8 +11,10 @@ import pytest
 import pytest_asyncio
 from kubernetes import client as k8s
 
-from mpi_controller.runtime.client import CONFIGMAPS, SERVICES, ApiError, RestClient
+from mpi_controller.kube.resources import CONFIGMAPS, SERVICES
+from mpi_controller.runtime.errors import ApiError
 from mpi_controller.runtime.events import EventRecorder
+from mpi_controller.runtime.rest import RestClient
 from tests.integration.runtime_helpers import kube_client
 from tests.support import Cluster
 

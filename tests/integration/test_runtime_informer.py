@@ -17,14 +17,16 @@ import pytest
 import pytest_asyncio
 from kubernetes import client as k8s
 
+from mpi_controller.kube.resources import CONFIGMAPS, PODS
 from mpi_controller.runtime.cache import DeletedFinalStateUnknown
-from mpi_controller.runtime.client import CONFIGMAPS, PODS, ApiError, RestClient
+from mpi_controller.runtime.errors import ApiError
 from mpi_controller.runtime.informer import (
     InformerFactory,
     SharedIndexInformer,
     drop_managed_fields,
 )
 from mpi_controller.runtime.reflector import ResourceListerWatcher
+from mpi_controller.runtime.rest import RestClient
 from tests.integration.runtime_helpers import InstrumentedLW, cache_state, kube_client, running
 from tests.support import Cluster, async_wait_for
 

@@ -15,8 +15,8 @@ import pytest
 import pytest_asyncio
 from kubernetes import client as k8s
 
-from mpi_controller.runtime.client import RestClient
 from mpi_controller.runtime.leaderelection import LeaderElector, LeaseLock
+from mpi_controller.runtime.rest import RestClient
 from tests.integration.runtime_helpers import kube_client
 from tests.support import Cluster, async_wait_for
 

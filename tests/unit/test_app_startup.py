@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from mpi_controller import app
-from mpi_controller.runtime.client import ApiError
+from mpi_controller.runtime.errors import ApiError
 from tests.unit.runtime.fakes import SleepRecorder
 
 

@@ -21,7 +21,7 @@ from typing import Any, TypedDict
 
 import pytest
 
-from mpi_controller.runtime.client import (
+from mpi_controller.kube.resources import (
     CONFIGMAPS,
     EVENTS,
     JOBS,
@@ -29,14 +29,14 @@ from mpi_controller.runtime.client import (
     NAMESPACES,
     PODS,
     SERVICES,
-    ApiError,
-    KubeClient,
     Resource,
 )
 from mpi_controller.runtime.clock import ManualClock
 from mpi_controller.runtime.codec import Codec, loads
+from mpi_controller.runtime.errors import ApiError
 from mpi_controller.runtime.events import EventRecorder
 from mpi_controller.runtime.informer import SharedIndexInformer
+from mpi_controller.runtime.kubeclient import KubeClient
 from mpi_controller.runtime.leaderelection import LeaderElector, LeaseLock
 from mpi_controller.runtime.reflector import ResourceListerWatcher
 from tests.fakeapi import (

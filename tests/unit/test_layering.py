@@ -1,7 +1,7 @@
 """The layers: ``kube/`` is pure and generic; ``runtime/`` knows no job kind; ``engine/``
-knows no job kind; a kind's API and builders do no I/O (only its ``kind`` and ``metrics``
-modules meet the engine and Prometheus, and the ``sync`` module of an API version with a launch
-mode of its own: MPIJob ``v1`` and ``v1alpha2``)."""
+knows no job kind; a kind's API and builders do no I/O (only its ``kind``, ``reconcile``,
+``plugin`` and ``metrics`` modules meet the engine and Prometheus, and the ``reconcile`` module
+of an API version with a launch mode of its own: MPIJob ``v1`` and ``v1alpha2``)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ IO_MODULES = ("mpi_controller.runtime", "mpi_controller.engine", "kubernetes_asy
               "kubernetes", "asyncio", "socket", "subprocess", "prometheus_client")
 KIND_PACKAGES = tuple(m.split(".")[1] for m in PLUGIN_MODULES)
 """Every kind's package (the registry's)."""
-KIND_IO_MODULES = {"kind.py", "metrics.py", "plugin.py"}
-VERSION_IO_MODULE = "sync.py"
+KIND_IO_MODULES = {"kind.py", "metrics.py", "plugin.py", "reconcile.py"}
+VERSION_IO_MODULE = "reconcile.py"
 
 
 def _imports(directory: Path) -> dict[str, set[str]]:
@@ -56,9 +56,9 @@ def test_engine_knows_no_job_kind() -> None:
 
 
 def test_the_engines_training_decisions_do_no_io() -> None:
-    """engine/training: only its kind (the sync) and metrics meet I/O; the rest is pure."""
+    """engine/training: only its kind, its reconcile and metrics meet I/O; the rest is pure."""
     io = ("mpi_controller.runtime.informer", "mpi_controller.runtime.controller",
-          "mpi_controller.engine.sync", "mpi_controller.engine.writer", "kubernetes_asyncio",
+          "mpi_controller.engine.context", "mpi_controller.engine.writer", "kubernetes_asyncio",
           "aiohttp", "asyncio", "socket", "subprocess", "prometheus_client")
     for module, names in _imports(PKG / "engine" / "training").items():
         if Path(module).name in KIND_IO_MODULES:
@@ -76,7 +76,7 @@ def test_kinds_do_not_import_each_other() -> None:
 
 PURE_ENGINE = tuple(f"mpi_controller.engine.training.{m}" for m in
                     ("api", "children", "conditions", "crd", "decisions", "defaults", "env",
-                     "framework", "gang", "hooks", "names", "plan", "status", "validation"))
+                     "framework", "gang", "hooks", "names", "replicas", "status", "validation"))
 """The engine's pure training-operator modules, which a kind's API and builders may use."""
 
 

@@ -12,8 +12,9 @@ import pytest
 
 from mpi_controller import app
 from mpi_controller.kinds import plugins, schemes
+from mpi_controller.kube.resources import Resource
 from mpi_controller.options import ServerOptions, add_run_arguments, options_from_args
-from mpi_controller.runtime.client import ApiError, Resource
+from mpi_controller.runtime.errors import ApiError
 
 
 def _parse(*argv: str) -> ServerOptions:

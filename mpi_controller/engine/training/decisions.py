@@ -39,9 +39,9 @@ from mpi_controller.engine.training.api import (
     ReplicaSpec,
     RunPolicy,
 )
-from mpi_controller.engine.training.children import by_type
+from mpi_controller.engine.training.replicas import by_type
 from mpi_controller.kube.events import WARNING, Event
-from mpi_controller.kube.jsonvalue import as_dict, as_int, as_list, as_str
+from mpi_controller.kube.jsonvalue import Obj, as_dict, as_int, as_list, as_str
 from mpi_controller.kube.pods import pod_phase
 
 __all__ = [
@@ -61,7 +61,6 @@ __all__ = [
     "ttl_remaining",
 ]
 
-Obj = dict[str, Any]
 MISSING_EXIT_CODE = 0xBEEF
 RESTARTED_BY_POLICY = (RESTART_ON_FAILURE, RESTART_ALWAYS, RESTART_EXIT_CODE)
 

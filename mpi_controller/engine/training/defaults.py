@@ -29,12 +29,11 @@ from typing import Any
 
 from mpi_controller.engine.training.api import CLEAN_POD_POLICY_NONE
 from mpi_controller.engine.training.names import KindNames
-from mpi_controller.kube.jsonvalue import as_dict, as_list, json_copy
+from mpi_controller.kube.jsonvalue import Obj, as_dict, as_list, json_copy
 
 __all__ = ["camel_case_replica_types", "default_clean_pod_policy", "default_elastic_replicas",
            "default_job", "default_port", "default_replica", "replica_spec_map"]
 
-Obj = dict[str, Any]
 
 
 def replica_spec_map(job: Obj, specs_field: str) -> dict[str, Any]:

@@ -20,11 +20,11 @@ from typing import Any, Protocol
 from mpi_controller.engine.training.api import ReplicaSpec
 from mpi_controller.kube.events import Event
 from mpi_controller.kube.fielderrors import FieldError
-from mpi_controller.runtime.client import Resource
+from mpi_controller.kube.jsonvalue import Obj
+from mpi_controller.kube.resources import Resource
 
 __all__ = ["Companion", "TrainingFramework", "TrainingOptions"]
 
-Obj = dict[str, Any]
 
 
 @dataclass(frozen=True)

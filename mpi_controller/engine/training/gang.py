@@ -33,7 +33,7 @@ from typing import Any
 from mpi_controller.engine.training.api import ReplicaSpec, RunPolicy
 from mpi_controller.kube.jsonvalue import as_dict, as_str, json_copy
 from mpi_controller.kube.quantity import Quantity, parse_quantity
-from mpi_controller.runtime.client import Resource
+from mpi_controller.kube.resources import Resource
 
 __all__ = [
     "SCHEDULER_PLUGINS_POD_GROUPS",

@@ -27,10 +27,10 @@ from mpi_controller.engine.training.framework import Companion
 from mpi_controller.engine.training.names import KindNames
 from mpi_controller.kube.events import Event
 from mpi_controller.kube.fielderrors import FieldError
+from mpi_controller.kube.jsonvalue import Obj
 
 __all__ = ["MasterRole", "PerJob", "StatusUpdate", "TrainingHooks"]
 
-Obj = dict[str, Any]
 Job = Mapping[str, Any]
 T = TypeVar("T")
 View = TypeVar("View", bound=TrainingJob)

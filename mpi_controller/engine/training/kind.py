@@ -1,105 +1,50 @@
-"""A training-operator kind on the job engine: training-operator v1.9's ``ReconcileJobs`` for any
-:class:`~mpi_controller.engine.training.framework.TrainingFramework`.
+"""A training-operator kind on the job engine: what training-operator v1.9 watches and checks for
+any :class:`~mpi_controller.engine.training.framework.TrainingFramework`.
 
 :class:`TrainingJobKind` tells the engine what to watch (the kind's jobs; its pods through the
 shared pod informer; Services labelled with its operator name; with gang scheduling PodGroups
 and PriorityClasses), defaults and validates jobs with the framework's hooks, and leaves jobs
 of ``runPolicy.managedBy: kueue.x-k8s.io/multikueue`` alone (any other value but
-``kubeflow.org/training-operator`` fails validation, as upstream's webhook rejects it).
-
-One sync (:class:`TrainingSync`), each decision a pure function of this package:
-
-0. the framework's companions (PyTorchJob's HPA; see
-   :class:`~mpi_controller.engine.training.framework.Companion`), read from their own
-   handler-less informers and written without expectations; a conflict is retried with backoff;
-1. ``Created`` condition on a new job (``<Kind> <name> is created.``);
-2. a **finished** job (Succeeded or Failed): its pods and their Services per cleanPodPolicy, its
-   PodGroup; a succeeded job's active replicas are counted as succeeded; after
-   ``ttlSecondsAfterFinished`` the job is deleted (``SuccessfulDeleteJob``);
-3. a **suspended** job: every pod and Service and the PodGroup deleted, ``active`` zeroed,
-   ``Running=False`` and ``Suspended=True`` (``<Kind>Suspended``); on resume ``Suspended=False``
-   (``<Kind>Resumed``) and a new ``startTime``;
-4. Warning events for abnormal active pods; the **backoff limit** and **active deadline** fail
-   the job (every pod and Service deleted, ``<Kind>Failed``);
-5. with gang scheduling the PodGroup (Volcano: no pods until it is admitted);
-6. per replica type: missing pods and Services created, surplus indices deleted, Failed pods
-   restarted or failing the job by restart policy (``ExitedWithCode`` events), replicas
-   counted; then the framework's status rules;
-7. the status written when it changed, the ``training_operator_jobs_*`` metrics counted for
-   the transitions it made, and a requeue at the TTL or the active deadline.
-
-Events upstream records on every reconcile are recorded once here: ``ExitedWithCode`` and the
-abnormal-pod warnings once per pod and message (while this process runs), ``<Kind>Suspended``
-when the job becomes suspended, ``JobTerminated``/``SuccessfulDeletePodGroup`` when a PodGroup
-is deleted.
+``kubeflow.org/training-operator`` fails validation, as upstream's webhook rejects it). Each
+sync is a :class:`~mpi_controller.engine.training.reconcile.TrainingReconcile` (upstream's
+``ReconcileJobs``). The kind remembers, per job, the events it records once (see
+:meth:`TrainingJobKind.first_report`).
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
-import structlog
-
+from mpi_controller.engine.context import SyncContext
 from mpi_controller.engine.kind import KindInformers
-from mpi_controller.engine.sync import JobSync
-from mpi_controller.engine.training import children, decisions, gang, plan
+from mpi_controller.engine.training import gang
 from mpi_controller.engine.training.api import (
-    CONDITION_CREATED,
-    CONDITION_FAILED,
-    CONDITION_RESTARTING,
-    CONDITION_RUNNING,
-    CONDITION_SUSPENDED,
     GROUP,
     MULTIKUEUE_CONTROLLER,
     OPERATOR_NAME_LABEL,
     VERSION,
-    ReplicaSpec,
-    replica_specs,
     run_policy,
 )
-from mpi_controller.engine.training.conditions import (
-    is_finished,
-    is_running,
-    is_succeeded,
-    is_suspended,
-    reason,
-    set_condition,
-)
+from mpi_controller.engine.training.conditions import reason
 from mpi_controller.engine.training.framework import TrainingFramework, TrainingOptions
-from mpi_controller.engine.training.metrics import JOBS_DELETED, count_transitions
-from mpi_controller.engine.writer import gather_raising
-from mpi_controller.kube.conditions import get_condition
-from mpi_controller.kube.events import NORMAL, WARNING, Event
+from mpi_controller.engine.training.reconcile import TrainingReconcile
+from mpi_controller.kube.events import WARNING, Event
 from mpi_controller.kube.fielderrors import aggregate_message
-from mpi_controller.kube.jsonvalue import as_dict, as_int, as_str, json_copy
-from mpi_controller.kube.owners import controller_ref, is_controlled_by
-from mpi_controller.kube.pods import pod_phase
-from mpi_controller.kube.timefmt import format_time
+from mpi_controller.kube.jsonvalue import Obj
+from mpi_controller.kube.resources import PRIORITY_CLASSES, SERVICES, Resource
 from mpi_controller.runtime.cache import CONTROLLER_UID_INDEX, controller_uid_index
-from mpi_controller.runtime.client import PODS, PRIORITY_CLASSES, SERVICES, ApiError, Resource
-from mpi_controller.runtime.controller import ExpectedError
 from mpi_controller.runtime.informer import InformerFactory, SharedIndexInformer
 
-__all__ = ["CompanionConflict", "TrainingJobKind", "TrainingSync"]
-
-_log = structlog.get_logger(__name__)
-Obj = dict[str, Any]
-
-EVENT_EXITED_WITH_CODE = "ExitedWithCode"
-
-
-class CompanionConflict(ExpectedError):
-    """A companion changed between its cache read and our update: the sync is retried (its
-    informer has no handlers, so no event would bring the job back)."""
+__all__ = ["TrainingJobKind"]
 
 
 class TrainingJobKind:
     """A training-operator kind (see the module doc); ``framework`` supplies its hooks."""
 
-    sync_type: type[TrainingSync] | None = None
-    """The sync a job gets: :class:`TrainingSync` (``None``), or a kind's subclass of it."""
+    reconcile_type: type[TrainingReconcile] = TrainingReconcile
+    """The reconcile a job gets: :class:`~.reconcile.TrainingReconcile`, or a kind's subclass
+    of it (MPIJob ``v1``)."""
 
     def __init__(self, framework: TrainingFramework, factory: InformerFactory, *,
                  namespace: str = "", pods: SharedIndexInformer,
@@ -160,8 +105,8 @@ class TrainingJobKind:
         return Event(WARNING, reason(kind, "FailedValidation"),
                      f"{kind} failed validation because {aggregate_message(errors)}")
 
-    async def sync(self, ctx: JobSync) -> None:
-        await (self.sync_type or TrainingSync)(self, ctx).run()
+    async def sync(self, ctx: SyncContext) -> None:
+        await self.reconcile_type(self, ctx).run()
 
     def forget(self, key: str) -> None:
         self._reported.pop(key, None)
@@ -174,348 +119,3 @@ class TrainingJobKind:
             return False
         seen.add(entry)
         return True
-
-
-class TrainingSync:
-    """One sync of one job (see the module doc for the steps).
-
-    A kind whose pods are not one per replica index (MPIJob ``v1``: a launcher and workers
-    with objects of their own) subclasses it and overrides :meth:`reconcile_replicas` (step
-    6, upstream's ``ReconcilePods``/``ReconcileServices``); everything around it stays."""
-
-    def __init__(self, kind: TrainingJobKind, ctx: JobSync) -> None:
-        self.kind = kind
-        self.fw = kind.framework
-        self.ctx = ctx
-        self.writer = ctx.writer
-        self.job = ctx.job
-        self.name = ctx.name
-        self.now = ctx.now()
-        self.specs = replica_specs(self.job, self.fw.replica_specs_field)
-        self.policy = run_policy(self.job)
-        self.owner_ref = controller_ref(self.job, api_version=kind.resource.api_version,
-                                        kind=self.fw.kind)
-        self.status: Obj = json_copy(as_dict(self.job.get("status")))
-        self.concurrency = kind.options.create_concurrency
-
-    def reason(self, what: str) -> str:
-        return reason(self.fw.kind, what)
-
-    def set(self, condition_type: str, status: str, what: str, message: str) -> bool:
-        return set_condition(self.status, condition_type, status, self.reason(what), message,
-                             now=self.now)
-
-    def replica_statuses(self) -> list[Obj]:
-        """The well-formed entries of ``status.replicaStatuses`` (to change in place)."""
-        return [r for r in as_dict(self.status.get("replicaStatuses")).values()
-                if isinstance(r, dict)]
-
-    def services(self) -> list[Obj]:
-        if self.kind.services is None:
-            return []
-        uid = as_str(as_dict(self.job.get("metadata")).get("uid"))
-        return self.kind.services.indexer.by_index(CONTROLLER_UID_INDEX, uid)
-
-    async def run(self) -> None:
-        original = self.ctx.original_status
-        await self.reconcile_companions()
-        if get_condition(self.status, CONDITION_CREATED) is None:
-            self.set(CONDITION_CREATED, "True", "Created",
-                     f"{self.fw.kind} {self.name} is created.")
-        pods = self.ctx.pods_controlled_by(self.job)
-        if is_finished(self.status):
-            await self.clean_up(pods, finished=True)
-            if is_succeeded(self.status):
-                for replica in self.replica_statuses():
-                    active = replica.pop("active", 0)
-                    if isinstance(active, int) and active:
-                        replica["succeeded"] = (as_int(replica.get("succeeded")) or 0) + active
-        elif self.policy.suspend:
-            await self.suspend(pods)
-        else:
-            await self.reconcile(pods)
-        await self.finish(original)
-
-    async def reconcile_companions(self) -> None:
-        """Step 0: each companion created, updated or deleted (see ``Companion``)."""
-        for companion, informer in self.kind.companions:
-            existing = self.ctx.cached(informer, self.name)
-            desired = None if self.policy.suspend else companion.desired(self.job,
-                                                                          self.owner_ref)
-            if desired is None:
-                if existing is not None and is_controlled_by(existing, self.job) \
-                        and not existing["metadata"].get("deletionTimestamp"):
-                    await self.writer.delete(companion.resource, self.name, expect=False)
-                continue
-            try:
-                await self.writer.ensure(companion.resource, existing, desired,
-                                         needs_update=companion.changed,
-                                         apply_update=gang.with_spec, expect=False)
-            except ApiError as err:
-                if not err.is_conflict():
-                    raise
-                raise CompanionConflict(f"{companion.resource.kind} {self.name}: {err}") from err
-
-    # -- finishing -------------------------------------------------------------------------
-
-    async def finish(self, original: Mapping[str, Any]) -> None:
-        """TTL, status write, metrics, requeue (step 7)."""
-        if is_finished(self.status):
-            remaining = decisions.ttl_remaining(self.policy, self.status, self.now)
-            if remaining == 0:
-                count_transitions(original, self.status, namespace=self.ctx.namespace,
-                                  framework=self.fw.framework_name)
-                await self.delete_job()
-                return
-            if remaining is not None:
-                self.ctx.requeue_after(remaining)
-        elif not self.policy.suspend:
-            deadline = decisions.deadline_remaining(self.policy, self.status, self.now)
-            if deadline:
-                self.ctx.requeue_after(deadline)
-        await self.ctx.write_status(self.status, original)
-        count_transitions(original, self.status, namespace=self.ctx.namespace,
-                          framework=self.fw.framework_name)
-
-    async def delete_job(self) -> None:
-        done, failed = self.fw.delete_job_reasons
-        try:
-            await self.ctx.delete_job()
-        except ApiError as err:
-            self.ctx.emit(Event(WARNING, failed, f"Error deleting: {err}"))
-            raise
-        self.ctx.emit(Event(NORMAL, done, f"Deleted job: {self.name}"))
-        JOBS_DELETED.labels(job_namespace=self.ctx.namespace,
-                            framework=self.fw.framework_name).inc()
-
-    # -- cleanup and suspension ------------------------------------------------------------
-
-    async def clean_up(self, pods: list[Obj], *, finished: bool) -> None:
-        """Pods (and their same-named Services) per cleanPodPolicy; the PodGroup."""
-        doomed = decisions.pods_to_clean_up(pods, self.policy, finished=finished)
-        names = [p["metadata"]["name"] for p in doomed]
-        await self.delete_pods(names)
-        live = {s["metadata"]["name"] for s in self.services()
-                if not s["metadata"].get("deletionTimestamp")}
-        await self.delete_services([n for n in names if n in live])
-        await self.delete_pod_group()
-
-    async def suspend(self, pods: list[Obj]) -> None:
-        await self.clean_up(pods, finished=False)
-        for replica in self.replica_statuses():
-            replica.pop("active", None)
-        message = f"{self.fw.kind} {self.name} is suspended."
-        if is_running(self.status):
-            self.set(CONDITION_RUNNING, "False", "Suspended", message)
-        if not is_suspended(self.status):
-            self.set(CONDITION_SUSPENDED, "True", "Suspended", message)
-            self.ctx.emit(Event(NORMAL, self.reason("Suspended"), message))
-
-    # -- the running job -------------------------------------------------------------------
-
-    async def reconcile(self, pods: list[Obj]) -> None:
-        if is_suspended(self.status):
-            message = f"{self.fw.kind} {self.name} is resumed."
-            self.set(CONDITION_SUSPENDED, "False", "Resumed", message)
-            self.status["startTime"] = format_time(self.now)
-            self.ctx.emit(Event(NORMAL, self.reason("Resumed"), message))
-        for uid, event in decisions.abnormal_pod_events(pods):
-            self.report(uid, event)
-        failure = self.limit_failure(pods)
-        if failure is not None:
-            await self.fail_at_limit(pods, failure)
-            return
-        if self.kind.gang is not None and not await self.sync_pod_group():
-            self.status.setdefault("lastReconcileTime", format_time(self.now))
-            return
-        await self.reconcile_replicas(pods)
-        self.status.setdefault("startTime", format_time(self.now))
-        for event in self.fw.update_job_status(self.job, self.specs, self.status, pods=pods,
-                                               now=self.now):
-            self.ctx.emit(event)
-
-    def report(self, uid: str, event: Event) -> None:
-        if self.kind.first_report(self.ctx.key, uid, event):
-            self.ctx.emit(event)
-
-    def limit_failure(self, pods: list[Obj]) -> str | None:
-        """The failure message when the backoff limit or the active deadline is reached."""
-        if self.policy.backoff_limit is not None:
-            previously = sum(as_int(r.get("failed")) or 0 for r in self.replica_statuses())
-            exceeded = decisions.exceeds_backoff_limit(
-                self.policy, failed=sum(1 for p in pods if pod_phase(p) == "Failed"),
-                previously_failed=previously, active=sum(map(decisions.is_active, pods)),
-                replicas=sum(s.replicas for s in self.specs.values()))
-            if exceeded or decisions.past_backoff_limit(self.policy, self.specs, pods):
-                return (f"Job {self.name} has failed because it has reached the specified "
-                        "backoff limit")
-        if decisions.past_active_deadline(self.policy, self.status, self.now):
-            return (f"Job {self.name} has failed because it was active longer than specified "
-                    "deadline")
-        return None
-
-    async def fail_at_limit(self, pods: list[Obj], message: str) -> None:
-        self.status.setdefault("completionTime", format_time(self.now))
-        await self.clean_up(pods, finished=False)
-        self.ctx.emit(Event(NORMAL, self.reason("Failed"), message))
-        self.set(CONDITION_FAILED, "True", "Failed", message)
-
-    # -- replicas ----------------------------------------------------------------------------
-
-    async def reconcile_replicas(self, pods: list[Obj]) -> None:
-        """Pods and Services of every replica type (step 6)."""
-        statuses: dict[str, Obj] = as_dict(self.status.get("replicaStatuses"))
-        self.status["replicaStatuses"] = statuses
-        services = self.services()
-        new_pods: list[tuple[ReplicaSpec, int]] = []
-        new_services: list[tuple[ReplicaSpec, int]] = []
-        doomed_pods: list[str] = []
-        doomed_services: list[str] = []
-        for rtype, spec in self.specs.items():
-            counts: Obj = {}
-            statuses[rtype] = counts
-            by_index = children.slices(children.by_type(pods, rtype), spec.replicas)
-            for index, bucket in enumerate(by_index):
-                if not bucket:
-                    new_pods.append((spec, index))
-                elif len(bucket) > 1:
-                    _log.warning("too many pods for one replica", key=self.ctx.key, rtype=rtype,
-                                 index=index)
-                else:
-                    doomed_pods += self.check_pod(spec, index, bucket[0])
-                    decisions.count_pod(counts, bucket[0])
-            by_index = children.slices(children.by_type(services, rtype), spec.replicas)
-            for index, bucket in enumerate(by_index):
-                if not bucket:
-                    new_services.append((spec, index))
-                elif len(bucket) == 1 and index >= spec.replicas \
-                        and not bucket[0]["metadata"].get("deletionTimestamp"):
-                    doomed_services.append(bucket[0]["metadata"]["name"])
-        await self.delete_pods(doomed_pods)
-        await gather_raising(self.create_pods(new_pods), self.create_services(new_services))
-        await self.delete_services(doomed_services)
-
-    def check_pod(self, spec: ReplicaSpec, index: int, pod: Obj) -> list[str]:
-        """Exit code, restart policy and scale-down for one existing pod; the pods to delete."""
-        meta = pod["metadata"]
-        if meta.get("deletionTimestamp"):
-            return []
-        code = decisions.exit_code(pod, self.fw.default_container_name)
-        if code is not None:
-            self.report(as_str(meta.get("uid")), Event(
-                NORMAL, EVENT_EXITED_WITH_CODE,
-                f"Pod: {self.ctx.namespace}.{meta['name']} exited with code {code}"))
-        delete = index >= spec.replicas
-        if pod_phase(pod) == "Failed":
-            action = decisions.failed_pod_action(spec.restart_policy, code)
-            if action.restart:
-                delete = True
-                message = f"job {self.name} is restarting because {spec.rtype} replica(s) failed."
-                self.ctx.emit(Event(WARNING, self.reason("Restarting"), message))
-                self.set(CONDITION_RESTARTING, "True", "Restarting", message)
-            elif action.fail:
-                message = (f'job "{self.name}" is failing because "{spec.rtype}" replica(s) '
-                           "failed.")
-                self.ctx.emit(Event(WARNING, self.reason("Failed"), message))
-                self.set(CONDITION_FAILED, "True", "Failed", message)
-        return [meta["name"]] if delete else []
-
-    async def create_pods(self, wanted: Sequence[tuple[ReplicaSpec, int]]) -> None:
-        desired = []
-        for spec, index in wanted:
-            pod, events = plan.replica_pod(self.fw, self.job, self.specs, spec, index,
-                                           gang=self.kind.gang)
-            for event in events:
-                self.ctx.emit(event)
-            desired.append(pod)
-        await self.create_all(PODS, desired, "pod")
-
-    async def create_services(self, wanted: Sequence[tuple[ReplicaSpec, int]]) -> None:
-        desired = [plan.replica_service(self.fw, self.job, s, i) for s, i in wanted]
-        await self.create_all(SERVICES, desired, "service")
-
-    async def create_all(self, resource: Resource, objects: list[Obj], noun: str) -> None:
-        """Create ``objects`` concurrently (``SuccessfulCreate<Kind>`` / ``FailedCreate<Kind>``
-        events in order; the first error raised after all have finished)."""
-        names = [o["metadata"]["name"] for o in objects]
-        results = await self.each(objects, lambda o: self.writer.create(resource, o))
-        self.report_writes(resource, names, results, ("Create", "Created", "creating"), noun)
-
-    async def delete_pods(self, names: Sequence[str]) -> None:
-        await self.delete_all(PODS, names, "pod")
-
-    async def delete_services(self, names: Sequence[str]) -> None:
-        await self.delete_all(SERVICES, names, "service")
-
-    async def delete_all(self, resource: Resource, names: Sequence[str], noun: str) -> None:
-        results = await self.each(names, lambda n: self.writer.delete(resource, n))
-        self.report_writes(resource, names, results, ("Delete", "Deleted", "deleting"), noun)
-
-    def report_writes(self, resource: Resource, names: Sequence[str], results: list[Any],
-                      words: tuple[str, str, str], noun: str) -> None:
-        """upstream's PodControl/ServiceControl events for each write, then the first error."""
-        verb, done, doing = words
-        first: BaseException | None = None
-        for name, result in zip(names, results, strict=True):
-            if isinstance(result, BaseException):
-                first = first or result
-                self.ctx.emit(Event(WARNING, f"Failed{verb}{resource.kind}",
-                                    f"Error {doing}: {result}"))
-            else:
-                self.ctx.emit(Event(NORMAL, f"Successful{verb}{resource.kind}",
-                                    f"{done} {noun}: {name}"))
-        if first is not None:
-            raise first
-
-    async def each(self, items: Sequence[Any], call: Callable[[Any], Awaitable[Any]],
-                   ) -> list[Any]:
-        """``call`` on every item, at most ``create_concurrency`` at once; results or errors in
-        input order (cancellation is re-raised)."""
-        limit = asyncio.Semaphore(max(self.concurrency, 1))
-
-        async def one(item: Any) -> Any:
-            async with limit:
-                return await call(item)
-
-        results = await asyncio.gather(*(one(i) for i in items), return_exceptions=True)
-        for result in results:
-            if isinstance(result, asyncio.CancelledError):
-                raise result
-        return results
-
-    # -- gang scheduling ---------------------------------------------------------------------
-
-    def priority(self, name: str) -> int | None:
-        informer = self.kind.priority_classes
-        pc = informer.indexer.get_by_key(name) if informer is not None and name else None
-        value = (pc or {}).get("value")
-        return value if isinstance(value, int) else None
-
-    async def sync_pod_group(self) -> bool:
-        """Create or update the PodGroup; False while pods must wait for it (Volcano)."""
-        scheduler = self.kind.gang
-        assert scheduler is not None
-        existing = self.ctx.cached(self.kind.pod_groups, self.name)
-        desired = gang.new_pod_group(self.job, self.specs, self.policy, scheduler,
-                                     owner_ref=self.owner_ref, priority=self.priority,
-                                     existing=existing)
-        group = await self.writer.ensure(scheduler.resource, existing, desired,
-                                         needs_update=gang.pod_group_changed,
-                                         apply_update=gang.with_spec)
-        return not gang.delays_pod_creation(scheduler, group if existing is not None else None)
-
-    async def delete_pod_group(self) -> None:
-        scheduler = self.kind.gang
-        if scheduler is None:
-            return
-        existing = self.ctx.cached(self.kind.pod_groups, self.name)
-        if existing is None or existing["metadata"].get("deletionTimestamp"):
-            return
-        self.writer.check_controlled(existing, "PodGroup")
-        self.ctx.emit(Event(NORMAL, "JobTerminated", "Job has been terminated. Deleting PodGroup"))
-        try:
-            await self.writer.delete(scheduler.resource, self.name)
-        except ApiError as err:
-            self.ctx.emit(Event(WARNING, "FailedDeletePodGroup", f"Error deleting: {err}"))
-            raise
-        self.ctx.emit(Event(NORMAL, "SuccessfulDeletePodGroup", f"Deleted PodGroup: {self.name}"))

@@ -7,7 +7,7 @@ them: the scheme is the lower-case kind (``--enable-scheme xgboostjob``); the CR
 <controller name>``, which is also the Events' source; the validating webhook is
 ``validator.<kind>.training-operator.kubeflow.org`` at ``/validate-kubeflow-org-v1-<kind>``
 (``failurePolicy: Fail``); ``render`` shows the first sync's objects
-(:func:`~mpi_controller.engine.training.plan.initial_children`) and, as warnings, the Warning
+(:func:`~mpi_controller.engine.training.children.initial_children`) and, as warnings, the Warning
 events their creation records.
 """
 
@@ -28,17 +28,17 @@ from mpi_controller.engine.plugin import (
 )
 from mpi_controller.engine.training import gang
 from mpi_controller.engine.training.api import GROUP, VERSION, replica_specs
+from mpi_controller.engine.training.children import initial_children, replica_pod
 from mpi_controller.engine.training.framework import TrainingFramework, TrainingOptions
 from mpi_controller.engine.training.kind import TrainingJobKind
-from mpi_controller.engine.training.plan import initial_children, replica_pod
 from mpi_controller.kube.crd import CRD
 from mpi_controller.kube.fielderrors import FieldError
-from mpi_controller.runtime.client import Resource
+from mpi_controller.kube.jsonvalue import Obj
+from mpi_controller.kube.resources import Resource
 
 __all__ = ["FrameworkFactory", "training_admission", "training_plugin"]
 
 Job = Mapping[str, Any]
-Obj = dict[str, Any]
 FrameworkFactory = Callable[[TrainingOptions, object], TrainingFramework]
 """Makes the kind's hooks from the shared training options and the kind's own options."""
 

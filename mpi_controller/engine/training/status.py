@@ -51,16 +51,15 @@ from mpi_controller.engine.training.api import (
     ReplicaSpec,
     TrainingJob,
 )
-from mpi_controller.engine.training.children import by_type, replica_selector
 from mpi_controller.engine.training.conditions import reason, set_condition
+from mpi_controller.engine.training.replicas import by_type, replica_selector
 from mpi_controller.kube.events import NORMAL, WARNING, Event
-from mpi_controller.kube.jsonvalue import as_dict
+from mpi_controller.kube.jsonvalue import Obj, as_dict
 from mpi_controller.kube.pods import pod_phase
 from mpi_controller.kube.timefmt import format_time
 
 __all__ = ["ReplicaCounts", "StatusRules", "master_or_workers"]
 
-Obj = dict[str, Any]
 
 
 @dataclass(frozen=True)

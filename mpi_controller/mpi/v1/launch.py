@@ -19,7 +19,7 @@ mode, ``pkg/controller.v1/mpi``). Pure builders over the *defaulted* ``v1`` job 
   ``SettedPodTemplateRestartPolicy`` (launcher template with a restart policy) and, with gang
   scheduling, ``SettedPodTemplateSchedulerName`` when a template names another scheduler.
 
-The labels are the training-operator kinds' (:func:`~mpi_controller.engine.training.children.
+The labels are the training-operator kinds' (:func:`~mpi_controller.engine.training.replicas.
 job_labels`, operator name ``mpijob-controller``). Every object carries ``owner_ref``.
 """
 
@@ -37,14 +37,14 @@ from mpi_controller.engine.training.api import (
     ReplicaSpec,
     replica_specs,
 )
-from mpi_controller.engine.training.children import job_labels
 from mpi_controller.engine.training.gang import (
     GangScheduler,
     custom_scheduler_set,
     decorate_pod_template,
 )
+from mpi_controller.engine.training.replicas import job_labels
 from mpi_controller.kube.events import WARNING, Event
-from mpi_controller.kube.jsonvalue import as_dict, as_list, as_str, json_copy
+from mpi_controller.kube.jsonvalue import Obj, as_dict, as_list, as_str, json_copy
 from mpi_controller.mpi import constants, kubexec
 from mpi_controller.mpi.v1.types import parse_mpi_job
 
@@ -64,7 +64,6 @@ __all__ = [
     "worker_replicas",
 ]
 
-Obj = dict[str, Any]
 CONTROLLER_NAME: Final = "mpijob-controller"
 SPECS_FIELD: Final = "mpiReplicaSpecs"
 DEFAULT_KUBECTL_DELIVERY_IMAGE: Final = "ghcr.io/kubeflow/training-v1/kubectl-delivery:latest"

@@ -37,14 +37,13 @@ from mpi_controller.engine.training.api import (
 )
 from mpi_controller.engine.training.conditions import set_condition
 from mpi_controller.kube.events import NORMAL, WARNING, Event
-from mpi_controller.kube.jsonvalue import as_dict, as_int, as_str
+from mpi_controller.kube.jsonvalue import Obj, as_dict, as_int, as_str
 from mpi_controller.kube.pods import pod_phase
 from mpi_controller.kube.timefmt import format_time
 from mpi_controller.mpi import constants
 
 __all__ = ["EVENT_PLURAL_SUCCEEDED", "REASON_FAILED", "count_replicas", "update_job_status"]
 
-Obj = dict[str, Any]
 EVENT_PLURAL_SUCCEEDED: Final = "mpijobsSucceeded"
 """``NewReason(MPIJobPlural, "Succeeded")``, upstream's event reason for the launcher's success."""
 REASON_FAILED: Final = "MPIJobMPIJobFailed"

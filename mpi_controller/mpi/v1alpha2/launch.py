@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from mpi_controller.kube.jsonvalue import as_dict, json_copy
+from mpi_controller.kube.jsonvalue import Obj, as_dict, json_copy
 from mpi_controller.mpi import constants, kubexec
 from mpi_controller.mpi.v1alpha2.types import parse_mpi_job
 
@@ -43,7 +43,6 @@ __all__ = [
     "worker_set_name",
 ]
 
-Obj = dict[str, Any]
 DEFAULT_KUBECTL_DELIVERY_IMAGE: Final = "mpioperator/kubectl-delivery:latest"
 """The image upstream's Deployment passes as ``--kubectl-delivery-image``."""
 GROUP_NAME_LABEL: Final = "group_name"

@@ -33,13 +33,12 @@ from typing import Any
 from mpi_controller.engine.training.conditions import set_condition
 from mpi_controller.kube.conditions import get_condition, has_condition
 from mpi_controller.kube.events import NORMAL, WARNING, Event
-from mpi_controller.kube.jsonvalue import as_dict, as_int
+from mpi_controller.kube.jsonvalue import Obj, as_dict, as_int
 from mpi_controller.kube.timefmt import format_time
 from mpi_controller.mpi import constants
 
 __all__ = ["StatusChange", "clean_up_workers", "mark_created", "update_status"]
 
-Obj = dict[str, Any]
 REASON_RESTARTING = "MPIJobRestarting"
 
 

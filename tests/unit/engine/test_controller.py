@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mpi_controller.mpi.kind import MPIJOBS
-from mpi_controller.runtime.client import CONFIGMAPS, JOBS, PODS
+from mpi_controller.kube.resources import CONFIGMAPS, JOBS, PODS
+from mpi_controller.mpi.options import MPIJOBS
 from tests.engine_harness import EngineHarness
 from tests.mpijobs import small_job
 

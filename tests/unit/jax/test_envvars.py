@@ -10,7 +10,7 @@ import pytest
 
 from mpi_controller.jax import parse_jaxjob, pod_env, set_defaults
 from mpi_controller.jax.envvars import PORT_NOT_EXPOSED, coordinator_port
-from mpi_controller.jax.kind import JAX
+from mpi_controller.jax.hooks import JAX
 from tests.unit.jax.jaxjobs import env, jaxjob, replica
 
 

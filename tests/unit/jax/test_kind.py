@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from mpi_controller.jax.kind import JAXJobKind
-from mpi_controller.runtime.client import SERVICES
+from mpi_controller.kube.resources import SERVICES
 from tests.engine_harness import EngineHarness
 from tests.kind_steps import KindSteps
 from tests.unit.jax.jaxjobs import env, example, jaxjob, replica, selector

@@ -13,7 +13,7 @@ import yaml
 
 from mpi_controller.cli import main
 from mpi_controller.jax.crd import JAXJOB
-from mpi_controller.jax.kind import JAX, is_master_role
+from mpi_controller.jax.hooks import JAX, is_master_role
 from mpi_controller.jax.plugin import PLUGIN
 from mpi_controller.kinds import plugin, schemes
 from tests.unit.jax.jaxjobs import EXAMPLES, REPO, env, example, jaxjob, replica

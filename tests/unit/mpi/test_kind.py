@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from mpi_controller.kube.resources import CONFIGMAPS, JOBS, PODS, SECRETS, SERVICES
 from mpi_controller.mpi.children import CREATION_ORDER
-from mpi_controller.mpi.kind import MPIJOBS
-from mpi_controller.runtime.client import CONFIGMAPS, JOBS, PODS, SECRETS, SERVICES
+from mpi_controller.mpi.options import MPIJOBS
 from tests.engine_harness import EngineHarness
 from tests.mpijobs import small_job
 
@@ -377,7 +377,7 @@ async def test_suspend_and_resume() -> None:
 
 
 async def test_a_failed_launcher_create_is_reported_and_retried() -> None:
-    from mpi_controller.runtime.client import ApiError
+    from mpi_controller.runtime.errors import ApiError
     from tests.fakeapi import internal_error
 
     async with EngineHarness() as h:
@@ -393,7 +393,7 @@ async def test_a_failed_launcher_create_is_reported_and_retried() -> None:
 
 
 async def test_a_failed_worker_create_is_reported_and_retried() -> None:
-    from mpi_controller.runtime.client import ApiError
+    from mpi_controller.runtime.errors import ApiError
     from tests.fakeapi import internal_error
 
     async with EngineHarness() as h:

@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
+from mpi_controller.kube.resources import CONFIGMAPS, JOBS, PODS, Resource
 from mpi_controller.mpi.features import (
     SSH_READINESS_PORT_ANNOTATION,
     TTL_DELETES_ANNOTATION,
     Features,
 )
-from mpi_controller.mpi.kind import MPIJOBS
-from mpi_controller.runtime.client import CONFIGMAPS, JOBS, PODS, Resource
+from mpi_controller.mpi.options import MPIJOBS
 from mpi_controller.runtime.controller import Result
 from mpi_controller.runtime.metrics import REGISTRY
 from tests.engine_harness import EngineHarness, pod_group_resources
@@ -395,7 +395,7 @@ async def test_with_the_gate_series_follow_the_job_and_its_duration_is_observed_
 async def test_with_the_gate_a_job_deleted_during_its_sync_leaves_no_series() -> None:
     """The job is deleted while its sync waits on a write: the series it would record after
     the deletion (job_info, phase) are not recorded."""
-    from mpi_controller.runtime.client import ApiError
+    from mpi_controller.runtime.errors import ApiError
 
     ns = "m-race"
     async with EngineHarness(namespace=ns, features=Features(job_metrics=True)) as h:

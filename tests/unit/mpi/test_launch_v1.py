@@ -14,9 +14,7 @@ import pytest
 import yaml
 
 from mpi_controller.engine.writer import ResourceNotControlled
-from mpi_controller.mpi.conversion import convert
-from mpi_controller.mpi.kind import MPIJOBS
-from mpi_controller.runtime.client import (
+from mpi_controller.kube.resources import (
     CONFIGMAPS,
     EVENTS,
     PODS,
@@ -24,6 +22,8 @@ from mpi_controller.runtime.client import (
     ROLES,
     SERVICE_ACCOUNTS,
 )
+from mpi_controller.mpi.conversion import convert
+from mpi_controller.mpi.options import MPIJOBS
 from tests.engine_harness import EngineHarness
 
 REPO = Path(__file__).resolve().parents[3]

@@ -12,8 +12,8 @@ from typing import Any
 
 import yaml
 
+from mpi_controller.kube.resources import JOBS, STATEFUL_SETS
 from mpi_controller.mpi.conversion import convert
-from mpi_controller.runtime.client import JOBS, STATEFUL_SETS
 from tests.engine_harness import EngineHarness
 from tests.unit.mpi.test_launch_v1 import clean
 

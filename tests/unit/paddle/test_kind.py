@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mpi_controller.runtime.client import SERVICES
+from mpi_controller.kube.resources import SERVICES
 from tests.engine_harness import EngineHarness
 from tests.kind_steps import KindSteps
 from tests.unit.paddle.jobs import IMAGE, env, paddlejob, replica, selector, simple_cpu

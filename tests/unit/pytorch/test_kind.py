@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from mpi_controller.kube.resources import SERVICES
+from mpi_controller.pytorch.hooks import HPAS, PyTorchOptions
 from mpi_controller.pytorch.initcontainer import InitContainerTemplate
-from mpi_controller.pytorch.kind import HPAS, PyTorchOptions
-from mpi_controller.runtime.client import SERVICES
 from tests.engine_harness import EngineHarness
 from tests.fakeapi import conflict
 from tests.kind_steps import KindSteps
@@ -253,7 +253,7 @@ async def test_a_foreign_hpa_is_reported_and_left_alone() -> None:
 async def test_an_hpa_changed_meanwhile_retries_the_sync() -> None:
     """A conflict on the HPA update: nothing watches the HPA to bring the job back, so the
     sync fails (and is retried with backoff) instead of ending quietly."""
-    from mpi_controller.engine.training.kind import CompanionConflict
+    from mpi_controller.engine.training.reconcile import CompanionConflict
 
     async with harness() as h:
         await started(h, elastic_job())

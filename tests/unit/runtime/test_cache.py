@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from mpi_controller.kube.owners import controller_of
+from mpi_controller.kube.resources import PODS, PRIORITY_CLASSES
 from mpi_controller.kube.selectors import parse_selector, selector_from_label_selector
 from mpi_controller.runtime.cache import (
     CONTROLLER_UID_INDEX,
@@ -24,7 +25,7 @@ from mpi_controller.runtime.cache import (
     namespace_index,
     split_key,
 )
-from mpi_controller.runtime.client import PODS, PRIORITY_CLASSES, ApiError
+from mpi_controller.runtime.errors import ApiError
 
 Obj = dict[str, Any]
 

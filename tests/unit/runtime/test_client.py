@@ -18,17 +18,11 @@ import pytest_asyncio
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from mpi_controller.runtime.client import (
-    JOBS,
-    LEASES,
-    NAMESPACES,
-    PODS,
-    ApiError,
-    Resource,
-    RestClient,
-    _RequestThrottle,
-)
+from mpi_controller.kube.resources import JOBS, LEASES, NAMESPACES, PODS, Resource
 from mpi_controller.runtime.clock import ManualClock
+from mpi_controller.runtime.errors import ApiError
+from mpi_controller.runtime.rest import RestClient
+from mpi_controller.runtime.throttle import RequestThrottle
 from tests.unit.runtime.fakes import settle
 
 Obj = dict[str, Any]
@@ -92,7 +86,7 @@ def test_error_from_non_status_body() -> None:
 
 async def test_token_bucket_allows_burst_then_qps() -> None:
     clock = ManualClock()
-    bucket = _RequestThrottle(qps=2.0, burst=3, clock=clock)
+    bucket = RequestThrottle(qps=2.0, burst=3, clock=clock)
     done: list[float] = []
 
     async def take() -> None:
@@ -142,7 +136,7 @@ async def test_client_groups_have_token_buckets_of_their_own() -> None:
 
 async def test_token_bucket_disabled_when_qps_not_positive() -> None:
     clock = ManualClock()
-    bucket = _RequestThrottle(qps=0, burst=1, clock=clock)
+    bucket = RequestThrottle(qps=0, burst=1, clock=clock)
     for _ in range(100):
         # Each acquire completes without a timer: a throttled one would wait on the manual
         # clock, which never advances here, and the wait_for would time out.

@@ -11,7 +11,9 @@ import pytest_asyncio
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from mpi_controller.runtime.client import MAX_RETRY_AFTER, PODS, ApiError, RestClient
+from mpi_controller.kube.resources import PODS
+from mpi_controller.runtime.errors import ApiError
+from mpi_controller.runtime.rest import MAX_RETRY_AFTER, RestClient
 from tests.unit.runtime.fakes import SleepRecorder
 
 

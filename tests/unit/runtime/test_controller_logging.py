@@ -6,8 +6,8 @@ import asyncio
 
 import structlog
 
-from mpi_controller.runtime.client import ApiError
 from mpi_controller.runtime.controller import Controller, ExpectedError, Result
+from mpi_controller.runtime.errors import ApiError
 from tests.support import async_wait_for
 
 

@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from mpi_controller.runtime.client import EVENTS, ApiError, Resource
+from mpi_controller.kube.resources import EVENTS, Resource
 from mpi_controller.runtime.clock import ManualClock
+from mpi_controller.runtime.errors import ApiError
 from mpi_controller.runtime.events import EventRecorder
 from tests.unit.runtime.fakes import settle
 

@@ -10,19 +10,21 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from mpi_controller.kube.resources import PODS
 from mpi_controller.runtime.cache import (
     CONTROLLER_UID_INDEX,
     NAMESPACE_INDEX,
     DeletedFinalStateUnknown,
     controller_uid_index,
 )
-from mpi_controller.runtime.client import PODS, ApiError, RestClient
 from mpi_controller.runtime.clock import ManualClock
+from mpi_controller.runtime.errors import ApiError
 from mpi_controller.runtime.informer import (
     InformerFactory,
     SharedIndexInformer,
     drop_managed_fields,
 )
+from mpi_controller.runtime.rest import RestClient
 from tests.unit.runtime.fakes import FakeListerWatcher, FixedRandom, Running, page, pod, settle
 
 Obj = dict[str, Any]

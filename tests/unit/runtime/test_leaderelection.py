@@ -14,8 +14,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from mpi_controller.runtime.client import ApiError
 from mpi_controller.runtime.clock import ManualClock
+from mpi_controller.runtime.errors import ApiError
 from mpi_controller.runtime.leaderelection import LeaderElectionRecord, LeaderElector
 from tests.unit.runtime.fakes import FixedRandom, settle
 

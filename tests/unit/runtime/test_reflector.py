@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from mpi_controller.runtime.client import ApiError
 from mpi_controller.runtime.clock import ManualClock
+from mpi_controller.runtime.errors import ApiError
 from mpi_controller.runtime.reflector import Backoff
 from tests.unit.runtime.fakes import (
     FakeListerWatcher,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mpi_controller.runtime.client import ApiError
+from mpi_controller.runtime.errors import ApiError
 from tests.unit.runtime.fakes import (
     FakeListerWatcher,
     FakeWatch,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mpi_controller.runtime.client import EVENTS, PODS, SERVICES
+from mpi_controller.kube.resources import EVENTS, PODS, SERVICES
 from tests.engine_harness import EngineHarness
 from tests.kind_steps import KindSteps
 from tests.tfjobs import dense_config, example, replica, tfjob

@@ -17,7 +17,7 @@ import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
-from mpi_controller.runtime.client import SECRETS
+from mpi_controller.kube.resources import SECRETS
 from mpi_controller.runtime.clock import ManualClock
 from mpi_controller.webhook.certmanager import (
     CRDS,

@@ -10,7 +10,7 @@ import pytest
 
 from mpi_controller.engine.training.api import replica_specs
 from mpi_controller.xgboost import is_master_role, parse_xgboostjob, pod_env, set_defaults
-from mpi_controller.xgboost.kind import XGBoost
+from mpi_controller.xgboost.hooks import XGBoost
 from tests.unit.xgboost.jobs import example, master_and_workers, replica, xgboostjob
 
 NAME = "xgboost-dist-iris-test-train"

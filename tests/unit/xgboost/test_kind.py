@@ -5,7 +5,7 @@ cases of upstream's ``xgboostjob_controller_test.go``."""
 
 from __future__ import annotations
 
-from mpi_controller.runtime.client import PODS, SERVICES
+from mpi_controller.kube.resources import PODS, SERVICES
 from tests.engine_harness import EngineHarness
 from tests.kind_steps import KindSteps
 from tests.unit.xgboost.jobs import IMAGE, example, master_and_workers, replica, xgboostjob

@@ -1,5 +1,5 @@
 """The XGBoostJob package keeps the layering of ``tests/unit/test_layering.py``, more strictly:
-every module is pure, its hooks (``kind``) included (only the engine's pure training-operator
+every module is pure, its hooks (``hooks``) included (only the engine's pure training-operator
 modules); its ``plugin`` module alone meets the engine's wiring; it imports no other kind; its
 public API is importable."""
 
@@ -15,7 +15,7 @@ WIRING = ("mpi_controller.engine.plugin", "mpi_controller.engine.training.plugin
 
 def test_the_package_does_no_io() -> None:
     found = _imports(PKG / "xgboost")
-    assert {"xgboost/kind.py", "xgboost/status.py", "xgboost/envvars.py",
+    assert {"xgboost/hooks.py", "xgboost/status.py", "xgboost/envvars.py",
             "xgboost/v1/validation.py"} <= set(found)
     for module, names in found.items():
         allowed = (*PURE_ENGINE, *WIRING) if Path(module).name == "plugin.py" else PURE_ENGINE

@@ -1,10 +1,10 @@
-"""Raw-JSON Kubernetes API access over one long-lived ``kubernetes_asyncio`` ``ApiClient``.
+"""Raw-JSON Kubernetes API access over one long-lived ``kubernetes_asyncio`` ``ApiClient``:
+:class:`RestClient`, the :class:`~mpi_controller.runtime.kubeclient.KubeClient` of a real API
+server.
 
 Contract:
 
-* :class:`KubeClient` is the protocol the controller codes against; :class:`RestClient`
-  implements it for a real API server. One :class:`RestClient` owns one ``ApiClient`` (one
-  aiohttp session, one connection pool,
+* One :class:`RestClient` owns one ``ApiClient`` (one aiohttp session, one connection pool,
   ``read_bufsize`` 2 MiB so large objects fit) for the life of the process; close it last.
   Authentication (bearer tokens, with the in-cluster refresh hook, client certificates) comes
   from that ``ApiClient``'s configuration; requests go straight to its aiohttp session with
@@ -14,194 +14,43 @@ Contract:
   thread, are turned off (they cost ~10% of the controller's CPU under load).
 * Every request has a timeout (``request_timeout``, default 30 s; watches: connect 10 s and a
   read timeout of the server-side ``timeoutSeconds`` + 30 s) and passes a client-side token
-  bucket (``qps``/``burst`` like client-go's ``--kube-api-qps``/``--kube-api-burst``;
-  ``qps <= 0`` disables it). ``client_groups`` gives API groups buckets of their own, as a Go
-  operator's separate clientsets built from one ``rest.Config`` each have one (client-go's
-  ``NewForConfig`` makes one token bucket per clientset); other groups share the default one.
-* Every failure is an :class:`ApiError`, classified once here: HTTP errors carry the server's
-  ``Status``; timeouts and connection failures have ``status == 0`` and are retriable.
-  ``asyncio.CancelledError`` is never converted.
-* :meth:`RestClient.watch` returns a :class:`WatchStream`: an async iterator of raw event dicts
-  (``{"type": ..., "object": {...}}``; ``ERROR`` events are yielded as they come, see
-  :meth:`ApiError.from_status`). It closes its HTTP response on end, error, cancellation or
-  :meth:`WatchStream.aclose`; use ``async with`` to be sure.
+  bucket (:class:`~mpi_controller.runtime.throttle.RequestThrottle`; ``qps``/``burst`` like
+  client-go's ``--kube-api-qps``/``--kube-api-burst``; ``qps <= 0`` disables it).
+  ``client_groups`` gives API groups buckets of their own, as a Go operator's separate
+  clientsets built from one ``rest.Config`` each have one (client-go's ``NewForConfig`` makes
+  one token bucket per clientset); other groups share the default one.
+* Every failure is an :class:`~mpi_controller.runtime.errors.ApiError`: HTTP errors carry the
+  server's ``Status``; timeouts and connection failures have ``status == 0`` and are
+  retriable. ``asyncio.CancelledError`` is never converted.
+* :meth:`RestClient.watch` returns a :class:`~mpi_controller.runtime.watch.WatchStream`.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import urllib.parse
 import urllib.request
-from collections.abc import AsyncGenerator, Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from types import TracebackType
-from typing import Any, Literal, Protocol
+from typing import Any
 
 import aiohttp
-import structlog
 
+from mpi_controller.kube.jsonvalue import Obj
+from mpi_controller.kube.resources import Resource
 from mpi_controller.runtime.clock import Clock, LoopClock
 from mpi_controller.runtime.codec import Codec, dumps, loads
-from mpi_controller.runtime.ratelimit import BucketRateLimiter
+from mpi_controller.runtime.errors import ApiError, transport_error
+from mpi_controller.runtime.kubeclient import PATCH_CONTENT_TYPES, PatchType
+from mpi_controller.runtime.throttle import RequestThrottle
+from mpi_controller.runtime.watch import WatchStream
 
-__all__ = [
-    "CONFIGMAPS",
-    "EVENTS",
-    "JOBS",
-    "LEASES",
-    "NAMESPACES",
-    "PODS",
-    "PRIORITY_CLASSES",
-    "ROLES",
-    "ROLE_BINDINGS",
-    "SECRETS",
-    "SERVICES",
-    "SERVICE_ACCOUNTS",
-    "STATEFUL_SETS",
-    "ApiError",
-    "KubeClient",
-    "PatchType",
-    "Resource",
-    "RestClient",
-    "WatchEvents",
-    "WatchStream",
-]
+__all__ = ["MAX_RETRY_AFTER", "RestClient"]
 
-log = structlog.get_logger(__name__)
-
-Obj = dict[str, Any]
-PatchType = Literal["merge", "json", "strategic", "apply"]
-
-_PATCH_CONTENT_TYPES: dict[str, str] = {
-    "merge": "application/merge-patch+json",
-    "json": "application/json-patch+json",
-    "strategic": "application/strategic-merge-patch+json",
-    "apply": "application/apply-patch+yaml",
-}
 _WATCH_CONNECT_TIMEOUT = 10.0
 _WATCH_READ_SLACK = 30.0
 _DEFAULT_KUBECONFIG = os.path.expanduser("~/.kube/config")
-
-
-@dataclass(frozen=True, slots=True)
-class Resource:
-    """Where a kind of object lives in the API: ``/api[s]/{group}/{version}/.../{plural}``."""
-
-    group: str
-    version: str
-    plural: str
-    namespaced: bool = True
-    kind: str = ""
-
-    @property
-    def api_version(self) -> str:
-        return f"{self.group}/{self.version}" if self.group else self.version
-
-    @property
-    def group_resource(self) -> str:
-        """``plural.group`` as the API server names it in messages (``pods`` for core)."""
-        return f"{self.plural}.{self.group}" if self.group else self.plural
-
-    def path(
-        self, namespace: str | None = None, name: str | None = None, subresource: str | None = None
-    ) -> str:
-        base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
-        if self.namespaced and namespace:
-            base += f"/namespaces/{namespace}"
-        base += f"/{self.plural}"
-        if name is not None:
-            if not name:
-                raise ValueError(f"empty name for {self.group_resource}")
-            base += f"/{name}"
-            if subresource:
-                base += f"/{subresource}"
-        return base
-
-
-PODS = Resource("", "v1", "pods", kind="Pod")
-SERVICES = Resource("", "v1", "services", kind="Service")
-CONFIGMAPS = Resource("", "v1", "configmaps", kind="ConfigMap")
-SECRETS = Resource("", "v1", "secrets", kind="Secret")
-EVENTS = Resource("", "v1", "events", kind="Event")
-NAMESPACES = Resource("", "v1", "namespaces", namespaced=False, kind="Namespace")
-LEASES = Resource("coordination.k8s.io", "v1", "leases", kind="Lease")
-JOBS = Resource("batch", "v1", "jobs", kind="Job")
-SERVICE_ACCOUNTS = Resource("", "v1", "serviceaccounts", kind="ServiceAccount")
-ROLES = Resource("rbac.authorization.k8s.io", "v1", "roles", kind="Role")
-ROLE_BINDINGS = Resource("rbac.authorization.k8s.io", "v1", "rolebindings", kind="RoleBinding")
-STATEFUL_SETS = Resource("apps", "v1", "statefulsets", kind="StatefulSet")
-PRIORITY_CLASSES = Resource(
-    "scheduling.k8s.io", "v1", "priorityclasses", namespaced=False, kind="PriorityClass"
-)
-
-
-class ApiError(Exception):
-    """Any failed API call. ``status`` is the HTTP code, or 0 when no response arrived."""
-
-    def __init__(
-        self, status: int, reason: str = "", message: str = "", body: Obj | None = None
-    ) -> None:
-        super().__init__(f"{status} {reason}: {message}" if message else f"{status} {reason}")
-        self.status = status
-        self.reason = reason
-        self.message = message
-        self.body = body
-
-    @classmethod
-    def from_status(cls, status: Mapping[str, Any], http_status: int = 0) -> ApiError:
-        """Build from a ``metav1.Status`` (a response body or a watch ``ERROR`` object)."""
-        code = int(status.get("code") or http_status or 500)
-        reason, message = str(status.get("reason", "")), str(status.get("message", ""))
-        return cls(code, reason, message, dict(status))
-
-    @classmethod
-    def from_response(cls, http_status: int, data: bytes) -> ApiError:
-        try:
-            body = loads(data)
-        except ValueError:
-            body = None
-        if isinstance(body, dict) and body.get("kind") == "Status":
-            return cls.from_status(body, http_status)
-        text = data[:512].decode("utf-8", "replace")
-        return cls(http_status, _default_reason(http_status), text, None)
-
-    @classmethod
-    def not_found(cls, resource: Resource | None, name: str) -> ApiError:
-        """The error the API returns for a missing object (listers raise it too)."""
-        what = resource.group_resource if resource else "object"
-        message = f'{what} "{name}" not found'
-        details = {"name": name, "kind": resource.plural if resource else ""}
-        body = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "message": message,
-                "reason": "NotFound", "details": details, "code": 404}
-        return cls(404, "NotFound", message, body)
-
-    def is_not_found(self) -> bool:
-        return self.status == 404
-
-    def is_already_exists(self) -> bool:
-        return self.status == 409 and self.reason == "AlreadyExists"
-
-    def is_conflict(self) -> bool:
-        """A write lost an optimistic-concurrency race (409 other than AlreadyExists)."""
-        return self.status == 409 and self.reason != "AlreadyExists"
-
-    def is_gone(self) -> bool:
-        """The resourceVersion (or continue token) is too old: relist."""
-        return self.status == 410 or self.reason in ("Expired", "Gone")
-
-    def is_forbidden(self) -> bool:
-        return self.status == 403
-
-    def is_too_many_requests(self) -> bool:
-        return self.status == 429
-
-    def is_timeout(self) -> bool:
-        return self.status in (0, 504) and self.reason in ("Timeout", "GatewayTimeout")
-
-    def is_retriable(self) -> bool:
-        """Worth retrying unchanged: throttled, server error, timeout or connection failure."""
-        return self.status in (0, 429) or self.status >= 500
-
 
 MAX_RETRY_AFTER = 10  # client-go's maxRetries for Retry-After answers
 _MAX_RETRY_AFTER_SECONDS = 10.0
@@ -217,37 +66,6 @@ def _retry_after(resp: aiohttp.ClientResponse) -> float | None:
     except ValueError:
         return None
     return min(max(seconds, 0.0), _MAX_RETRY_AFTER_SECONDS)
-
-
-def _default_reason(status: int) -> str:
-    return {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound",
-            405: "MethodNotAllowed", 409: "Conflict", 410: "Expired", 415: "UnsupportedMediaType",
-            422: "Invalid", 429: "TooManyRequests", 500: "InternalError",
-            503: "ServiceUnavailable", 504: "Timeout"}.get(status, "Unknown")
-
-
-def _transport_error(exc: BaseException) -> ApiError:
-    if isinstance(exc, TimeoutError):  # aiohttp's ServerTimeoutError is one too
-        return ApiError(0, "Timeout", str(exc) or type(exc).__name__)
-    return ApiError(0, "ConnectionError", f"{type(exc).__name__}: {exc}")
-
-
-class _RequestThrottle:
-    """client-go's client-side flowcontrol: every request takes a token from a
-    :class:`~mpi_controller.runtime.ratelimit.BucketRateLimiter` (``burst`` tokens, refilled
-    at ``qps`` per second) and sleeps until its reservation is due, so callers are served in
-    order at the steady rate. ``qps <= 0`` turns it off."""
-
-    def __init__(self, qps: float, burst: int, clock: Clock) -> None:
-        self._clock = clock
-        self._bucket = BucketRateLimiter(qps, max(burst, 1), clock=clock) if qps > 0 else None
-
-    async def acquire(self) -> None:
-        if self._bucket is None:
-            return
-        delay = self._bucket.when(None)
-        if delay > 0:
-            await self._clock.sleep(delay)
 
 
 def _query(params: Mapping[str, Any]) -> dict[str, str]:
@@ -278,67 +96,6 @@ def _resolve_proxy_once(api_client: Any) -> None:
     session._trust_env = False
 
 
-class WatchEvents(Protocol):
-    """An open watch: an async iterator of raw event dicts that can be closed."""
-
-    def __aiter__(self) -> WatchEvents: ...
-
-    async def __anext__(self) -> Obj: ...
-
-    async def aclose(self) -> None: ...
-
-    async def __aenter__(self) -> WatchEvents: ...
-
-    async def __aexit__(self, et: type[BaseException] | None, e: BaseException | None,
-                        tb: TracebackType | None) -> None: ...
-
-
-class KubeClient(Protocol):
-    """What the controller needs of the API: raw-JSON verbs on any :class:`Resource`.
-
-    :class:`RestClient` talks to a real API server; tests use an in-memory implementation.
-    Every failure is an :class:`ApiError`."""
-
-    async def create(self, resource: Resource, body: Mapping[str, Any], *,
-                     namespace: str | None = None, field_manager: str | None = None) -> Obj: ...
-
-    async def get(self, resource: Resource, name: str, *,
-                  namespace: str | None = None) -> Obj: ...
-
-    async def list(self, resource: Resource, *, namespace: str | None = None,
-                   label_selector: str | None = None, field_selector: str | None = None,
-                   limit: int | None = None, continue_: str | None = None,
-                   resource_version: str | None = None,
-                   resource_version_match: str | None = None,
-                   timeout_seconds: int | None = None, codec: Codec | None = None) -> Obj: ...
-
-    def watch(self, resource: Resource, *, namespace: str | None = None,
-              label_selector: str | None = None, field_selector: str | None = None,
-              resource_version: str | None = None, allow_watch_bookmarks: bool = True,
-              timeout_seconds: int | None = None, send_initial_events: bool | None = None,
-              resource_version_match: str | None = None,
-              codec: Codec | None = None) -> WatchEvents: ...
-
-    async def update(self, resource: Resource, body: Mapping[str, Any], *,
-                     namespace: str | None = None, field_manager: str | None = None) -> Obj: ...
-
-    async def update_status(self, resource: Resource, body: Mapping[str, Any], *,
-                            namespace: str | None = None,
-                            field_manager: str | None = None) -> Obj: ...
-
-    async def patch(self, resource: Resource, name: str, body: Any, *,
-                    namespace: str | None = None, patch_type: PatchType = "merge",
-                    field_manager: str | None = None, force: bool | None = None,
-                    subresource: str | None = None) -> Obj: ...
-
-    async def delete(self, resource: Resource, name: str, *, namespace: str | None = None,
-                     propagation_policy: str | None = None,
-                     preconditions: Mapping[str, str] | None = None,
-                     grace_period_seconds: int | None = None) -> Obj: ...
-
-    async def close(self) -> None: ...
-
-
 class RestClient:
     """:class:`KubeClient` over HTTP: raw-JSON CRUD, watch and patch for any
     :class:`Resource`."""
@@ -359,11 +116,11 @@ class RestClient:
         self.user_agent = user_agent
         self._clock: Clock = clock or LoopClock()
         self._client_groups = dict(client_groups or {})
-        self._buckets = {name: _RequestThrottle(qps, burst, self._clock)
+        self._buckets = {name: RequestThrottle(qps, burst, self._clock)
                          for name in {"", *self._client_groups.values()}}
         _resolve_proxy_once(api_client)
 
-    def _bucket(self, path: str) -> _RequestThrottle:
+    def _bucket(self, path: str) -> RequestThrottle:
         """The token bucket of the client that ``path``'s API group belongs to."""
         group = path.split("/")[2] if path.startswith("/apis/") else ""
         return self._buckets[self._client_groups.get(group, "")]
@@ -504,7 +261,7 @@ class RestClient:
                         raise ApiError.from_response(resp.status, payload)
                     return wait
         except (aiohttp.ClientError, TimeoutError) as exc:
-            raise _transport_error(exc) from exc
+            raise transport_error(exc) from exc
         return resp
 
     async def request(
@@ -523,7 +280,7 @@ class RestClient:
             async with resp:
                 data = await resp.read()
         except (aiohttp.ClientError, TimeoutError) as exc:
-            raise _transport_error(exc) from exc
+            raise transport_error(exc) from exc
         return decode(data) if data else None
 
     # -- verbs --------------------------------------------------------------------------
@@ -607,7 +364,9 @@ class RestClient:
             total=None, sock_connect=_WATCH_CONNECT_TIMEOUT, sock_read=read
         )
         decode = codec.decode_event if codec is not None else loads
-        return WatchStream(self, resource.path(namespace), query, timeout, decode)
+        connect = functools.partial(self._open, "GET", resource.path(namespace), query=query,
+                                    client_timeout=timeout)
+        return WatchStream(connect, decode)
 
     async def update(
         self,
@@ -667,7 +426,7 @@ class RestClient:
             raise ValueError("server-side apply needs a field_manager")
         query = {"fieldManager": field_manager, "force": force if patch_type == "apply" else None}
         path = resource.path(namespace, name, subresource)
-        content_type = _PATCH_CONTENT_TYPES[patch_type]
+        content_type = PATCH_CONTENT_TYPES[patch_type]
         result: Obj = await self.request(
             "PATCH", path, query=query, body=body, content_type=content_type
         )
@@ -695,90 +454,3 @@ class RestClient:
             "DELETE", resource.path(namespace, name), body=options
         )
         return result
-
-
-class WatchStream:
-    """An open (or about to open) watch: async iterator of raw event dicts.
-
-    Lines are split by hand from the chunks aiohttp delivers, so an event of any size fits.
-    The response is released on end of stream, on any error (including cancellation) and on
-    :meth:`aclose`.
-    """
-
-    def __init__(
-        self, kube: RestClient, path: str, query: dict[str, Any], timeout: aiohttp.ClientTimeout,
-        decode: Callable[[bytes], Any] = loads,
-    ) -> None:
-        self._kube = kube
-        self._decode = decode
-        self._path = path
-        self._query = query
-        self._timeout = timeout
-        self._resp: aiohttp.ClientResponse | None = None
-        self._events: AsyncGenerator[Obj, None] | None = None
-        self._closed = False
-
-    def __aiter__(self) -> WatchStream:
-        return self
-
-    async def __anext__(self) -> Obj:
-        if self._closed:
-            raise StopAsyncIteration
-        try:
-            if self._events is None:
-                self._resp = await self._kube._open(
-                    "GET", self._path, query=self._query, client_timeout=self._timeout
-                )
-                self._events = self._read(self._resp, self._decode)
-            return await anext(self._events)
-        except StopAsyncIteration:
-            await self.aclose()
-            raise
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            stopped = self._closed  # aclose() from another task broke the connection
-            await self.aclose()
-            if stopped:
-                raise StopAsyncIteration from exc
-            raise _transport_error(exc) from exc
-        except BaseException:
-            await self.aclose()
-            raise
-
-    @staticmethod
-    async def _read(resp: aiohttp.ClientResponse, decode: Callable[[bytes], Any],
-                    ) -> AsyncGenerator[Obj, None]:
-        pending = b""
-        async for chunk in resp.content.iter_any():
-            if b"\n" not in chunk:
-                pending += chunk
-                continue
-            lines = (pending + chunk).split(b"\n")
-            pending = lines.pop()
-            for line in lines:
-                if line.strip():
-                    yield decode(line)
-        if pending.strip():
-            yield decode(pending)
-
-    async def aclose(self) -> None:
-        """Stop the watch and release its connection (idempotent).
-
-        May be called from another task while one iterates: the connection is closed and
-        the iterating task's next (or pending) read ends the iteration.
-        """
-        self._closed = True
-        resp, self._resp = self._resp, None
-        if resp is not None:
-            resp.close()
-        events = self._events
-        if events is not None and not events.ag_running:  # type: ignore[attr-defined]
-            self._events = None
-            await events.aclose()
-
-    async def __aenter__(self) -> WatchStream:
-        return self
-
-    async def __aexit__(
-        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()

@@ -1,11 +1,11 @@
 """One sync of one job: what a kind's ``sync`` sees and does.
 
-:class:`JobSync` is built by the engine for every sync. It carries the defaulted job (a
+:class:`SyncContext` is built by the engine for every sync. It carries the defaulted job (a
 private copy the kind may change), reads the caches, writes children through its
 :class:`~mpi_controller.engine.writer.ChildWriter` (expectations and ownership checks
 included), records events on the job, writes the job's status, asks for the job to be
-synced again later (:meth:`JobSync.requeue_after`) and deletes the job itself
-(:meth:`JobSync.delete_job`, for a ``ttlSecondsAfterFinished``).
+synced again later (:meth:`SyncContext.requeue_after`) and deletes the job itself
+(:meth:`SyncContext.delete_job`, for a ``ttlSecondsAfterFinished``).
 
 The status write is guarded (:class:`StatusWriteGuard`): it is skipped when nothing changed,
 sent with the cached ``resourceVersion`` (a conflict means a newer version is on its way),
@@ -24,16 +24,16 @@ from typing import Any
 
 from mpi_controller.engine.writer import ChildWriter, Vanished
 from mpi_controller.kube.events import Event
-from mpi_controller.kube.jsonvalue import json_copy
+from mpi_controller.kube.jsonvalue import Obj, json_copy
+from mpi_controller.kube.resources import Resource
 from mpi_controller.runtime.cache import CONTROLLER_UID_INDEX
-from mpi_controller.runtime.client import KubeClient, Resource
 from mpi_controller.runtime.clock import Clock
 from mpi_controller.runtime.expectations import ControllerExpectations
 from mpi_controller.runtime.informer import SharedIndexInformer
+from mpi_controller.runtime.kubeclient import KubeClient
 
-__all__ = ["STATUS_WRITE_WAIT", "JobSync", "StatusWriteGuard"]
+__all__ = ["STATUS_WRITE_WAIT", "StatusWriteGuard", "SyncContext"]
 
-Obj = dict[str, Any]
 STATUS_WRITE_WAIT = 10.0
 """Seconds a sync waits for the informer to deliver the controller's own last status write."""
 
@@ -65,7 +65,7 @@ class StatusWriteGuard:
         self._superseded.pop(key, None)
 
 
-class JobSync:
+class SyncContext:
     """The context of one sync of the job ``key`` (see the module doc)."""
 
     def __init__(

@@ -2,18 +2,15 @@
 engine (:mod:`mpi_controller.engine.training`) with the MPI reconciler's own pods
 (``pkg/controller.v1/mpi``). The MPIJob kind (:mod:`mpi_controller.mpi.kind`) hands such jobs
 to :class:`MPIJobV1Mode`; they are stored as ``v2beta1``, so the mode reads each one back as
-the ``v1`` object it was written as (:func:`~mpi_controller.mpi.conversion.convert`).
-
-:class:`MPIJobV1` are the kind's hooks on the engine: the ``v1`` defaults (and the
-cleanPodPolicy sync of ``Reconcile``), the status rules of :mod:`.status`, operator name
-``mpijob-controller``, framework ``mpi`` (the ``training_operator_jobs_*`` metrics), the launcher
-as the master role. A job whose ``runPolicy.managedBy`` is set to anything but
-``kubeflow.org/training-operator`` is left alone (upstream skips it before validating); an
-invalid job gets ``MPIJobFailedValidation``: ``MPIJob failed validation because <message>``
-with upstream's messages (:func:`mpi_controller.mpi.v1.validate`).
+the ``v1`` object it was written as (:func:`~mpi_controller.mpi.conversion.convert`, once per
+stored version of the job) and defaults it with the hooks of :mod:`.hooks`. A job whose
+``runPolicy.managedBy`` is set to anything but ``kubeflow.org/training-operator`` is left
+alone (upstream skips it before validating); an invalid job gets ``MPIJobFailedValidation``:
+``MPIJob failed validation because <message>`` with upstream's messages
+(:func:`mpi_controller.mpi.v1.validate`); the Events' source is ``mpijob-controller``.
 
 The engine runs ``ReconcileJobs`` (created, finished and cleanPodPolicy, suspension, backoff
-limit and deadline, gang scheduling, TTL); :class:`MPIJobV1Sync` replaces its per-replica pods
+limit and deadline, gang scheduling, TTL); :class:`MPIJobV1Reconcile` replaces its per-replica pods
 (and Services: the MPI reconciler has none) with the MPI reconciler's ``ReconcilePods``:
 
 1. the launcher pod ``<job>-launcher`` must be the job's; while it has not finished:
@@ -43,79 +40,43 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from mpi_controller.engine.gather import gather_raising
 from mpi_controller.engine.kind import KindInformers
-from mpi_controller.engine.training.api import (
-    KUBEFLOW_JOBS_CONTROLLER,
-    ReplicaSpec,
-    run_policy,
-)
-from mpi_controller.engine.training.children import by_type, replica_index
+from mpi_controller.engine.training.api import KUBEFLOW_JOBS_CONTROLLER, run_policy
 from mpi_controller.engine.training.framework import TrainingOptions
-from mpi_controller.engine.training.kind import TrainingJobKind, TrainingSync
-from mpi_controller.engine.writer import gather_raising
+from mpi_controller.engine.training.kind import TrainingJobKind
+from mpi_controller.engine.training.reconcile import TrainingReconcile
+from mpi_controller.engine.training.replicas import by_type, replica_index
 from mpi_controller.kube.events import NORMAL, WARNING, Event
-from mpi_controller.kube.fielderrors import FieldError
-from mpi_controller.kube.jsonvalue import as_dict, as_list, as_str
+from mpi_controller.kube.jsonvalue import Obj, as_dict, as_list, as_str, json_copy
 from mpi_controller.kube.owners import is_controlled_by
 from mpi_controller.kube.pods import pod_phase
-from mpi_controller.mpi import constants, kubexec
-from mpi_controller.mpi.conversion import convert
-from mpi_controller.mpi.v1 import launch
-from mpi_controller.mpi.v1.defaults import set_defaults, sync_clean_pod_policy
-from mpi_controller.mpi.v1.status import count_replicas, update_job_status
-from mpi_controller.mpi.v1.validation import validate
-from mpi_controller.runtime.client import (
+from mpi_controller.kube.resources import (
     CONFIGMAPS,
     PODS,
     ROLE_BINDINGS,
     ROLES,
     SERVICE_ACCOUNTS,
-    ApiError,
-    Resource,
 )
+from mpi_controller.mpi import constants, kubexec
+from mpi_controller.mpi.conversion import convert
+from mpi_controller.mpi.options import MPIJOBS, MPIJobOptions
+from mpi_controller.mpi.v1 import launch
+from mpi_controller.mpi.v1.hooks import MPIJobV1
+from mpi_controller.mpi.v1.status import count_replicas
+from mpi_controller.mpi.v1.validation import validate
+from mpi_controller.runtime.errors import ApiError
 from mpi_controller.runtime.informer import InformerFactory, SharedIndexInformer
 
-__all__ = ["MPIJobV1", "MPIJobV1Mode", "MPIJobV1Sync"]
+__all__ = ["MPIJobV1Mode", "MPIJobV1Reconcile"]
 
-Obj = dict[str, Any]
 VERSION = "v1"
 FINISHED = ("Succeeded", "Failed")
 
 
-class MPIJobV1:
-    """The ``v1`` MPIJob's hooks on the training-operator engine (module doc)."""
-
-    kind = constants.KIND
-    plural = constants.PLURAL
-    controller_name = launch.CONTROLLER_NAME
-    framework_name = "mpi"
-    replica_specs_field = launch.SPECS_FIELD
-    default_container_name = "mpi"
-    delete_job_reasons = ("SuccessfulDeleteJob", "FailedDeleteJob")
-    companions = ()
-
-    def set_defaults(self, job: Mapping[str, Any]) -> Obj:
-        return sync_clean_pod_policy(set_defaults(job))
-
-    def validate(self, job: Mapping[str, Any]) -> list[FieldError]:
-        """Unused: upstream's messages are not field errors (:meth:`MPIJobV1Mode.validate`)."""
-        return []
-
-    def set_cluster_spec(self, job: Mapping[str, Any], template: Obj, rtype: str,
-                         index: int) -> None:
-        """None: the MPI pods are built by :mod:`.launch`."""
-
-    def is_master_role(self, specs: Mapping[str, ReplicaSpec], rtype: str, index: int) -> bool:
-        return rtype == constants.REPLICA_TYPE_LAUNCHER
-
-    def update_job_status(self, job: Mapping[str, Any], specs: Mapping[str, ReplicaSpec],
-                          status: Obj, *, pods: list[Obj], now: datetime) -> list[Event]:
-        return update_job_status(as_str(as_dict(job.get("metadata")).get("name")), specs,
-                                 status, now=now)
-
-
-class MPIJobV1Sync(TrainingSync):
-    """One sync of a ``v1`` MPIJob: the engine's, with the MPI reconciler's pods (module doc)."""
+class MPIJobV1Reconcile(TrainingReconcile):
+    """One reconcile of a ``v1`` MPIJob: the engine's, with the MPI reconciler's pods (module
+    doc)."""
 
     kind: MPIJobV1Mode
 
@@ -268,27 +229,32 @@ each time it is checked)."""
 
 
 class MPIJobV1Mode(TrainingJobKind):
-    """The ``v1`` launch mode of the MPIJob kind (module doc): the engine's training-operator
-    kind on the MPIJob resource (``resource``: the stored version), without Services."""
+    """The MPIJob kind's ``v1`` mode (module doc): the engine's training-operator kind on the
+    stored MPIJob resource, without Services, with the MPI reconciler's pods."""
+
+    reconcile_type = MPIJobV1Reconcile
 
     def __init__(self, factory: InformerFactory, *, namespace: str = "",
-                 pods: SharedIndexInformer, options: TrainingOptions, resource: Resource,
-                 config_maps: SharedIndexInformer, kubectl_delivery_image: str) -> None:
-        super().__init__(MPIJobV1(), factory, namespace=namespace, pods=pods, options=options,
-                         resource=resource, services=False)
+                 pods: SharedIndexInformer, options: MPIJobOptions) -> None:
+        training = TrainingOptions(gang_scheduler_name=options.gang_scheduling,
+                                   cluster_domain=options.cluster_domain,
+                                   create_concurrency=options.worker_create_concurrency)
+        super().__init__(MPIJobV1(), factory, namespace=namespace, pods=pods, options=training,
+                         resource=MPIJOBS, services=False)
         ns = namespace or None
-        self.config_maps = config_maps
+        self.config_maps = factory.informer_for(CONFIGMAPS, ns, label_selector="app")
         self.service_accounts = factory.informer_for(SERVICE_ACCOUNTS, ns, label_selector="app")
         self.roles = factory.informer_for(ROLES, ns, label_selector="app")
         self.role_bindings = factory.informer_for(ROLE_BINDINGS, ns, label_selector="app")
-        self.kubectl_delivery_image = kubectl_delivery_image
+        self.kubectl_delivery_image = options.kubectl_delivery_image_v1
         self.foreign_accounts: dict[str, tuple[str, datetime]] = {}
         """Job key -> the ServiceAccount its launcher names, found outside the cache, and when."""
-
-    sync_type = MPIJobV1Sync
+        self._prepared: dict[str, tuple[tuple[str, str], Obj]] = {}
+        """Job key -> ((uid, resourceVersion) of the stored job, the job as ``v1``, defaulted)."""
 
     def forget(self, key: str) -> None:
         self.foreign_accounts.pop(key, None)
+        self._prepared.pop(key, None)
         super().forget(key)
 
     def informers(self) -> KindInformers:
@@ -298,8 +264,21 @@ class MPIJobV1Mode(TrainingJobKind):
             self.role_bindings])
 
     def prepare(self, cached: Mapping[str, Any]) -> Obj:
-        """The job as written in ``v1``, defaulted."""
-        return self.framework.set_defaults(convert(cached, VERSION))
+        """The job as written in ``v1``, defaulted: converted once per stored version of the
+        job (uid and resourceVersion), a fresh copy for every sync."""
+        meta = as_dict(cached.get("metadata"))
+        key = f"{as_str(meta.get('namespace'))}/{as_str(meta.get('name'))}"
+        version = (as_str(meta.get("uid")), as_str(meta.get("resourceVersion")))
+        known = self._prepared.get(key)
+        if known is None or known[0] != version:
+            known = (version, self.framework.set_defaults(convert(cached, VERSION)))
+            if version[1]:
+                self._prepared[key] = known
+        return json_copy(known[1])
+
+    def event_component(self, job: Mapping[str, Any]) -> str:
+        """``mpijob-controller``: training-operator's Events' source."""
+        return launch.CONTROLLER_NAME
 
     def managed_elsewhere(self, job: Mapping[str, Any]) -> bool:
         managed_by = run_policy(job).managed_by

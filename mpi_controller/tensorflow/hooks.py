@@ -16,8 +16,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from mpi_controller.engine.training.api import ReplicaSpec
-from mpi_controller.engine.training.children import master_role
 from mpi_controller.engine.training.hooks import PerJob, TrainingHooks
+from mpi_controller.engine.training.replicas import master_role
+from mpi_controller.kube.jsonvalue import Obj
 from mpi_controller.tensorflow import constants
 from mpi_controller.tensorflow.status import update_tfjob_status
 from mpi_controller.tensorflow.tfconfig import add_tf_config, cluster_spec, tf_config
@@ -25,7 +26,6 @@ from mpi_controller.tensorflow.v1 import TFJob, parse_tfjob, set_defaults, valid
 
 __all__ = ["TensorFlow"]
 
-Obj = dict[str, Any]
 
 
 def _is_master_role(specs: Mapping[str, ReplicaSpec], rtype: str, index: int) -> bool:

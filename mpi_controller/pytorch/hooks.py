@@ -20,24 +20,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mpi_controller.engine.training.api import ReplicaSpec
-from mpi_controller.engine.training.children import general_name, master_role
 from mpi_controller.engine.training.framework import Companion
 from mpi_controller.engine.training.hooks import PerJob, TrainingHooks
-from mpi_controller.kube.jsonvalue import json_copy
+from mpi_controller.engine.training.replicas import general_name, master_role
+from mpi_controller.kube.jsonvalue import Obj, json_copy
+from mpi_controller.kube.resources import Resource
 from mpi_controller.pytorch import constants
 from mpi_controller.pytorch.envvars import pod_env
 from mpi_controller.pytorch.hpa import desired_hpa, hpa_changed
 from mpi_controller.pytorch.initcontainer import InitContainerTemplate, add_init_containers
 from mpi_controller.pytorch.status import update_pytorchjob_status
 from mpi_controller.pytorch.v1 import PyTorchJob, parse_pytorchjob, set_defaults, validate
-from mpi_controller.runtime.client import Resource
 
 __all__ = ["HPAS", "PyTorch", "PyTorchOptions"]
 
 HPAS = Resource("autoscaling", "v2", "horizontalpodautoscalers", True, "HorizontalPodAutoscaler")
 HPA_COMPANION = Companion(HPAS, desired_hpa, hpa_changed)
 
-Obj = dict[str, Any]
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from mpi_controller.engine.training.api import ReplicaSpec, replica_specs
-from mpi_controller.engine.training.children import (
+from mpi_controller.engine.training.gang import gang_scheduler
+from mpi_controller.engine.training.replicas import (
     by_type,
     general_name,
     job_labels,
@@ -16,7 +17,6 @@ from mpi_controller.engine.training.children import (
     service_ports,
     slices,
 )
-from mpi_controller.engine.training.gang import gang_scheduler
 
 JOB = {"metadata": {"name": "j", "namespace": "ns", "uid": "U"}}
 REF = {"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "name": "j", "uid": "U",

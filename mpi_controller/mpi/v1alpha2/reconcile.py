@@ -4,7 +4,7 @@ hands such jobs to :class:`MPIJobV1Alpha2Mode`; they are stored as ``v2beta1``, 
 reads each one back as the ``v1alpha2`` object it was written as
 (:func:`~mpi_controller.mpi.conversion.convert`) and defaults it as v0.2.3 did.
 
-One sync (:class:`_Sync`):
+One reconcile (:class:`MPIJobV1Alpha2Reconcile`):
 
 1. ``Created`` on a new job;
 2. a finished job (Succeeded or Failed): with cleanPodPolicy ``Running`` or ``All`` (both
@@ -32,16 +32,27 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mpi_controller.engine.sync import JobSync
-from mpi_controller.engine.writer import gather_raising
+from mpi_controller.engine.context import SyncContext
+from mpi_controller.engine.gather import gather_raising
+from mpi_controller.engine.kind import KindInformers
 from mpi_controller.kube.conditions import has_condition
 from mpi_controller.kube.events import Event
-from mpi_controller.kube.jsonvalue import as_dict, as_int, json_copy
+from mpi_controller.kube.jsonvalue import Obj, as_dict, as_int, json_copy
 from mpi_controller.kube.owners import controller_ref
+from mpi_controller.kube.resources import (
+    CONFIGMAPS,
+    JOBS,
+    ROLE_BINDINGS,
+    ROLES,
+    SERVICE_ACCOUNTS,
+    STATEFUL_SETS,
+    Resource,
+)
 from mpi_controller.kube.timefmt import format_time
 from mpi_controller.mpi import constants, kubexec, metrics
 from mpi_controller.mpi.conversion import convert
 from mpi_controller.mpi.events import validation_error_event
+from mpi_controller.mpi.options import MPIJOBS, MPIJobOptions
 from mpi_controller.mpi.v1alpha2 import launch
 from mpi_controller.mpi.v1alpha2.defaults import set_defaults
 from mpi_controller.mpi.v1alpha2.status import (
@@ -51,20 +62,10 @@ from mpi_controller.mpi.v1alpha2.status import (
 )
 from mpi_controller.mpi.v1alpha2.types import parse_mpi_job
 from mpi_controller.mpi.v1alpha2.validation import validate
-from mpi_controller.runtime.client import (
-    CONFIGMAPS,
-    JOBS,
-    ROLE_BINDINGS,
-    ROLES,
-    SERVICE_ACCOUNTS,
-    STATEFUL_SETS,
-    Resource,
-)
 from mpi_controller.runtime.informer import InformerFactory, SharedIndexInformer
 
-__all__ = ["MPIJobV1Alpha2Mode"]
+__all__ = ["MPIJobV1Alpha2Mode", "MPIJobV1Alpha2Reconcile"]
 
-Obj = dict[str, Any]
 VERSION = "v1alpha2"
 _COUNTERS = {constants.CONDITION_SUCCEEDED: metrics.JOBS_SUCCESSFUL,
              constants.CONDITION_FAILED: metrics.JOBS_FAILED,
@@ -72,48 +73,62 @@ _COUNTERS = {constants.CONDITION_SUCCEEDED: metrics.JOBS_SUCCESSFUL,
 
 
 class MPIJobV1Alpha2Mode:
-    """The ``v1alpha2`` launch mode of the MPIJob kind (module doc)."""
+    """The MPIJob kind's ``v1alpha2`` mode (module doc): a
+    :class:`~mpi_controller.engine.kind.JobKind` on the stored MPIJob resource."""
 
-    def __init__(self, factory: InformerFactory, *, namespace: str = "", resource: Resource,
-                 config_maps: SharedIndexInformer, kubectl_delivery_image: str) -> None:
+    resource = MPIJOBS
+
+    def __init__(self, factory: InformerFactory, *, namespace: str = "",
+                 pods: SharedIndexInformer, options: MPIJobOptions) -> None:
+        """``pods`` is not read: v0.2.3 watched none."""
         ns = namespace or None
-        self.resource = resource
-        self.config_maps = config_maps
+        self.mpijobs = factory.informer_for(MPIJOBS, ns)
+        self.config_maps = factory.informer_for(CONFIGMAPS, ns, label_selector="app")
         self.service_accounts = factory.informer_for(SERVICE_ACCOUNTS, ns, label_selector="app")
         self.roles = factory.informer_for(ROLES, ns, label_selector="app")
         self.role_bindings = factory.informer_for(ROLE_BINDINGS, ns, label_selector="app")
         self.stateful_sets = factory.informer_for(STATEFUL_SETS, ns,
                                                   label_selector=launch.JOB_NAME_LABEL)
         self.jobs = factory.informer_for(JOBS, ns, label_selector=launch.JOB_NAME_LABEL)
-        self.kubectl_delivery_image = kubectl_delivery_image
+        self.kubectl_delivery_image = options.kubectl_delivery_image_v1alpha2
 
-    def children(self) -> list[SharedIndexInformer]:
-        return [self.config_maps, self.service_accounts, self.roles, self.role_bindings,
-                self.stateful_sets, self.jobs]
+    def informers(self) -> KindInformers:
+        return KindInformers(jobs=self.mpijobs, children=[
+            self.config_maps, self.service_accounts, self.roles, self.role_bindings,
+            self.stateful_sets, self.jobs])
 
     def prepare(self, cached: Mapping[str, Any]) -> Obj:
         """The job as written in ``v1alpha2``, defaulted."""
         return set_defaults(convert(cached, VERSION))
 
+    def managed_elsewhere(self, job: Mapping[str, Any]) -> bool:
+        return False  # v0.2.3 knew no managedBy
+
+    def event_component(self, job: Mapping[str, Any]) -> str:
+        return ""
+
     def validate(self, job: Mapping[str, Any]) -> Event | None:
         errors = validate(job)
         return validation_error_event(errors) if errors else None
 
-    async def sync(self, ctx: JobSync) -> None:
-        await _Sync(self, ctx).run()
+    async def sync(self, ctx: SyncContext) -> None:
+        await MPIJobV1Alpha2Reconcile(self, ctx).run()
+
+    def forget(self, key: str) -> None:
+        """Nothing is kept per job."""
 
 
-class _Sync:
-    """One sync of one ``v1alpha2`` MPIJob (module doc)."""
+class MPIJobV1Alpha2Reconcile:
+    """One reconcile of one ``v1alpha2`` MPIJob (module doc)."""
 
-    def __init__(self, mode: MPIJobV1Alpha2Mode, ctx: JobSync) -> None:
+    def __init__(self, mode: MPIJobV1Alpha2Mode, ctx: SyncContext) -> None:
         self.mode = mode
         self.ctx = ctx
         self.job = ctx.job
         self.name = ctx.name
         self.writer = ctx.writer
         self.spec = parse_mpi_job(self.job).spec
-        self.owner_ref = controller_ref(self.job, api_version=mode.resource.api_version,
+        self.owner_ref = controller_ref(self.job, api_version=MPIJOBS.api_version,
                                         kind=constants.KIND)
         self.status: Obj = json_copy(as_dict(self.job.get("status")))
 
