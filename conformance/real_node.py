@@ -150,6 +150,8 @@ def real_node_cluster(log: Callable[[str], None]) -> Iterator[Path]:
         start = time.monotonic()
         up = _hack("up", "--real-node", "--addons", ",".join(ADDONS))
         if up.returncode != 0:
+            if not running:  # a half-started cluster would pass for someone else's next time
+                _hack("down")
             raise RuntimeError(f"hack/local-cluster.sh up --real-node --addons "
                                f"{','.join(ADDONS)} failed:\n" + (up.stdout + up.stderr)[-3000:])
         log(f"real-node cluster with {', '.join(ADDONS)} up in {time.monotonic() - start:.0f}s")
