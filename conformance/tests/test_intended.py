@@ -1,4 +1,5 @@
-"""conformance.intended: rules match only what they describe, and each is a README row."""
+"""conformance.intended: rules match only what they describe, and each is a row of a
+differences table in docs/."""
 
 import re
 
@@ -9,12 +10,13 @@ from conformance.operators import REPO
 
 
 def readme_difference_rows(title: str) -> list[str]:
-    """The first cells of the table under the README heading ``title`` (up to the next
-    heading)."""
-    text = (REPO / "README.md").read_text()
-    match = re.search(rf"^#+ {re.escape(title)}\n(.*?)(?=^#)", text, re.MULTILINE | re.DOTALL)
-    assert match, f"README has no heading {title!r}"
-    return [m.group(1).strip() for m in re.finditer(r"^\| ([^|]+?) \|", match.group(1),
+    """The first cells of the table under the heading ``title`` (up to the next heading or the
+    end of the page), which exactly one page of ``docs/`` has."""
+    sections = [match.group(1) for page in sorted((REPO / "docs").glob("*.md"))
+                for match in re.finditer(rf"^#+ {re.escape(title)}\n(.*?)(?=^#|\Z)",
+                                         page.read_text(), re.MULTILINE | re.DOTALL)]
+    assert len(sections) == 1, f"docs/ has {len(sections)} headings {title!r}, not one"
+    return [m.group(1).strip() for m in re.finditer(r"^\| ([^|]+?) \|", sections[0],
                                                     re.MULTILINE)
             if m.group(1).strip() not in ("Area", "---")]
 
