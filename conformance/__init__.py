@@ -7,7 +7,7 @@ Two parts, both run by ``make conformance`` (``python -m conformance``):
 * a differential run: a corpus of jobs through the Go operator and through ours, one after the
   other on the same cluster with the same flags, every child object, the status and the Events
   normalized and compared field by field (``differential``); every difference is either listed
-  as intended (``intended``, mirrored by the README's differences table) or fails the run.
+  as intended (``intended``, mirrored by the differences tables in docs/) or fails the run.
 
 Pure parts (``normalize``, ``diff``, ``intended``, ``corpus``, ``report``) do no I/O beyond
 reading files; ``kube``, ``operators``, ``differential`` and ``e2e_suite`` talk to the cluster

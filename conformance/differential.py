@@ -493,7 +493,7 @@ def _running_unobserved(job: Seen | None) -> bool:
 def case_context(go_job: Seen | None, our_job: Seen | None) -> str:
     """``running-unobserved-by-<side>`` when exactly one side's job finished before that
     operator saw it running (both operators then take the same documented path, so the
-    differences that follow are of timing, see the README's differences table)."""
+    differences that follow are of timing, see the differences tables in docs/)."""
     go_missed, ours_missed = _running_unobserved(go_job), _running_unobserved(our_job)
     if go_missed != ours_missed:
         return f"running-unobserved-by-{'go' if go_missed else 'ours'}"
@@ -507,8 +507,8 @@ def created_again_context(go_events: dict[str, Obj], our_events: dict[str, Obj])
     """``created-again-by-go`` when the reference operator created a child that ours created
     too, more often than ours did (the ``SuccessfulCreatePod``/``SuccessfulCreateService``
     counts, summarized by :func:`~conformance.normalize.summarize_events`): a reconcile that
-    read a stale job put back what the job's failure had just deleted (README, "Stale
-    cache")."""
+    read a stale job put back what the job's failure had just deleted (docs/training-kinds.md,
+    "Stale cache")."""
     for key, event in go_events.items():
         ours = (our_events.get(key) or {}).get("count", 0)
         if CREATE_EVENT.match(key) and 1 <= ours < event["count"]:
@@ -532,7 +532,8 @@ SPAM_BURST = 25
 def event_burst_context(go_events: dict[str, Obj]) -> str:
     """``event-burst-by-go`` when the reference operator recorded at least 25 Events on the job
     (the counts summed): client-go's spam filter (a burst of 25 per source and object, one
-    more every 5 minutes) drops its later Events of that job (README, "Event spam filter")."""
+    more every 5 minutes) drops its later Events of that job (docs/training-kinds.md, "Event spam
+    filter")."""
     total = sum(int(e.get("count") or 0) for e in go_events.values())
     return "event-burst-by-go" if total >= SPAM_BURST else ""
 

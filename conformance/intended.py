@@ -1,12 +1,14 @@
-"""The differences we mean to have (pure): each is a row of the README's differences table.
+"""The differences we mean to have (pure): each is a row of a differences table in ``docs/``.
 
 A :class:`Rule` matches a :class:`~conformance.diff.Difference` by object kind, phase, path
 (regular expressions, anchored) and optionally a predicate over the two values. The runner
 classifies every difference of a kind with that kind's rules (:func:`rules_for`): one matched
-by a rule is *intended* (and reported with the README row that explains it), anything else is
-*unexplained* and fails the run. The ``readme`` field is the first cell of that row, in the
-differences table of the rule's kinds (``KindSpec.readme_sections``); ``conformance/tests``
-checks that every rule's row exists there, so the README and this list cannot drift apart.
+by a rule is *intended* (and reported with the table row that explains it), anything else is
+*unexplained* and fails the run. The ``readme`` field (named when the tables were in the
+README) is the first cell of that row, in the differences table of the rule's kinds
+(``KindSpec.readme_sections``, headings of ``docs/differences.md``, ``docs/mpijob.md`` and
+``docs/training-kinds.md``); ``conformance/tests`` checks that every rule's row exists there, so
+the docs and this list cannot drift apart.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ MPIJOB = ("mpijob-v2beta1",)
 @dataclass(frozen=True)
 class Rule:
     id: str
-    readme: str                    # the README differences table row (its first cell)
+    readme: str                    # the differences table row in docs/ (its first cell)
     kinds: tuple[str, ...] = MPIJOB  # the kinds (KindSpec names) whose differences it explains
     obj: str = ".*"                # "Kind/name", "events", "create", "CustomResourceDefinition"
     phase: str = ".*"
@@ -105,7 +107,8 @@ UNOBSERVED = "running-unobserved-by-(go|ours)"
 BURST = "event-burst-by-go"
 UNOBSERVED_ROW = "A launcher that finishes before the controller sees it running"
 # Kinds of training-operator v1.9.2 whose engine-level rules are shared (the rows are in the
-# TFJob README section, which the other kinds name too: KindSpec.readme_sections); every
+# TFJob section of docs/training-kinds.md, which the other kinds name too:
+# KindSpec.readme_sections); every
 # registered kubeflow.org/v1 kind joins, and may have rules of its own below.
 TRAINING = (*(k.name for k in registered_training_kinds()), "mpijob-v1")
 PYTORCH = ("pytorchjob-v1",)
@@ -173,7 +176,8 @@ RULES: tuple[Rule, ...] = (
          case="managed-by-unknown", obj="events", phase="events",
          path=r'\["Warning ValidationError: .*managedBy.*"\](\..*)?',
          when=lambda go, ours: _absent_or_empty(go)),
-    # -- training-operator v1.9.2 (README: "Differences from training-operator v1.9.2") ----
+    # -- training-operator v1.9.2 (docs/training-kinds.md: "Differences from training-operator
+    # v1.9.2 (TFJob)") ----
     # A reconcile of a job read from a stale cache right after the job failed at its backoff
     # limit or deadline creates again the pods and Services that the failure had deleted
     # (training-operator's expectations never hold a reconcile back): the created-again
@@ -184,7 +188,7 @@ RULES: tuple[Rule, ...] = (
          context="created-again-by-go", obj="events", phase="events",
          path=r'\["Normal SuccessfulCreate(Pod|Service): .*"\]\.count',
          when=lambda go, ours: isinstance(go, int) and isinstance(ours, int) and go > ours),
-    # An invalid job, without training-operator's webhook (README "Validation"): it is
+    # An invalid job, without training-operator's webhook (row "Validation"): it is
     # reconciled there (objects, status, events, the API server's refusals); ours reports it.
     Rule("training-invalid-reconciled", readme="Validation", kinds=TRAINING, case="invalid-.*",
          phase="presence", when=_go_only),
@@ -237,7 +241,8 @@ RULES: tuple[Rule, ...] = (
          path=(r'status\.lastReconcileTime|metadata\.managedFields\[\d+\]\.fieldsV1'
                r'\["f:status"\]\["f:lastReconcileTime"\]'),
          when=_go_only),
-    # -- PyTorchJob (README: "Differences from training-operator v1.9.2 (PyTorchJob)") ------
+    # -- PyTorchJob (docs/training-kinds.md: "Differences from training-operator v1.9.2
+    # (PyTorchJob)") ------
     Rule("pytorch-replica-selector", readme="`replicaStatuses[*].selector`", kinds=SCALED,
          obj="(PyTorchJob|PaddleJob|JAXJob)/.*", phase="final",
          path=r"status\.replicaStatuses\.\w+\.selector", when=_selector_with_job_labels),
@@ -314,7 +319,7 @@ def _stored_as_v2beta1(kind: str, version: str) -> tuple[Rule, ...]:
 
 _V1_EXIST = r"(ServiceAccount|LauncherRole|RoleBinding) is exist: \w+: \S+"
 RULES += (
-    # -- MPIJob v1 (README: "Differences from training-operator v1.9.2 (MPIJob v1)") --------
+    # -- MPIJob v1 (docs/mpijob.md: "Differences from training-operator v1.9.2 (MPIJob v1)") --
     *_stored_as_v2beta1("mpijob-v1", "v1"),
     Rule("mpijob-v1-events-once", readme="Events of every reconcile", kinds=MPIJOB_V1,
          obj="events", phase="events",
@@ -371,7 +376,8 @@ RULES += (
 
 
 RULES += (
-    # -- MPIJob v1alpha2 (README: "Differences from mpi-operator v0.2.3 (MPIJob v1alpha2)") ---
+    # -- MPIJob v1alpha2 (docs/mpijob.md: "Differences from mpi-operator v0.2.3 (MPIJob
+    # v1alpha2)") ---
     *_stored_as_v2beta1("mpijob-v1alpha2", "v1alpha2"),
     # Upstream's schemaless template leaves every list atomic in the job's managed fields;
     # ours lists the containers and volumes by name (the pod schema's list maps).

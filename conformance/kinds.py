@@ -5,8 +5,8 @@ Adding a kind is a new :class:`KindSpec` here and a corpus directory (``corpus/<
 the runner, normalizer, comparison and reference operator processes are shared. Every
 ``kubeflow.org/v1`` kind the controller serves (TFJob, PyTorchJob, XGBoostJob, ...) is one,
 compared with training-operator v1.9.2 (:func:`registered_training_kinds`): it needs only its
-corpus directory and its README differences section (the rules in ``conformance.intended``
-name rows there).
+corpus directory and its differences section in ``docs/training-kinds.md`` (the rules in
+``conformance.intended`` name rows there).
 
 A kind ours serves through its conversion webhook (MPIJob ``v1``: the reference's CRD has the
 same name, ``mpijobs.kubeflow.org``, and serves that version alone) sets ``conversion``: see
@@ -103,8 +103,9 @@ class KindSpec:
 
     ``flags_for_ours`` renames the reference operator's flags our controller spells
     differently (the corpus is written in the reference operator's flags; the value is the
-    same). ``readme_sections`` are the README headings whose differences tables the kind's
-    intended differences (``conformance.intended``) must name.
+    same). ``readme_sections`` are the headings (in ``docs/``: ``differences.md``, ``mpijob.md``,
+    ``training-kinds.md``) whose differences tables the kind's intended differences
+    (``conformance.intended``) must name.
 
     ``conversion``: ours serves ``api_version`` from its multi-version CRD through its
     conversion webhook, and the reference's CRD has the same name. Each side then deletes
@@ -171,8 +172,8 @@ def training_operator_kind(name: str, kind: str, plural: str, replica_specs: str
     """A ``kubeflow.org/v1`` kind of training-operator v1.9.2: its CRD from the module's
     ``manifests/base/crds``, ours from ``deploy/crd``; the core resources and ``children``
     are recorded (an object of a kind the reference operator never makes still shows),
-    PodGroups in the gang groups; the README section "Differences from training-operator
-    v1.9.2 (<readme_kind>)", and those of the kinds in ``also_readme`` whose rows apply to it
+    PodGroups in the gang groups; the section "Differences from training-operator v1.9.2
+    (<readme_kind>)" of ``docs/``, and those of the kinds in ``also_readme`` whose rows apply to it
     too. ``conversion``: see :class:`KindSpec`."""
     crd = f"kubeflow.org_{plural}.yaml"
     return KindSpec(

@@ -18,7 +18,8 @@ the operators behaved differently:
 * ``ssh-privatekey`` / ``ssh-publickey`` become a description of the key (type, curve, whether
   the public key matches the private one);
 * a Service's ``spec.ports`` are ordered by name and port: training-operator lists them in Go
-  map order, random from one run to the next (README, TFJob differences, "Service ports").
+  map order, random from one run to the next (docs/training-kinds.md, TFJob differences,
+  "Service ports").
 
 :func:`summarize_events` turns the Events of one involved object into a map from
 ``"<type> <reason>: <message>"`` to its total count and source, the shape Events are compared in.

@@ -60,10 +60,10 @@ def differential_table(kind: str, summary: dict[str, Any],
                  f"{len(unexplained)} unexplained")
     if unexplained:
         lines.append("\nUnexplained differences (each fails the run; fix it, or list it in the "
-                     "README's differences table and conformance/intended.py):")
+                     "differences tables in docs/ and conformance/intended.py):")
         lines += [f"- {d.describe()}" for d in unexplained]
     if intended:
-        lines.append("\nIntended differences (README rows):")
+        lines.append("\nIntended differences (rows of the differences tables in docs/):")
         rows: dict[str, int] = Counter(rule.readme for _, rule in intended)
         lines += [f"- {row}: {n}" for row, n in sorted(rows.items())]
     return "\n".join(lines) + "\n"

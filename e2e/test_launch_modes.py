@@ -211,7 +211,7 @@ def test_the_v1alpha2_benchmarks_manifest_runs_as_v0_2_3(
     assert job["status"]["replicaStatuses"]["Launcher"] == {"succeeded": 1}
     assert ("Normal", "MPIJobSucceeded", f"MPIJob {ns}/{name} successfully completed.") in (
         events(cluster, ns, name))
-    # the README's way to find the launcher
+    # docs/mpijob.md's way to find the launcher
     pods = pod_names(cluster, ns, f"mpi_job_name={name},mpi_role_type=launcher")
     [pod] = pods
     assert pod.startswith(f"{name}-launcher-"), pod

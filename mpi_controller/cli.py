@@ -23,7 +23,7 @@ __all__ = ["GC_THRESHOLDS", "main"]
 GC_THRESHOLDS = (50_000, 20, 10)
 """Young-generation collections every 50,000 net allocations (not 700): a steady restart with
 9000 cached pods spends ~0.25 s instead of ~0.45 s in the collector (``bench/harness.py
---workloads steady``; figures in the README)."""
+--workloads steady``; figures in docs/benchmarks.md)."""
 
 
 def _build_parser() -> argparse.ArgumentParser:

@@ -220,7 +220,7 @@ def plan_worker_scale_down(
     """3.3: when more worker pods exist than ``replicas``, those whose worker index is
     ``>= replicas`` are deleted. ``pods`` may hold any pods; only ``job``'s workers count.
 
-    Differences from upstream (README, "Differences from the Go operator"): a pod without a
+    Differences from upstream (docs/differences.md): a pod without a
     parsable replica-index label is left alone (upstream aborts the worker sync and reports
     no workers), and with runLauncherAsWorker the index label (i+1) is mapped back to i
     (upstream also deletes worker ``replicas-1``).

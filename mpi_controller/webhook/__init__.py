@@ -38,7 +38,7 @@ TEN_YEARS = dt.timedelta(days=3650)
 
 @dataclass(frozen=True)
 class WebhookOptions:
-    """The ``--webhook*`` flags (see options.py and the README)."""
+    """The ``--webhook*`` flags (see options.py and docs/running.md)."""
 
     mode: str = "auto"
     port: int = 9443

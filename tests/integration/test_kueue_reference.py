@@ -18,7 +18,8 @@ succeeds. What Kueue and the pods show is recorded and must be the same under bo
   nodes; how many pods each job had in all (the low one: two runs);
 * the low job while preempted: suspended, no live pod, every ``active`` 0, templates as written;
   each job's final conditions (type, status, reason) and replica counts (``active``,
-  ``succeeded``, ``failed``; the ``selector`` differs by design, README "Differences").
+  ``succeeded``, ``failed``; the ``selector`` differs by design, docs/training-kinds.md,
+  "Differences").
 
 The figures (each operator's time from the preemptor's creation to the preempted job being
 stopped, to the preemptor's admission, the whole scenario) are written to

@@ -113,7 +113,7 @@ def test_tfjob_errors_are_aggregated_in_upstreams_order() -> None:
 
 def test_the_job_is_judged_as_submitted_before_defaults() -> None:
     """A Master without replicas is refused (upstream's webhook sees no default of 1), while
-    the controller runs such a job as 1 (README, PyTorchJob differences)."""
+    the controller runs such a job as 1 (docs/training-kinds.md, PyTorchJob differences)."""
     job = pt(spec__pytorchReplicaSpecs__Master__replicas=None)
     assert denied(admission_review(review(job, "PyTorchJob"), PYTORCHJOB_WEBHOOK)) == (
         "spec.pytorchReplicaSpecs[Master].replicas: Forbidden: must be 1", [])
