@@ -77,10 +77,12 @@ def test_kinds_do_not_import_each_other() -> None:
             assert not {n for n in names if n.startswith(others)}, (kind, module)
 
 
-PURE_ENGINE = tuple(f"mpi_controller.engine.training.{m}" for m in
-                    ("api", "children", "conditions", "crd", "decisions", "defaults", "env",
-                     "framework", "gang", "hooks", "names", "replicas", "status", "validation"))
-"""The engine's pure training-operator modules, which a kind's API and builders may use."""
+PURE_ENGINE = ("mpi_controller.engine.training", *(
+    f"mpi_controller.engine.training.{m}" for m in
+    ("api", "children", "conditions", "crd", "decisions", "defaults", "env", "framework", "gang",
+     "hooks", "names", "replicas", "status", "validation")))
+"""The engine's pure training-operator modules (and their package, whose ``__init__`` imports
+nothing), which a kind's API and builders may use."""
 
 
 def test_a_kinds_api_and_builders_do_no_io() -> None:

@@ -86,7 +86,8 @@ def test_scale_down_deletes_indices_beyond_replicas() -> None:
     big["spec"]["mpiReplicaSpecs"]["Worker"]["replicas"] = 4
     pods = [_worker(big, i) for i in range(4)]
     del pods[0]["metadata"]["labels"]["training.kubeflow.org/replica-index"]
-    other = new_worker({**big, "metadata": {"name": "other", "namespace": "default"}}, 7)
+    other = new_worker({**big, "metadata": {"name": "other", "namespace": "default",
+                                            "uid": "other-uid"}}, 7)
     plan = plan_worker_scale_down(pi_job(), [*pods, other])
     assert [p["metadata"]["name"] for p in plan.delete] == ["pi-worker-2", "pi-worker-3"]
     assert plan_worker_scale_down(pi_job(), pods[:2]).delete == []
