@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-PAGES = ("docs/library.md",)
+PAGES = ("docs/library.md", "docs/testing.md")
 """The pages whose examples are executed."""
 
 

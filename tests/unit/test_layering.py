@@ -52,6 +52,14 @@ def test_runtime_imports_only_runtime_and_kube() -> None:
         assert all(n.startswith(allowed) for n in _ours(names)), (module, _ours(names))
 
 
+def test_the_fake_api_is_built_on_the_runtime_alone() -> None:
+    """``mpi_controller.testing`` serves any controller on the runtime: it knows no engine and
+    no job kind."""
+    allowed = ("mpi_controller.runtime", "mpi_controller.kube", "mpi_controller.testing")
+    for module, names in _imports(PKG / "testing").items():
+        assert all(n.startswith(allowed) for n in _ours(names)), (module, _ours(names))
+
+
 def test_engine_knows_no_job_kind() -> None:
     allowed = ("mpi_controller.runtime", "mpi_controller.kube", "mpi_controller.engine")
     for module, names in _imports(PKG / "engine").items():

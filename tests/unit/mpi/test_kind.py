@@ -156,7 +156,7 @@ async def test_the_next_sync_waits_for_the_cache_to_deliver_its_own_status_write
 
 
 async def test_a_conflict_on_a_child_update_ends_the_sync_without_error() -> None:
-    from tests.fakeapi import conflict
+    from mpi_controller.testing import conflict
 
     async with EngineHarness() as h:
         await started(h)
@@ -378,7 +378,7 @@ async def test_suspend_and_resume() -> None:
 
 async def test_a_failed_launcher_create_is_reported_and_retried() -> None:
     from mpi_controller.runtime.errors import ApiError
-    from tests.fakeapi import internal_error
+    from mpi_controller.testing import internal_error
 
     async with EngineHarness() as h:
         h.api.fail(internal_error("etcd timeout"), verb="create", resource=JOBS)
@@ -394,7 +394,7 @@ async def test_a_failed_launcher_create_is_reported_and_retried() -> None:
 
 async def test_a_failed_worker_create_is_reported_and_retried() -> None:
     from mpi_controller.runtime.errors import ApiError
-    from tests.fakeapi import internal_error
+    from mpi_controller.testing import internal_error
 
     async with EngineHarness() as h:
         h.api.fail(internal_error("etcd timeout"), verb="create", resource=PODS,

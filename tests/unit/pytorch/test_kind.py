@@ -11,8 +11,8 @@ import pytest
 from mpi_controller.kube.resources import SERVICES
 from mpi_controller.pytorch.hooks import HPAS, PyTorchOptions
 from mpi_controller.pytorch.initcontainer import InitContainerTemplate
+from mpi_controller.testing import conflict
 from tests.engine_harness import EngineHarness
-from tests.fakeapi import conflict
 from tests.kind_steps import KindSteps
 from tests.pytorchjobs import (
     CPU_METRIC,
