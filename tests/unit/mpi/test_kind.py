@@ -1,5 +1,6 @@
 """The MPIJob kind's sync on the engine, against the in-memory API (every branch of
-mpi-operator v0.8.2's ``syncHandler``, shared/reference section 3, and the engine's guards)."""
+mpi-operator v0.8.2's ``syncHandler`` in ``pkg/controller/mpi_job_controller.go``, and the
+engine's guards)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The PyTorchJob kind's sync on the engine, against the in-memory API: training-operator
-v1.9's ``ReconcileHPA`` then ``ReconcileJobs`` with the PyTorchJob hooks (shared/reference
-sections 3 and 4): every object, variable, condition and event of each branch."""
+"""The PyTorchJob kind's sync on the engine, against the in-memory API: training-operator v1.9's
+``ReconcileHPA`` then ``ReconcileJobs`` with the PyTorchJob hooks (``pkg/controller.v1/pytorch/``,
+``pkg/controller.v1/common/job.go``): every object, variable, condition and event of each branch."""
 
 from __future__ import annotations
 
