@@ -44,13 +44,14 @@ checks the shape and says which file and field is wrong.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from mpi_controller.testing.patches import merge_patch
 
 Obj = dict[str, Any]
 
@@ -99,19 +100,6 @@ class Corpus:
 
     def in_group(self, group: str, *, short: bool = False) -> list[Case]:
         return [c for c in self.cases if c.group == group and (c.short or not short)]
-
-
-def merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7386 JSON merge patch (a ``null`` removes the key)."""
-    if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    out = dict(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            out.pop(key, None)
-        else:
-            out[key] = merge_patch(out.get(key), value)
-    return out
 
 
 REPO = Path(__file__).resolve().parent.parent

@@ -3,7 +3,7 @@ through the conversion webhook (:func:`tests.webhooks.serving_webhooks`) and rec
 session's controller:
 
 * examples/v1/tensorflow-mnist-elastic.yaml verbatim: training-operator v1.9's kubectl-exec
-  mode (shared/reference training-operator-v1-behaviour.md section 1): the launcher's
+  mode (``pkg/controller.v1/mpi/mpijob_controller.go``): the launcher's
   ServiceAccount, Role and RoleBinding, ``sleep 365d`` workers, the launcher pod with the
   ``kubectl-delivery`` init container (scheduled: the KWOK nodes advertise
   ``ephemeral-storage``), Succeeded with upstream's conditions and events, the Running workers

@@ -1,7 +1,7 @@
 """The controllers exactly as ``mpi-controller run`` wires them
-(:func:`mpi_controller.app.build_controllers`), on the in-memory :class:`~tests.fakeapi.FakeApi`
-with a :class:`~mpi_controller.runtime.clock.ManualClock`, for unit tests of the engine and
-the job kinds.
+(:func:`mpi_controller.app.build_controllers`), on the in-memory
+:class:`~mpi_controller.testing.FakeApi` with a :class:`~mpi_controller.runtime.clock.ManualClock`,
+for unit tests of the engine and the job kinds.
 
 Informers and event recorders run as tasks; syncs are not run by workers but called by the
 test (:meth:`EngineHarness.sync`), so each test decides when a sync happens and what the
@@ -31,7 +31,7 @@ from mpi_controller.options import ServerOptions
 from mpi_controller.pytorch.hooks import PyTorchOptions
 from mpi_controller.runtime.clock import ManualClock
 from mpi_controller.runtime.informer import SharedIndexInformer
-from tests.fakeapi import BUILTIN_TYPES, FakeApi, Request
+from mpi_controller.testing import BUILTIN_TYPES, FakeApi, Request
 
 Obj = dict[str, Any]
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)

@@ -5,8 +5,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conformance.corpus import CorpusError, Step, load, merge_patch
+from conformance.corpus import CorpusError, Step, load
 from conformance.kinds import MPIJOB_V2BETA1, PYTORCHJOB_V1, TFJOB_V1
+from mpi_controller.testing import merge_patch
 
 PI = {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
       "metadata": {"name": "pi", "namespace": "somewhere"},

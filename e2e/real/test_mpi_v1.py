@@ -1,5 +1,5 @@
 """An MPIJob created through ``kubeflow.org/v1`` runs for real in training-operator v1.9's
-kubectl-exec launch mode (shared/reference training-operator-v1-behaviour.md section 1): the
+kubectl-exec launch mode (``pkg/controller.v1/mpi/mpijob_controller.go``): the
 API server serves ``v1`` through the deployed controller's conversion webhook; the launcher's
 ``kubectl-delivery`` init container (the image built here, ``--mpi-kubectl-delivery-image``)
 copies kubectl into the shared ``/opt/kube`` volume and waits for the workers; the workers run

@@ -3,6 +3,8 @@ environment, status rules, and the kind on the job engine.
 
 Public (importable by other controllers; plain dicts in, plain dicts out, no I/O):
 
+* :func:`initial_children`: everything the first sync of a job creates (its pods and
+  Services, a PodGroup with gang scheduling), in creation order;
 * the API: :func:`set_defaults`, :func:`validate`, :func:`validate_update` (upstream's webhook
   checks and messages), :func:`parse_jaxjob` (:class:`JAXJob`);
 * :func:`pod_env` (the environment of a pod, in upstream's order);
@@ -10,10 +12,12 @@ Public (importable by other controllers; plain dicts in, plain dicts out, no I/O
 * :mod:`mpi_controller.jax.constants` (names, the replica type, defaults).
 
 The pods and Services are built by the engine's training-operator part
-(:mod:`mpi_controller.engine.training`); :mod:`.hooks` holds its hooks on the engine (internal).
+(:mod:`mpi_controller.engine.training`) with this kind's hooks; :mod:`.hooks` holds its hooks on
+the engine (internal).
 """
 
 from mpi_controller.jax import constants
+from mpi_controller.jax.children import initial_children
 from mpi_controller.jax.envvars import pod_env
 from mpi_controller.jax.status import update_jaxjob_status
 from mpi_controller.jax.v1 import JAXJob, parse_jaxjob, set_defaults, validate, validate_update
@@ -21,6 +25,7 @@ from mpi_controller.jax.v1 import JAXJob, parse_jaxjob, set_defaults, validate, 
 __all__ = [
     "JAXJob",
     "constants",
+    "initial_children",
     "parse_jaxjob",
     "pod_env",
     "set_defaults",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from mpi_controller.engine.training.framework import TrainingOptions
 from mpi_controller.engine.training.plugin import training_plugin
+from mpi_controller.jax.children import initial_children
 from mpi_controller.jax.crd import JAXJOB
 from mpi_controller.jax.hooks import JAX
 from mpi_controller.jax.kind import JAXJobKind
@@ -20,6 +21,7 @@ def _framework(training: TrainingOptions, options: object) -> JAX:
 
 
 PLUGIN = training_plugin(
-    framework=_framework, crd=JAXJOB, validate=validate, validate_update=validate_update,
+    framework=_framework, initial_children=initial_children, crd=JAXJOB, validate=validate,
+    validate_update=validate_update,
     kind_type=JAXJobKind,
     examples=("examples/jax/demo.yaml", "examples/jax/jaxjob_dist_spmd_mnist_gloo.yaml"))

@@ -2,7 +2,9 @@
 
 An object is *controlled by* an owner when its controller reference (the owner reference with
 ``controller: true``) carries the owner's UID. Every child a job kind creates carries exactly
-one such reference to its job, built by :func:`controller_ref`.
+one such reference to its job, built by :func:`controller_ref`, which refuses an owner without
+``metadata.namespace`` or ``metadata.uid`` (:func:`require_identity`): every object the API
+server returns has both, and a child without them would land nowhere or be orphaned.
 """
 
 from __future__ import annotations
@@ -12,11 +14,29 @@ from typing import Any
 
 from mpi_controller.kube.jsonvalue import as_dict, as_list, as_str
 
-__all__ = ["controller_of", "controller_ref", "is_controlled_by", "resource_exists_message"]
+__all__ = [
+    "controller_of",
+    "controller_ref",
+    "is_controlled_by",
+    "require_identity",
+    "resource_exists_message",
+]
+
+
+def require_identity(obj: Mapping[str, Any]) -> None:
+    """ValueError ``metadata.namespace is required`` (or ``metadata.uid``) when ``obj`` lacks
+    either: the builders of a job's children need both."""
+    meta = as_dict(obj.get("metadata"))
+    for field in ("namespace", "uid"):
+        if not as_str(meta.get(field)):
+            raise ValueError(f"metadata.{field} is required")
 
 
 def controller_ref(owner: Mapping[str, Any], *, api_version: str, kind: str) -> dict[str, Any]:
-    """``metav1.NewControllerRef(owner, gvk)``: blockOwnerDeletion and controller set."""
+    """``metav1.NewControllerRef(owner, gvk)``: blockOwnerDeletion and controller set;
+    ValueError naming the field when ``owner`` has no namespace or uid
+    (:func:`require_identity`)."""
+    require_identity(owner)
     meta = as_dict(owner.get("metadata"))
     return {
         "apiVersion": api_version,

@@ -4,6 +4,8 @@ and the kind's sync on the job engine.
 Public (importable by other controllers; plain dicts in, plain dicts out, no I/O):
 
 * the API: :func:`set_defaults`, :func:`validate`, :func:`parse_mpi_job` (``v2beta1``);
+* :func:`initial_children`: everything the first sync of a job creates, in
+  :data:`CREATION_ORDER` (as every kind's package has);
 * builders of what a sync creates, in :data:`CREATION_ORDER`: :func:`new_job_service`,
   :func:`desired_config_map` (hostfile and ``discover_hosts.sh``), :func:`new_ssh_auth_secret`,
   :func:`new_pod_group`, :func:`new_worker`, :func:`new_launcher_job`;
@@ -17,7 +19,7 @@ Everything else in this package (the modules' other functions, the kind on the e
 
 from mpi_controller.kube.events import Event
 from mpi_controller.mpi import constants
-from mpi_controller.mpi.children import CREATION_ORDER
+from mpi_controller.mpi.children import CREATION_ORDER, initial_children
 from mpi_controller.mpi.configmap import desired_config_map
 from mpi_controller.mpi.gang import new_pod_group
 from mpi_controller.mpi.launcher import new_launcher_job
@@ -38,6 +40,7 @@ __all__ = [
     "StatusUpdate",
     "constants",
     "desired_config_map",
+    "initial_children",
     "mark_created",
     "mark_started",
     "new_job_service",

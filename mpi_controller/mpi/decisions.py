@@ -1,4 +1,5 @@
-"""Small pure decisions of the sync loop (spec sections 3, 3.2, 3.3, 3.5, 3.6).
+"""Small pure decisions of the sync loop (mpi-operator v0.8.2
+``pkg/controller/mpi_job_controller.go``: ``syncHandler``, ``deleteWorkerPods``).
 
 Predicates over the launcher ``batch/v1`` Job and pods, and the plans the controller acts on:
 whether to create the launcher now, whether to suspend or resume it (or hold it back), which
@@ -75,7 +76,7 @@ def is_job_failed(job: Mapping[str, Any]) -> bool:
 
 
 def is_job_finished(job: Mapping[str, Any] | None) -> bool:
-    """The launcher exists and is Complete or Failed (sync step 11, ``done``)."""
+    """The launcher exists and is Complete or Failed (``syncHandler``'s ``done``)."""
     return job is not None and (is_job_succeeded(job) or is_job_failed(job))
 
 
@@ -125,8 +126,8 @@ def is_clean_up_pods(clean_pod_policy: str | None) -> bool:
 
 
 def needs_finished_cleanup(job: Mapping[str, Any]) -> bool | None:
-    """Sync step 8. ``None``: the job is not finished (Succeeded/Failed True with
-    completionTime set), go on. ``True``: clean up workers, write status, stop. ``False``:
+    """A finished job (``syncHandler``)? ``None``: the job is not finished (Succeeded/Failed
+    True with completionTime set), go on. ``True``: clean up workers, write status, stop. ``False``:
     stop without doing anything."""
     status = as_dict(job.get("status"))
     if not (is_finished(status) and status.get("completionTime") is not None):
@@ -165,7 +166,7 @@ def hold_launcher(job: Mapping[str, Any], workers: Sequence[Mapping[str, Any]], 
 def launcher_suspension_action(
     job: Mapping[str, Any], launcher: Mapping[str, Any], *, hold: bool = False
 ) -> Literal["resume", "suspend"] | None:
-    """Sync step 13: ``resume`` an unsuspended MPIJob's suspended launcher (unless ``hold``,
+    """``syncHandler``: ``resume`` an unsuspended MPIJob's suspended launcher (unless ``hold``,
     see :func:`hold_launcher`), ``suspend`` a suspended MPIJob's running launcher, else
     ``None``."""
     suspended, launcher_suspended = is_suspended(job), is_job_suspended(launcher)
@@ -217,8 +218,9 @@ def _worker_index(job_run_launcher_as_worker: bool, pod: Mapping[str, Any]) -> i
 def plan_worker_scale_down(
     job: Mapping[str, Any], pods: Iterable[Mapping[str, Any]]
 ) -> ScaleDownPlan:
-    """3.3: when more worker pods exist than ``replicas``, those whose worker index is
-    ``>= replicas`` are deleted. ``pods`` may hold any pods; only ``job``'s workers count.
+    """Scale-down (``getOrCreateWorker``): when more worker pods exist than ``replicas``, those
+    whose worker index is ``>= replicas`` are deleted. ``pods`` may hold any pods; only
+    ``job``'s workers count.
 
     Differences from upstream (docs/differences.md): a pod without a
     parsable replica-index label is left alone (upstream aborts the worker sync and reports
@@ -254,7 +256,7 @@ class CleanUpPlan:
 def plan_worker_cleanup(
     job: Mapping[str, Any], pods_by_name: Mapping[str, Mapping[str, Any]]
 ) -> CleanUpPlan:
-    """3.5 ``deleteWorkerPods``: for i in 0..replicas-1, the existing ``<job>-worker-i`` is
+    """``deleteWorkerPods``: for i in 0..replicas-1, the existing ``<job>-worker-i`` is
     deleted unless cleanPodPolicy is ``Running`` and the pod is neither Running nor Pending.
     (On the suspend path this deletes every worker for ``All`` *and* ``None``, as upstream.)"""
     view = parse_mpi_job(job)

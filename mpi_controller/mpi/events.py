@@ -1,7 +1,8 @@
 """Kubernetes Events as data: what the controller should record on the MPIJob.
 
 Pure functions return :class:`Event` values; the controller sends them with its recorder
-(component ``mpi-job-controller``). Message texts are upstream's (spec 3.9).
+(component ``mpi-job-controller``). Message texts are upstream's (mpi-operator v0.8.2
+``pkg/controller/mpi_job_controller.go``).
 """
 
 from __future__ import annotations

@@ -195,7 +195,7 @@ def calculate_min_resources(
     ``workers_only`` leaves the Launcher spec out."""
     policy = job.spec.run_policy.scheduling_policy
     if policy is not None and policy.min_resources is not None:
-        return json_copy(policy.min_resources)
+        return json_copy(dict(policy.min_resources))
     if min_member == 0:
         return None
     entries = _ordered_entries(job, priority_classes or {}, workers_only)

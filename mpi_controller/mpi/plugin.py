@@ -10,9 +10,9 @@ v0.2.3's: those created as ``v1alpha2``); with the shared ``--gang-scheduling``,
 ``--cluster-domain`` and ``--worker-create-concurrency`` they make its
 :class:`~mpi_controller.mpi.options.MPIJobOptions`.
 
-``render`` shows a ``v2beta1`` job: Service, ConfigMap, SSH Secret, PodGroup (with
-``--gang-scheduling``), worker pods, launcher Job (a suspended job: no PodGroup and no
-workers, a suspended launcher).
+``render`` shows a ``v2beta1`` job's :func:`~mpi_controller.mpi.children.initial_children`:
+Service, ConfigMap, SSH Secret, PodGroup (with ``--gang-scheduling``), worker pods, launcher
+Job (a suspended job: no PodGroup and no workers, a suspended launcher).
 """
 
 from __future__ import annotations
@@ -48,19 +48,14 @@ from mpi_controller.mpi.admission import (
     webhook_name,
     webhook_path,
 )
-from mpi_controller.mpi.children import in_creation_order
-from mpi_controller.mpi.configmap import desired_config_map
+from mpi_controller.mpi.children import initial_children
 from mpi_controller.mpi.conversion import VERSIONS
 from mpi_controller.mpi.crd import MPIJOB
 from mpi_controller.mpi.features import GATES, Features
-from mpi_controller.mpi.gang import new_pod_group
 from mpi_controller.mpi.kind import MPIJobKind
-from mpi_controller.mpi.launcher import launcher_template_events, new_launcher_job
+from mpi_controller.mpi.launcher import launcher_template_events
 from mpi_controller.mpi.options import MPIJobOptions
-from mpi_controller.mpi.secret import new_ssh_auth_secret
-from mpi_controller.mpi.service import new_job_service
-from mpi_controller.mpi.v2beta1 import parse_mpi_job, set_defaults, validate
-from mpi_controller.mpi.worker import new_worker
+from mpi_controller.mpi.v2beta1 import set_defaults, validate
 
 __all__ = ["PLUGIN"]
 
@@ -108,33 +103,11 @@ def _check(job: Obj, options: RenderOptions) -> tuple[list[FieldError], list[str
     return errors, [] if errors else [e.message for e in launcher_template_events(job)]
 
 
-def _running_workers(job: Obj, options: RenderOptions) -> list[Obj]:
-    count = min(options.running_workers, parse_mpi_job(job).worker_replicas)
-    pods = [new_worker(job, i) for i in range(count)]
-    for pod in pods:
-        pod["status"] = {"phase": "Running"}
-    return pods
-
-
 def _objects(job: Obj, options: RenderOptions) -> list[Obj]:
-    view = parse_mpi_job(job)
-    gang = options.gang_scheduling
-    objects: list[Obj] = [
-        new_job_service(job),
-        desired_config_map(job, _running_workers(job, options),
-                           cluster_domain=options.cluster_domain),
-        new_ssh_auth_secret(job),
-    ]
-    if not view.suspended:
-        pod_group = new_pod_group(job, gang_scheduling=gang,
-                                  priority_classes=dict(options.priority_classes))
-        if pod_group is not None:
-            objects.append(pod_group)
-        if view.spec.worker is not None:
-            objects += [new_worker(job, i, gang_scheduling=gang)
-                        for i in range(view.worker_replicas)]
-    objects.append(new_launcher_job(job, gang_scheduling=gang))
-    return in_creation_order(objects)
+    return initial_children(job, cluster_domain=options.cluster_domain,
+                            gang_scheduling=options.gang_scheduling,
+                            priority_classes=options.priority_classes,
+                            running_workers=options.running_workers)
 
 
 _RW = ("get", "create", "list", "watch", "update")

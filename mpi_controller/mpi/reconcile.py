@@ -182,7 +182,7 @@ class MPIJobReconcile:
         await self.write_status(update.status, original)
 
     async def finished(self, cleanup: bool, original: Mapping[str, Any]) -> None:
-        """Sync step 8, a finished job: with cleanPodPolicy All or Running its workers (and,
+        """A finished job (module doc, step 1): with cleanPodPolicy All or Running its workers (and,
         with the gates, its launcher's pods) go; then the status write (upstream writes only
         after a cleanup; an unchanged status is never written) and, with the opt-ins, the
         TTL."""

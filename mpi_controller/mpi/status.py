@@ -1,7 +1,7 @@
 """The MPIJob status and the events to record, computed from what the controller observed.
 
-Upstream ``updateMPIJobStatus`` (spec 3.4), split into pure steps the controller calls in
-sync order:
+Upstream ``updateMPIJobStatus`` (mpi-operator v0.8.2 ``pkg/controller/mpi_job_controller.go``),
+split into pure steps the controller calls in sync order:
 
 1. :func:`mark_created` — no conditions yet → ``Created=True`` and event ``MPIJobCreated``;
 2. :func:`mark_started` — ``startTime = now`` when unset and not suspended;

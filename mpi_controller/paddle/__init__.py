@@ -7,6 +7,8 @@ the rendezvous).
 
 Public (importable by other controllers; plain dicts in, plain dicts out, no I/O):
 
+* :func:`initial_children`: everything the first sync of a job creates (its pods and
+  Services, a PodGroup with gang scheduling), in creation order;
 * the API: :func:`set_defaults`, :func:`validate`, :func:`validate_update` (upstream's webhook
   checks and messages), :func:`parse_paddlejob` (:class:`PaddleJob`, :class:`ElasticPolicy`);
 * :func:`pod_env` (the environment of a pod, in upstream's order);
@@ -15,11 +17,12 @@ Public (importable by other controllers; plain dicts in, plain dicts out, no I/O
 * :mod:`mpi_controller.paddle.constants` (names, replica types, defaults).
 
 The pods and Services are built by the engine's training-operator part
-(:mod:`mpi_controller.engine.training`); :mod:`.hooks` holds the hooks it runs (internal) and
-:mod:`.plugin` the kind's description for the registry.
+(:mod:`mpi_controller.engine.training`) with this kind's hooks; :mod:`.hooks` holds the hooks it
+runs (internal) and :mod:`.plugin` the kind's description for the registry.
 """
 
 from mpi_controller.paddle import constants
+from mpi_controller.paddle.children import initial_children
 from mpi_controller.paddle.envvars import pod_env
 from mpi_controller.paddle.status import update_paddlejob_status
 from mpi_controller.paddle.v1 import (
@@ -36,6 +39,7 @@ __all__ = [
     "ElasticPolicy",
     "PaddleJob",
     "constants",
+    "initial_children",
     "is_master_role",
     "parse_paddlejob",
     "pod_env",

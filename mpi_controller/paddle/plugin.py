@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from mpi_controller.engine.training.framework import TrainingOptions
 from mpi_controller.engine.training.plugin import training_plugin
+from mpi_controller.paddle.children import initial_children
 from mpi_controller.paddle.crd import PADDLEJOB
 from mpi_controller.paddle.hooks import Paddle
 from mpi_controller.paddle.v1 import validate, validate_update
@@ -18,5 +19,6 @@ def _framework(training: TrainingOptions, options: object) -> Paddle:
 
 
 PLUGIN = training_plugin(
-    framework=_framework, crd=PADDLEJOB, validate=validate, validate_update=validate_update,
+    framework=_framework, initial_children=initial_children, crd=PADDLEJOB, validate=validate,
+    validate_update=validate_update,
     examples=("examples/paddlepaddle/simple-cpu.yaml", "examples/paddlepaddle/simple-gpu.yaml"))

@@ -3,6 +3,8 @@ its API, environment, init container, HPA, status rules, and the kind on the job
 
 Public (importable by other controllers; plain dicts in, plain dicts out, no I/O):
 
+* :func:`initial_children`: everything the first sync of a job creates (its pods and
+  Services, a PodGroup with gang scheduling), in creation order;
 * the API: :func:`set_defaults`, :func:`validate`, :func:`validate_update`,
   :func:`validation_warnings` (upstream's webhook checks, messages and warnings),
   :func:`parse_pytorchjob` (:class:`PyTorchJob`, :class:`ElasticPolicy`);
@@ -13,10 +15,12 @@ Public (importable by other controllers; plain dicts in, plain dicts out, no I/O
 * :mod:`mpi_controller.pytorch.constants` (names, replica types, defaults).
 
 The pods and Services are built by the engine's training-operator part
-(:mod:`mpi_controller.engine.training`); :mod:`.hooks` holds its hooks on the engine (internal).
+(:mod:`mpi_controller.engine.training`) with this kind's hooks; :mod:`.hooks` holds its hooks on
+the engine (internal).
 """
 
 from mpi_controller.pytorch import constants
+from mpi_controller.pytorch.children import initial_children
 from mpi_controller.pytorch.envvars import pod_env
 from mpi_controller.pytorch.hpa import desired_hpa, hpa_changed
 from mpi_controller.pytorch.initcontainer import InitContainerTemplate
@@ -38,6 +42,7 @@ __all__ = [
     "constants",
     "desired_hpa",
     "hpa_changed",
+    "initial_children",
     "parse_pytorchjob",
     "pod_env",
     "set_defaults",

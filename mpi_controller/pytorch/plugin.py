@@ -13,6 +13,7 @@ from mpi_controller.engine.plugin import FlagSet, RbacRule
 from mpi_controller.engine.training.framework import TrainingOptions
 from mpi_controller.engine.training.plugin import training_plugin
 from mpi_controller.pytorch import constants
+from mpi_controller.pytorch.children import initial_children
 from mpi_controller.pytorch.crd import PYTORCHJOB
 from mpi_controller.pytorch.hooks import HPAS, PyTorch, PyTorchOptions
 from mpi_controller.pytorch.initcontainer import InitContainerTemplate
@@ -59,7 +60,8 @@ def _framework(training: TrainingOptions, options: object) -> PyTorch:
 
 
 PLUGIN = training_plugin(
-    framework=_framework, crd=PYTORCHJOB, validate=validate, validate_update=validate_update,
+    framework=_framework, initial_children=initial_children, crd=PYTORCHJOB, validate=validate,
+    validate_update=validate_update,
     warnings=validation_warnings,
     flags=FlagSet(add=_add_flags, parse=_parse_flags, default=PyTorchOptions),
     rbac=(RbacRule("autoscaling", ("horizontalpodautoscalers",),

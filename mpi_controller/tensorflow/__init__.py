@@ -3,6 +3,8 @@ rules, and the kind on the job engine.
 
 Public (importable by other controllers; plain dicts in, plain dicts out, no I/O):
 
+* :func:`initial_children`: everything the first sync of a job creates (its pods and
+  Services, a PodGroup with gang scheduling), in creation order;
 * the API: :func:`set_defaults`, :func:`validate`, :func:`validate_update`,
   :func:`parse_tfjob` (:class:`TFJob`);
 * :func:`tf_config` (the ``TF_CONFIG`` value of a pod), :func:`is_distributed`;
@@ -10,10 +12,12 @@ Public (importable by other controllers; plain dicts in, plain dicts out, no I/O
 * :mod:`mpi_controller.tensorflow.constants` (names, replica types, defaults).
 
 The pods and Services are built by the engine's training-operator part
-(:mod:`mpi_controller.engine.training`); :mod:`.hooks` holds its hooks on the engine (internal).
+(:mod:`mpi_controller.engine.training`) with this kind's hooks; :mod:`.hooks` holds its hooks on
+the engine (internal).
 """
 
 from mpi_controller.tensorflow import constants
+from mpi_controller.tensorflow.children import initial_children
 from mpi_controller.tensorflow.status import update_tfjob_status
 from mpi_controller.tensorflow.tfconfig import is_distributed, tf_config
 from mpi_controller.tensorflow.v1 import (
@@ -27,6 +31,7 @@ from mpi_controller.tensorflow.v1 import (
 __all__ = [
     "TFJob",
     "constants",
+    "initial_children",
     "is_distributed",
     "parse_tfjob",
     "set_defaults",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from mpi_controller.engine.training.framework import TrainingOptions
 from mpi_controller.engine.training.plugin import training_plugin
+from mpi_controller.tensorflow.children import initial_children
 from mpi_controller.tensorflow.crd import TFJOB
 from mpi_controller.tensorflow.hooks import TensorFlow
 from mpi_controller.tensorflow.v1 import validate, validate_update
@@ -18,5 +19,6 @@ def _framework(training: TrainingOptions, options: object) -> TensorFlow:
 
 
 PLUGIN = training_plugin(
-    framework=_framework, crd=TFJOB, validate=validate, validate_update=validate_update,
+    framework=_framework, initial_children=initial_children, crd=TFJOB, validate=validate,
+    validate_update=validate_update,
     examples=("examples/tensorflow-dist-mnist.yaml",))

@@ -4,6 +4,8 @@ engine.
 
 Public (importable by other controllers; plain dicts in, plain dicts out, no I/O):
 
+* :func:`initial_children`: everything the first sync of a job creates (its pods and
+  Services, a PodGroup with gang scheduling), in creation order;
 * the API: :func:`set_defaults`, :func:`validate`, :func:`validate_update` (upstream's webhook
   checks and messages), :func:`parse_xgboostjob` (:class:`XGBoostJob`);
 * :func:`pod_env` (the environment of a pod, in upstream's order);
@@ -12,11 +14,12 @@ Public (importable by other controllers; plain dicts in, plain dicts out, no I/O
 * :mod:`mpi_controller.xgboost.constants` (names, replica types, defaults).
 
 The pods and Services are built by the engine's training-operator part
-(:mod:`mpi_controller.engine.training`); :mod:`.hooks` holds the hooks it runs the kind with,
-:mod:`.crd` the CRD and :mod:`.plugin` the kind's registry entry.
+(:mod:`mpi_controller.engine.training`) with this kind's hooks; :mod:`.hooks` holds the hooks it
+runs the kind with, :mod:`.crd` the CRD and :mod:`.plugin` the kind's registry entry.
 """
 
 from mpi_controller.xgboost import constants
+from mpi_controller.xgboost.children import initial_children
 from mpi_controller.xgboost.envvars import pod_env
 from mpi_controller.xgboost.hooks import is_master_role
 from mpi_controller.xgboost.status import update_xgboostjob_status
@@ -31,6 +34,7 @@ from mpi_controller.xgboost.v1 import (
 __all__ = [
     "XGBoostJob",
     "constants",
+    "initial_children",
     "is_master_role",
     "parse_xgboostjob",
     "pod_env",

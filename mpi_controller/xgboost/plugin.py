@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from mpi_controller.engine.training.framework import TrainingOptions
 from mpi_controller.engine.training.plugin import training_plugin
+from mpi_controller.xgboost.children import initial_children
 from mpi_controller.xgboost.crd import XGBOOSTJOB
 from mpi_controller.xgboost.hooks import XGBoost
 from mpi_controller.xgboost.v1 import validate, validate_update
@@ -19,7 +20,8 @@ def _framework(training: TrainingOptions, options: object) -> XGBoost:
 
 
 PLUGIN = training_plugin(
-    framework=_framework, crd=XGBOOSTJOB, validate=validate, validate_update=validate_update,
+    framework=_framework, initial_children=initial_children, crd=XGBOOSTJOB, validate=validate,
+    validate_update=validate_update,
     examples=("examples/xgboost/xgboostjob.yaml",
               "examples/xgboost/xgboostjob_v1_iris_train.yaml",
               "examples/xgboost/xgboostjob_v1_iris_predict.yaml",

@@ -133,7 +133,7 @@ def test_wait_for_workers_ready_creates_the_launcher_only_after_workers_are_read
 
 def test_suspend_resume_with_launcher_template_edits_and_suspend_again(
         jobs: MPIJobs, controller: InProcessController) -> None:
-    """3.6: created suspended (launcher Job suspended, no workers); template edits made while
+    """Suspension: created suspended (launcher Job suspended, no workers); template edits made while
     suspended reach the launcher on resume; suspending again deletes the workers."""
     ns = jobs.namespace
     jobs.create(small_job("sus", workers=2, launcher_runs="600s", run_policy={"suspend": True}))
@@ -184,7 +184,7 @@ def test_launcher_failure_reaches_failed(jobs: MPIJobs, controller: InProcessCon
 
 
 def test_scale_up_and_down_follows_replicas(jobs: MPIJobs, controller: InProcessController) -> None:
-    """3.3: scale-up creates the missing indices, scale-down deletes index >= replicas; the
+    """Scaling: scale-up creates the missing indices, scale-down deletes index >= replicas; the
     hostfile follows replicas."""
     ns = jobs.namespace
     jobs.create(small_job("scale", workers=2, launcher_runs="600s"))
@@ -284,7 +284,7 @@ def not_managed(name: str, kind: str) -> tuple[str, str, str]:
 @pytest.mark.parametrize("kind", FOREIGN_KINDS)
 def test_existing_object_not_controlled_by_the_job(
         jobs: MPIJobs, controller: InProcessController, kind: str) -> None:
-    """3.1: ErrResourceExists event, and the sync errors (here the real kind is named)."""
+    """ErrResourceExists event, and the sync errors (here the real kind is named)."""
     name, make = foreign_object(kind, "fx")
     make(jobs.core, jobs.batch, jobs.namespace)
     jobs.create(small_job("fx", workers=1, launcher_runs="600s"))
@@ -329,8 +329,8 @@ def _install_pod_group_crd(kube_api: Any, group: str, version: str) -> None:
 ])
 def test_pod_groups_created_and_updated(cluster: Cluster, kube_api: Any, jobs: MPIJobs,
                                         gang: str, group: str, version: str) -> None:
-    """2.6: PodGroup <job> with minMember = workers + 1; spec changes are written back; the
-    pods name the gang scheduler."""
+    """Gang scheduling: PodGroup <job> with minMember = workers + 1; spec changes are written
+    back; the pods name the gang scheduler."""
     _install_pod_group_crd(kube_api, group, version)
     custom = client.CustomObjectsApi(kube_api)
     ns = jobs.namespace

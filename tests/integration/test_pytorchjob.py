@@ -1,9 +1,9 @@
 """The PyTorchJob kind against a real API server, KWOK and the HorizontalPodAutoscaler
 controller: the controller in-process, watching one namespace (``--enable-scheme
-pytorchjob``), each test its own namespace. What training-operator v1.9 does (shared/reference
-sections 3 and 4) for the environment, elastic training with an HPA scaling the job through
-its scale subresource, restarts, the backoff limit, suspension and gang scheduling, observed
-through the official client."""
+pytorchjob``), each test its own namespace. What training-operator v1.9 does
+(``pkg/controller.v1/pytorch/`` and ``pkg/controller.v1/common/job.go``) for the environment,
+elastic training with an HPA scaling the job through its scale subresource, restarts, the
+backoff limit, suspension and gang scheduling, observed through the official client."""
 
 from __future__ import annotations
 

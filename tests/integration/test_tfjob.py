@@ -1,6 +1,7 @@
 """The TFJob kind against a real API server and KWOK: the controller in-process, watching one
 namespace (``--enable-scheme tfjob``), each test its own namespace. What training-operator
-v1.9 does (shared/reference sections 2 and 4) for each run policy, restart policy and gang
+v1.9 does (``pkg/controller.v1/tensorflow/tfjob_controller.go`` and the common engine's
+``pkg/controller.v1/common/job.go``) for each run policy, restart policy and gang
 scheduler, observed through the official client."""
 
 from __future__ import annotations

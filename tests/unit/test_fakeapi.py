@@ -1,4 +1,4 @@
-"""The in-memory API server (tests/fakeapi.py) answers as kube-apiserver v1.36 does.
+"""The in-memory API server (mpi_controller.testing) answers as kube-apiserver v1.36 does.
 
 The upstream behaviour each test matches is named in it: ``k8s.io/apiserver``'s generic
 registry (``registry/generic/registry/store.go``: create, update, no-op updates, finalizers,
@@ -39,7 +39,7 @@ from mpi_controller.runtime.informer import SharedIndexInformer
 from mpi_controller.runtime.kubeclient import KubeClient
 from mpi_controller.runtime.leaderelection import LeaderElector, LeaseLock
 from mpi_controller.runtime.reflector import ResourceListerWatcher
-from tests.fakeapi import (
+from mpi_controller.testing import (
     INITIAL_EVENTS_END,
     FakeApi,
     FakeWatch,

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import ast
 import importlib
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 from mpi_controller.kinds import PLUGIN_MODULES
@@ -49,6 +52,14 @@ def test_runtime_imports_only_runtime_and_kube() -> None:
         assert all(n.startswith(allowed) for n in _ours(names)), (module, _ours(names))
 
 
+def test_the_fake_api_is_built_on_the_runtime_alone() -> None:
+    """``mpi_controller.testing`` serves any controller on the runtime: it knows no engine and
+    no job kind."""
+    allowed = ("mpi_controller.runtime", "mpi_controller.kube", "mpi_controller.testing")
+    for module, names in _imports(PKG / "testing").items():
+        assert all(n.startswith(allowed) for n in _ours(names)), (module, _ours(names))
+
+
 def test_engine_knows_no_job_kind() -> None:
     allowed = ("mpi_controller.runtime", "mpi_controller.kube", "mpi_controller.engine")
     for module, names in _imports(PKG / "engine").items():
@@ -74,10 +85,12 @@ def test_kinds_do_not_import_each_other() -> None:
             assert not {n for n in names if n.startswith(others)}, (kind, module)
 
 
-PURE_ENGINE = tuple(f"mpi_controller.engine.training.{m}" for m in
-                    ("api", "children", "conditions", "crd", "decisions", "defaults", "env",
-                     "framework", "gang", "hooks", "names", "replicas", "status", "validation"))
-"""The engine's pure training-operator modules, which a kind's API and builders may use."""
+PURE_ENGINE = ("mpi_controller.engine.training", *(
+    f"mpi_controller.engine.training.{m}" for m in
+    ("api", "children", "conditions", "crd", "decisions", "defaults", "env", "framework", "gang",
+     "hooks", "names", "replicas", "status", "validation")))
+"""The engine's pure training-operator modules (and their package, whose ``__init__`` imports
+nothing), which a kind's API and builders may use."""
 
 
 def test_a_kinds_api_and_builders_do_no_io() -> None:
@@ -98,3 +111,29 @@ def test_public_apis_are_importable() -> None:
     for package in packages:
         for name in package.__all__:
             assert getattr(package, name) is not None, (package.__name__, name)
+
+
+PUBLIC_APIS = (*(f"mpi_controller.{k}" for k in KIND_PACKAGES), "mpi_controller.engine.training")
+"""Each kind's public API, and the engine's training-operator part the kinds build on."""
+HEAVY: tuple[str, ...] = ("aiohttp", "prometheus_client", "mpi_controller.runtime")
+MAX_MODULE_LINES = 500
+
+
+def test_importing_a_kinds_public_api_loads_no_io_library_and_no_runtime() -> None:
+    """What ``import mpi_controller.<kind>`` loads in a fresh interpreter, not what it names."""
+    script = ("import importlib, json, sys\n"
+              "importlib.import_module(sys.argv[1])\n"
+              "print(json.dumps(sorted(sys.modules)))\n")
+    for module in PUBLIC_APIS:
+        done = subprocess.run([sys.executable, "-c", script, module], check=True,
+                              capture_output=True, text=True, cwd=PKG.parent)
+        loaded = json.loads(done.stdout)
+        assert module in loaded
+        heavy = [m for m in loaded if m.split(".")[0] in HEAVY or m.startswith(HEAVY)]
+        assert not heavy, (module, heavy)
+
+
+def test_no_module_is_over_500_lines() -> None:
+    long = {str(p.relative_to(PKG)): n for p in PKG.rglob("*.py")
+            if (n := len(p.read_text().splitlines())) > MAX_MODULE_LINES}
+    assert not long, long

@@ -20,7 +20,8 @@ def _kinds(text: str) -> list[tuple[str, str]]:
 
 
 def test_pi_example_renders_in_creation_order(capsys: pytest.CaptureFixture[str]) -> None:
-    """Creation order of a first sync (spec 2.7): Service, ConfigMap, Secret, workers, Job."""
+    """Creation order of a first sync (``syncHandler``): Service, ConfigMap, Secret, workers,
+    Job."""
     assert main(["render", "-f", str(REPO / "examples" / "pi.yaml")]) == 0
     out = capsys.readouterr().out
     assert _kinds(out) == [

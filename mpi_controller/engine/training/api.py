@@ -2,10 +2,10 @@
 ``common_types.go``): names, labels, policies, condition types, and a typed read-only view of
 the parts every kind shares (its replica specs and ``runPolicy``).
 
-Jobs stay plain dicts in the Kubernetes JSON shape. :func:`replica_specs` and
-:func:`run_policy` read them leniently and never raise: a field of the wrong JSON type reads as
-unset, a replica spec that is not an object is left out. They read *defaulted* jobs (each
-kind's ``set_defaults``), so ``replicas`` and ``restartPolicy`` are normally set; unset
+Jobs stay plain dicts in the Kubernetes JSON shape. :func:`replica_specs` and :func:`run_policy`
+(:func:`parse_run_policy`) read them leniently and never raise: a field of the wrong JSON type
+reads as unset, a replica spec that is not an object is left out. They read *defaulted* jobs
+(each kind's ``set_defaults``), so ``replicas`` and ``restartPolicy`` are normally set; unset
 ``replicas`` reads as 1 and unset ``cleanPodPolicy`` as ``None``, as the defaulters make them.
 
 :class:`TrainingJob` is what every kind's typed view of a job holds (name, namespace, replica
@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from mpi_controller.kube.jsonvalue import as_bool, as_dict, as_int, as_str
+from mpi_controller.kube.jsonvalue import as_bool, as_dict, as_int, as_opt_str, as_str
 
 __all__ = [
     "API_VERSION",
@@ -51,6 +51,7 @@ __all__ = [
     "SchedulingPolicy",
     "TrainingJob",
     "parse_job",
+    "parse_run_policy",
     "replica_specs",
     "run_policy",
 ]
@@ -126,15 +127,23 @@ class SchedulingPolicy:
 
 @dataclass(frozen=True)
 class RunPolicy:
-    """``spec.runPolicy``; ``None`` fields are unset (nil pointers in Go)."""
+    """``spec.runPolicy``, the one type of the training operators' ``common_types.go`` and of
+    mpi-operator v0.8.2's ``pkg/apis/kubeflow/v2beta1/types.go`` (MPIJob ``v1`` and ``v1alpha2``
+    read a subset of it). ``None`` fields are unset (nil pointers in Go), so defaulting can be
+    observed; :attr:`scheduling` reads an unset ``schedulingPolicy`` as an empty one."""
 
     clean_pod_policy: str | None = None
     ttl_seconds_after_finished: int | None = None
     active_deadline_seconds: int | None = None
     backoff_limit: int | None = None
-    scheduling: SchedulingPolicy = field(default_factory=SchedulingPolicy)
-    suspend: bool = False
+    scheduling_policy: SchedulingPolicy | None = None
+    suspend: bool | None = None
     managed_by: str | None = None
+
+    @property
+    def scheduling(self) -> SchedulingPolicy:
+        """``schedulingPolicy``, all fields unset when the job has none."""
+        return self.scheduling_policy or SchedulingPolicy()
 
 
 def replica_specs(job: Mapping[str, Any], specs_field: str) -> dict[str, ReplicaSpec]:
@@ -154,28 +163,36 @@ def replica_specs(job: Mapping[str, Any], specs_field: str) -> dict[str, Replica
     return out
 
 
+def _parse_scheduling_policy(raw: object) -> SchedulingPolicy | None:
+    if not isinstance(raw, dict):
+        return None
+    min_resources = raw.get("minResources")
+    return SchedulingPolicy(
+        min_available=as_int(raw.get("minAvailable")),
+        queue=as_str(raw.get("queue")),
+        min_resources=dict(min_resources) if isinstance(min_resources, dict) else None,
+        priority_class=as_str(raw.get("priorityClass")),
+        schedule_timeout_seconds=as_int(raw.get("scheduleTimeoutSeconds")),
+    )
+
+
+def parse_run_policy(raw: object) -> RunPolicy:
+    """A ``runPolicy`` object (any value; malformed parts read as unset). Never raises."""
+    d = as_dict(raw)
+    return RunPolicy(
+        clean_pod_policy=as_opt_str(d.get("cleanPodPolicy")),
+        ttl_seconds_after_finished=as_int(d.get("ttlSecondsAfterFinished")),
+        active_deadline_seconds=as_int(d.get("activeDeadlineSeconds")),
+        backoff_limit=as_int(d.get("backoffLimit")),
+        scheduling_policy=_parse_scheduling_policy(d.get("schedulingPolicy")),
+        suspend=as_bool(d.get("suspend")),
+        managed_by=as_opt_str(d.get("managedBy")),
+    )
+
+
 def run_policy(job: Mapping[str, Any]) -> RunPolicy:
     """The job's ``spec.runPolicy``."""
-    raw = as_dict(as_dict(job.get("spec")).get("runPolicy"))
-    sched = as_dict(raw.get("schedulingPolicy"))
-    resources = sched.get("minResources")
-    managed_by = raw.get("managedBy")
-    clean = raw.get("cleanPodPolicy")
-    return RunPolicy(
-        clean_pod_policy=clean if isinstance(clean, str) else None,
-        ttl_seconds_after_finished=as_int(raw.get("ttlSecondsAfterFinished")),
-        active_deadline_seconds=as_int(raw.get("activeDeadlineSeconds")),
-        backoff_limit=as_int(raw.get("backoffLimit")),
-        scheduling=SchedulingPolicy(
-            min_available=as_int(sched.get("minAvailable")),
-            queue=as_str(sched.get("queue")),
-            min_resources=resources if isinstance(resources, dict) else None,
-            priority_class=as_str(sched.get("priorityClass")),
-            schedule_timeout_seconds=as_int(sched.get("scheduleTimeoutSeconds")),
-        ),
-        suspend=as_bool(raw.get("suspend")) is True,
-        managed_by=managed_by if isinstance(managed_by, str) else None,
-    )
+    return parse_run_policy(as_dict(job.get("spec")).get("runPolicy"))
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,9 @@ them: the scheme is the lower-case kind (``--enable-scheme xgboostjob``); the CR
 ``kubeflow.org/v1``; the pods carry ``training.kubeflow.org/operator-name:
 <controller name>``, which is also the Events' source; the validating webhook is
 ``validator.<kind>.training-operator.kubeflow.org`` at ``/validate-kubeflow-org-v1-<kind>``
-(``failurePolicy: Fail``); ``render`` shows the first sync's objects
-(:func:`~mpi_controller.engine.training.children.initial_children`) and, as warnings, the Warning
-events their creation records.
+(``failurePolicy: Fail``); ``render`` shows the first sync's objects (the kind's public
+``initial_children``, e.g. :func:`mpi_controller.tensorflow.initial_children`) and, as warnings,
+the Warning events their creation records.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from mpi_controller.engine.plugin import (
 )
 from mpi_controller.engine.training import gang
 from mpi_controller.engine.training.api import GROUP, VERSION, replica_specs
-from mpi_controller.engine.training.children import initial_children, replica_pod
+from mpi_controller.engine.training.children import InitialChildren, replica_pod
 from mpi_controller.engine.training.framework import TrainingFramework, TrainingOptions
 from mpi_controller.engine.training.kind import TrainingJobKind
 from mpi_controller.kube.crd import CRD
@@ -76,7 +76,8 @@ def _render_framework(make: FrameworkFactory, flags: FlagSet | None,
 
 
 def _renderer(make: FrameworkFactory, flags: FlagSet | None,
-              warnings: Callable[[Job], Sequence[str]]) -> Renderer:
+              warnings: Callable[[Job], Sequence[str]],
+              initial_children: InitialChildren) -> Renderer:
     def prepare(job: Job, options: RenderOptions) -> Obj:
         return _render_framework(make, flags, options).set_defaults(job)
 
@@ -94,14 +95,14 @@ def _renderer(make: FrameworkFactory, flags: FlagSet | None,
         return [], messages
 
     def objects(job: Obj, options: RenderOptions) -> list[Obj]:
-        return initial_children(_render_framework(make, flags, options), job,
-                                gang=gang.gang_scheduler(options.gang_scheduling),
-                                priority=options.priority_classes.get)
+        return initial_children(job, cluster_domain=options.cluster_domain,
+                                gang_scheduling=options.gang_scheduling,
+                                priority_classes=options.priority_classes)
 
     return Renderer(prepare=prepare, check=check, objects=objects)
 
 
-def training_plugin(*, framework: FrameworkFactory, crd: CRD,
+def training_plugin(*, framework: FrameworkFactory, initial_children: InitialChildren, crd: CRD,
                     validate: Callable[[Job], Sequence[FieldError]],
                     validate_update: Callable[[Job, Job], Sequence[FieldError]],
                     warnings: Callable[[Job], Sequence[str]] = lambda job: (),
@@ -109,7 +110,8 @@ def training_plugin(*, framework: FrameworkFactory, crd: CRD,
                     children: tuple[Resource, ...] = (),
                     examples: tuple[str, ...] = (),
                     kind_type: type[TrainingJobKind] = TrainingJobKind) -> KindPlugin:
-    """The plugin of the training-operator kind whose hooks ``framework`` makes (module doc);
+    """The plugin of the training-operator kind whose hooks ``framework`` makes (module doc),
+    whose public ``initial_children`` ``render`` prints;
     ``validate``, ``validate_update`` and ``warnings`` are the kind's admission checks (on
     the job as submitted, before defaults); ``kind_type`` the engine kind it is built as (a
     subclass of the generic one where the kind's reconciler differs outside the hooks, e.g.
@@ -125,6 +127,6 @@ def training_plugin(*, framework: FrameworkFactory, crd: CRD,
         plural=sample.plural, crd=crd, operator_names=(sample.controller_name,),
         component=sample.controller_name, build=build,
         admission=(training_admission(sample.kind, validate, validate_update, warnings),),
-        renderer=_renderer(framework, flags, warnings), flags=flags, rbac=rbac,
+        renderer=_renderer(framework, flags, warnings, initial_children), flags=flags, rbac=rbac,
         children=children, examples=examples, framework_name=sample.framework_name,
         replica_specs=sample.replica_specs_field)

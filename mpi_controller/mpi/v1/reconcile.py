@@ -48,7 +48,7 @@ from mpi_controller.engine.training.kind import TrainingJobKind
 from mpi_controller.engine.training.reconcile import TrainingReconcile
 from mpi_controller.engine.training.replicas import by_type, replica_index
 from mpi_controller.kube.events import NORMAL, WARNING, Event
-from mpi_controller.kube.jsonvalue import Obj, as_dict, as_list, as_str, json_copy
+from mpi_controller.kube.jsonvalue import Obj, as_dict, as_list, as_str
 from mpi_controller.kube.owners import is_controlled_by
 from mpi_controller.kube.pods import pod_phase
 from mpi_controller.kube.resources import (
@@ -59,7 +59,7 @@ from mpi_controller.kube.resources import (
     SERVICE_ACCOUNTS,
 )
 from mpi_controller.mpi import constants, kubexec
-from mpi_controller.mpi.conversion import convert
+from mpi_controller.mpi.conversion.memo import ConvertedJobs
 from mpi_controller.mpi.options import MPIJOBS, MPIJobOptions
 from mpi_controller.mpi.v1 import launch
 from mpi_controller.mpi.v1.hooks import MPIJobV1
@@ -249,12 +249,12 @@ class MPIJobV1Mode(TrainingJobKind):
         self.kubectl_delivery_image = options.kubectl_delivery_image_v1
         self.foreign_accounts: dict[str, tuple[str, datetime]] = {}
         """Job key -> the ServiceAccount its launcher names, found outside the cache, and when."""
-        self._prepared: dict[str, tuple[tuple[str, str], Obj]] = {}
-        """Job key -> ((uid, resourceVersion) of the stored job, the job as ``v1``, defaulted)."""
+        self.converted = ConvertedJobs(VERSION, self.framework.set_defaults)
+        """Each job as ``v1``, defaulted, once per stored version."""
 
     def forget(self, key: str) -> None:
         self.foreign_accounts.pop(key, None)
-        self._prepared.pop(key, None)
+        self.converted.forget(key)
         super().forget(key)
 
     def informers(self) -> KindInformers:
@@ -266,15 +266,7 @@ class MPIJobV1Mode(TrainingJobKind):
     def prepare(self, cached: Mapping[str, Any]) -> Obj:
         """The job as written in ``v1``, defaulted: converted once per stored version of the
         job (uid and resourceVersion), a fresh copy for every sync."""
-        meta = as_dict(cached.get("metadata"))
-        key = f"{as_str(meta.get('namespace'))}/{as_str(meta.get('name'))}"
-        version = (as_str(meta.get("uid")), as_str(meta.get("resourceVersion")))
-        known = self._prepared.get(key)
-        if known is None or known[0] != version:
-            known = (version, self.framework.set_defaults(convert(cached, VERSION)))
-            if version[1]:
-                self._prepared[key] = known
-        return json_copy(known[1])
+        return self.converted.get(cached)
 
     def event_component(self, job: Mapping[str, Any]) -> str:
         """``mpijob-controller``: training-operator's Events' source."""

@@ -2,7 +2,8 @@
 (``pkg/controllers/v1alpha2``' ``syncHandler``). The MPIJob kind (:mod:`mpi_controller.mpi.kind`)
 hands such jobs to :class:`MPIJobV1Alpha2Mode`; they are stored as ``v2beta1``, so the mode
 reads each one back as the ``v1alpha2`` object it was written as
-(:func:`~mpi_controller.mpi.conversion.convert`) and defaults it as v0.2.3 did.
+(:func:`~mpi_controller.mpi.conversion.convert`, once per stored version of the job:
+:class:`~mpi_controller.mpi.conversion.memo.ConvertedJobs`) and defaults it as v0.2.3 did.
 
 One reconcile (:class:`MPIJobV1Alpha2Reconcile`):
 
@@ -50,7 +51,7 @@ from mpi_controller.kube.resources import (
 )
 from mpi_controller.kube.timefmt import format_time
 from mpi_controller.mpi import constants, kubexec, metrics
-from mpi_controller.mpi.conversion import convert
+from mpi_controller.mpi.conversion.memo import ConvertedJobs
 from mpi_controller.mpi.events import validation_error_event
 from mpi_controller.mpi.options import MPIJOBS, MPIJobOptions
 from mpi_controller.mpi.v1alpha2 import launch
@@ -91,6 +92,8 @@ class MPIJobV1Alpha2Mode:
                                                   label_selector=launch.JOB_NAME_LABEL)
         self.jobs = factory.informer_for(JOBS, ns, label_selector=launch.JOB_NAME_LABEL)
         self.kubectl_delivery_image = options.kubectl_delivery_image_v1alpha2
+        self.converted = ConvertedJobs(VERSION, set_defaults)
+        """Each job as ``v1alpha2``, defaulted, once per stored version."""
 
     def informers(self) -> KindInformers:
         return KindInformers(jobs=self.mpijobs, children=[
@@ -98,8 +101,9 @@ class MPIJobV1Alpha2Mode:
             self.stateful_sets, self.jobs])
 
     def prepare(self, cached: Mapping[str, Any]) -> Obj:
-        """The job as written in ``v1alpha2``, defaulted."""
-        return set_defaults(convert(cached, VERSION))
+        """The job as written in ``v1alpha2``, defaulted: converted once per stored version of
+        the job, a fresh copy for every sync."""
+        return self.converted.get(cached)
 
     def managed_elsewhere(self, job: Mapping[str, Any]) -> bool:
         return False  # v0.2.3 knew no managedBy
@@ -115,7 +119,7 @@ class MPIJobV1Alpha2Mode:
         await MPIJobV1Alpha2Reconcile(self, ctx).run()
 
     def forget(self, key: str) -> None:
-        """Nothing is kept per job."""
+        self.converted.forget(key)
 
 
 class MPIJobV1Alpha2Reconcile:

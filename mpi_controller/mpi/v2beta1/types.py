@@ -6,9 +6,10 @@ read one. :func:`parse_mpi_job` never raises: a field of the wrong JSON type rea
 (:mod:`mpi_controller.mpi.v2beta1.validation`) is what reports such problems to users.
 
 Field names follow the JSON names of the upstream Go types (``MPIJobSpec``, ``RunPolicy``,
-``SchedulingPolicy``, ``ReplicaSpec``) in snake_case. ``None`` means "not set" (a nil pointer
-in Go), so defaulting can be observed. Templates are the original dicts (not copies): treat
-them as read-only.
+``SchedulingPolicy``, ``ReplicaSpec``) in snake_case; ``RunPolicy`` and ``SchedulingPolicy`` are
+the ones every training kind reads (:mod:`mpi_controller.engine.training.api`). ``None`` means
+"not set" (a nil pointer in Go), so defaulting can be observed. Templates are the original dicts
+(not copies): treat them as read-only.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from mpi_controller.engine.training.api import RunPolicy, SchedulingPolicy, parse_run_policy
 from mpi_controller.kube.jsonvalue import as_bool, as_dict, as_int, as_str, as_str_map
 from mpi_controller.mpi import constants
 
@@ -31,30 +33,6 @@ __all__ = [
     "parse_replica_specs",
     "parse_run_policy",
 ]
-
-
-@dataclass(frozen=True)
-class SchedulingPolicy:
-    """``spec.runPolicy.schedulingPolicy``: gang-scheduling parameters."""
-
-    min_available: int | None = None
-    queue: str = ""
-    min_resources: dict[str, Any] | None = None
-    priority_class: str = ""
-    schedule_timeout_seconds: int | None = None
-
-
-@dataclass(frozen=True)
-class RunPolicy:
-    """``spec.runPolicy``. ``clean_pod_policy`` is defaulted to ``None`` (the string) by Go."""
-
-    clean_pod_policy: str | None = None
-    ttl_seconds_after_finished: int | None = None
-    active_deadline_seconds: int | None = None
-    backoff_limit: int | None = None
-    scheduling_policy: SchedulingPolicy | None = None
-    suspend: bool | None = None
-    managed_by: str | None = None
 
 
 @dataclass(frozen=True)
@@ -132,37 +110,6 @@ class MPIJob(JobMeta):
         if worker is None or worker.replicas is None:
             return 0
         return worker.replicas
-
-
-def _parse_scheduling_policy(raw: object) -> SchedulingPolicy | None:
-    if not isinstance(raw, dict):
-        return None
-    min_resources = raw.get("minResources")
-    return SchedulingPolicy(
-        min_available=as_int(raw.get("minAvailable")),
-        queue=as_str(raw.get("queue")),
-        min_resources=dict(min_resources) if isinstance(min_resources, dict) else None,
-        priority_class=as_str(raw.get("priorityClass")),
-        schedule_timeout_seconds=as_int(raw.get("scheduleTimeoutSeconds")),
-    )
-
-
-def _opt_str(value: object) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def parse_run_policy(raw: object) -> RunPolicy:
-    """``spec.runPolicy`` (the same shape in ``v1``; ``v1alpha2`` has a subset)."""
-    d = as_dict(raw)
-    return RunPolicy(
-        clean_pod_policy=_opt_str(d.get("cleanPodPolicy")),
-        ttl_seconds_after_finished=as_int(d.get("ttlSecondsAfterFinished")),
-        active_deadline_seconds=as_int(d.get("activeDeadlineSeconds")),
-        backoff_limit=as_int(d.get("backoffLimit")),
-        scheduling_policy=_parse_scheduling_policy(d.get("schedulingPolicy")),
-        suspend=as_bool(d.get("suspend")),
-        managed_by=_opt_str(d.get("managedBy")),
-    )
 
 
 def _parse_replica_spec(raw: object) -> ReplicaSpec | None:

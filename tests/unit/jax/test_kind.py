@@ -1,5 +1,5 @@
 """The JAXJob kind's sync on the engine, against the in-memory API: training-operator v1.9's
-``ReconcileJobs`` (shared/reference section 4) with the JAXJob hooks
+``ReconcileJobs`` (``pkg/controller.v1/common/job.go``) with the JAXJob hooks
 (``pkg/controller.v1/jax/jaxjob_controller.go``, ``envvar.go``): every object, variable,
 condition and event of each branch, as upstream's ``jaxjob_controller_test.go`` and the
 common engine make them."""

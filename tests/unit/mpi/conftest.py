@@ -1,4 +1,4 @@
-"""Fixtures for the reconcile tests: the spec's worked-example MPIJob, a fixed SSH key,
+"""Fixtures for the reconcile tests: the pi example MPIJob, a fixed SSH key,
 a fixed clock, and golden-file comparison (``UPDATE_GOLDEN=1`` rewrites generated goldens)."""
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ PI_JOB: dict[str, Any] = {
 
 
 def pi_job(**spec_overrides: Any) -> dict[str, Any]:
-    """The worked-example MPIJob (spec 2.7), defaulted, with ``spec`` keys overridden."""
+    """The pi example MPIJob, defaulted, with ``spec`` keys overridden."""
     job = copy.deepcopy(PI_JOB)
     job["spec"].update(copy.deepcopy(spec_overrides))
     return set_defaults(job)

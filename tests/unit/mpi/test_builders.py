@@ -1,4 +1,4 @@
-"""Builders beyond the worked example: variants of spec 2.7, workers, launcher and Service."""
+"""Builders beyond the worked example: variants of the pi example, workers, launcher and Service."""
 
 from __future__ import annotations
 
@@ -79,7 +79,7 @@ def test_user_env_and_volumes_come_first() -> None:
 
 def test_run_launcher_as_worker_variant(golden: Golden) -> None:
     """runLauncherAsWorker: launcher replica-index "0", workers "1","2", no NVIDIA blanking,
-    publishNotReadyAddresses true (spec 2.7 variants)."""
+    publishNotReadyAddresses true (variants of the pi example)."""
     job = pi_job(runLauncherAsWorker=True)
     launcher = new_launcher_job(job)
     workers = [new_worker(job, 0), new_worker(job, 1)]

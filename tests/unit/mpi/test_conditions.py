@@ -1,4 +1,4 @@
-"""Condition bookkeeping (spec 3.7, upstream mpi_job_controller_status.go)."""
+"""Condition bookkeeping (mpi-operator v0.8.2 ``pkg/controller/mpi_job_controller_status.go``)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Sync-loop decisions: ownership (3.1), launcher creation policy (3.2), scale-down (3.3),
-clean-up (3.5), suspend/resume (3.6), managedBy (3 step 4), finished handling (step 8)."""
+"""Sync-loop decisions (mpi-operator v0.8.2 ``pkg/controller/mpi_job_controller.go``):
+ownership, launcher creation policy, scale-down, clean-up (``deleteWorkerPods``),
+suspend/resume, managedBy, finished handling."""
 
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ def _worker(
 
 
 def test_not_controlled_message_names_the_real_kind() -> None:
-    """3.1: `Resource "<name>" of Kind "<kind>" already exists and is not managed by MPIJob`;
+    """`Resource "<name>" of Kind "<kind>" already exists and is not managed by MPIJob`;
     we name the real kind (upstream's informer objects print Kind "")."""
     job = pi_job()
     foreign = {
@@ -72,21 +73,22 @@ def test_not_controlled_message_names_the_real_kind() -> None:
     ],
 )
 def test_launcher_creation_policy(policy: str, ready: list[bool], expected: bool) -> None:
-    """3.2: AtStartup creates at once; WaitForWorkersReady when every worker of this sync is
-    Ready=True (vacuously with none, e.g. while suspended)."""
+    """launcherCreationPolicy: AtStartup creates at once; WaitForWorkersReady when every
+    worker of this sync is Ready=True (vacuously with none, e.g. while suspended)."""
     job = pi_job(launcherCreationPolicy=policy)
     workers = [_worker(job, i, ready=r) for i, r in enumerate(ready)]
     assert should_create_launcher(job, workers) is expected
 
 
 def test_scale_down_deletes_indices_beyond_replicas() -> None:
-    """3.3: with more worker pods than replicas, pods whose replica-index >= replicas are
+    """Scale-down: with more worker pods than replicas, pods whose replica-index >= replicas are
     deleted; other jobs' pods and label-less pods are left alone."""
     big = pi_job()
     big["spec"]["mpiReplicaSpecs"]["Worker"]["replicas"] = 4
     pods = [_worker(big, i) for i in range(4)]
     del pods[0]["metadata"]["labels"]["training.kubeflow.org/replica-index"]
-    other = new_worker({**big, "metadata": {"name": "other", "namespace": "default"}}, 7)
+    other = new_worker({**big, "metadata": {"name": "other", "namespace": "default",
+                                            "uid": "other-uid"}}, 7)
     plan = plan_worker_scale_down(pi_job(), [*pods, other])
     assert [p["metadata"]["name"] for p in plan.delete] == ["pi-worker-2", "pi-worker-3"]
     assert plan_worker_scale_down(pi_job(), pods[:2]).delete == []
@@ -110,7 +112,7 @@ def test_scale_down_with_launcher_as_worker_is_not_off_by_one() -> None:
     ],
 )
 def test_clean_up_plan(policy: str, expected: list[str]) -> None:
-    """3.5 deleteWorkerPods: Running keeps pods that are neither Running nor Pending; All (and
+    """deleteWorkerPods: Running keeps pods that are neither Running nor Pending; All (and
     None, on the suspend path) delete every existing worker; missing pods are skipped."""
     job = pi_job(runPolicy={"cleanPodPolicy": policy})
     job["spec"]["mpiReplicaSpecs"]["Worker"]["replicas"] = 4
@@ -137,7 +139,7 @@ def test_clean_up_stops_at_a_foreign_pod() -> None:
 
 
 def test_suspension_actions() -> None:
-    """3.6 / step 13: resume a suspended launcher of a running MPIJob; suspend the launcher of
+    """Suspension: resume a suspended launcher of a running MPIJob; suspend the launcher of
     a suspended MPIJob; otherwise nothing."""
     running, suspended = pi_job(), pi_job(runPolicy={"cleanPodPolicy": "None", "suspend": True})
     assert launcher_suspension_action(running, new_launcher_job(suspended)) == "resume"

@@ -1,4 +1,5 @@
-"""set_defaults mirrors mpi-operator v0.8.2 SetDefaults_MPIJob (spec 1.3)."""
+"""set_defaults mirrors mpi-operator v0.8.2 SetDefaults_MPIJob
+(``pkg/apis/kubeflow/v2beta1/default.go``)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """The MPIJob kind's sync on the engine, against the in-memory API (every branch of
-mpi-operator v0.8.2's ``syncHandler``, shared/reference section 3, and the engine's guards)."""
+mpi-operator v0.8.2's ``syncHandler`` in ``pkg/controller/mpi_job_controller.go``, and the
+engine's guards)."""
 
 from __future__ import annotations
 
@@ -156,7 +157,7 @@ async def test_the_next_sync_waits_for_the_cache_to_deliver_its_own_status_write
 
 
 async def test_a_conflict_on_a_child_update_ends_the_sync_without_error() -> None:
-    from tests.fakeapi import conflict
+    from mpi_controller.testing import conflict
 
     async with EngineHarness() as h:
         await started(h)
@@ -378,7 +379,7 @@ async def test_suspend_and_resume() -> None:
 
 async def test_a_failed_launcher_create_is_reported_and_retried() -> None:
     from mpi_controller.runtime.errors import ApiError
-    from tests.fakeapi import internal_error
+    from mpi_controller.testing import internal_error
 
     async with EngineHarness() as h:
         h.api.fail(internal_error("etcd timeout"), verb="create", resource=JOBS)
@@ -394,7 +395,7 @@ async def test_a_failed_launcher_create_is_reported_and_retried() -> None:
 
 async def test_a_failed_worker_create_is_reported_and_retried() -> None:
     from mpi_controller.runtime.errors import ApiError
-    from tests.fakeapi import internal_error
+    from mpi_controller.testing import internal_error
 
     async with EngineHarness() as h:
         h.api.fail(internal_error("etcd timeout"), verb="create", resource=PODS,

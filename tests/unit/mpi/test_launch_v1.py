@@ -1,5 +1,5 @@
 """MPIJobs created as ``kubeflow.org/v1`` run in training-operator v1.9's kubectl-exec launch
-mode (shared/reference training-operator-v1-behaviour.md section 1), on the in-memory API:
+mode (``pkg/controller.v1/mpi/mpijob_controller.go``), on the in-memory API:
 the launcher pod with the ``kubectl-delivery`` init container, ``kubexec.sh``, the per-job
 ServiceAccount, Role and RoleBinding, ``sleep 365d`` workers, the hostfile and
 ``discover_hosts.sh`` following the Running workers, elastic scaling, the status rules."""

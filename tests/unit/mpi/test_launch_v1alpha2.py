@@ -1,5 +1,5 @@
 """MPIJobs created as ``kubeflow.org/v1alpha2`` run as mpi-operator v0.2.3 ran them
-(shared/reference mpi-operator-v1alpha2-behaviour.md), on the in-memory API: ConfigMap,
+(``pkg/controllers/v1alpha2/mpi_job_controller.go``), on the in-memory API: ConfigMap,
 ServiceAccount, Role, RoleBinding, the worker StatefulSet and the launcher batch Job, the
 ``group_name`` / ``mpi_job_name`` / ``mpi_role_type`` labels, the status from the Job and the
 StatefulSet, cleanPodPolicy ``Running`` scaling the workers to 0."""

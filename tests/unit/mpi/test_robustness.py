@@ -1,12 +1,17 @@
-"""validate, set_defaults and every builder never raise on arbitrary, malformed MPIJobs."""
+"""validate, set_defaults and every builder never raise on arbitrary, malformed MPIJobs, but for
+the one refusal: a job without ``metadata.namespace`` or ``metadata.uid`` (a ValueError naming
+the field; the API server never returns one)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from mpi_controller.kube.owners import require_identity
+from mpi_controller.mpi.children import initial_children
 from mpi_controller.mpi.configmap import desired_config_map
 from mpi_controller.mpi.decisions import plan_worker_cleanup, plan_worker_scale_down
 from mpi_controller.mpi.gang import new_pod_group
@@ -106,6 +111,14 @@ def _exercise(job: Any) -> None:
     validate(defaulted)
     if not isinstance(defaulted, dict):
         return
+    try:
+        require_identity(defaulted)
+    except ValueError as missing:
+        for build in (new_job_service, lambda job: new_worker(job, 0), initial_children):
+            with pytest.raises(ValueError, match=str(missing).replace(".", r"\.")):
+                build(defaulted)
+        return
+    initial_children(defaulted, gang_scheduling="volcano", running_workers=1)
     new_job_service(defaulted)
     desired_config_map(defaulted, [defaulted, {"metadata": 1}], cluster_domain="c")
     new_ssh_auth_secret(defaulted, key=_KEY)

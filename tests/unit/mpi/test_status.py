@@ -1,5 +1,5 @@
-"""Status through a job's whole life (spec 3.4, 3.6, 2.7 "Later syncs"; upstream
-updateMPIJobStatus and updateMPIJobFailedStatus)."""
+"""Status through a job's whole life, suspension and later syncs included (mpi-operator v0.8.2
+``pkg/controller/mpi_job_controller.go``: ``updateMPIJobStatus``, ``updateMPIJobFailedStatus``)."""
 
 from __future__ import annotations
 
@@ -79,7 +79,7 @@ def _created(job: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_first_sync_status() -> None:
-    """Spec 2.7 step 6: Created condition, `replicaStatuses: {Launcher: {}, Worker: {}}`,
+    """A first sync: Created condition, `replicaStatuses: {Launcher: {}, Worker: {}}`,
     startTime now; event MPIJobCreated."""
     job = _created(pi_job())
     job = _with_status(job, mark_started(job, now=NOW))

@@ -1,4 +1,5 @@
-"""validate mirrors mpi-operator v0.8.2 ValidateMPIJob (spec 1.4): order, paths, messages."""
+"""validate mirrors mpi-operator v0.8.2 ValidateMPIJob
+(``pkg/apis/kubeflow/validation/validation.go``): order, paths, messages."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The specification's worked example (section 2.7), reproduced exactly."""
+"""The pi example (mpi-operator v0.8.2 ``examples/v2beta1/pi/pi.yaml``): every object the Go
+operator creates for it, reproduced exactly."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from tests.unit.mpi.conftest import GOLDEN, pi_job
 
 def test_first_sync_objects_match_the_worked_example() -> None:
     """mpi-operator v0.8.2, first sync of `pi`: Service, ConfigMap, worker pods 0 and 1 and the
-    launcher Job are exactly the objects of spec 2.7 (the Secret is checked separately)."""
+    launcher Job are exactly the Go operator's (the Secret is checked separately)."""
     job = pi_job()
     built = [
         new_job_service(job),

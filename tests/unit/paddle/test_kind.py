@@ -1,5 +1,5 @@
 """The PaddleJob kind's sync on the engine, against the in-memory API: training-operator
-v1.9's ``ReconcileJobs`` (shared/reference section 4) with the PaddleJob hooks
+v1.9's ``ReconcileJobs`` (``pkg/controller.v1/common/job.go``) with the PaddleJob hooks
 (paddlepaddle_controller.go, envvar.go): the objects, variables, conditions and events of
 collective and parameter-server jobs and of each run-policy branch."""
 

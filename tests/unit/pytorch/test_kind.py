@@ -1,6 +1,6 @@
-"""The PyTorchJob kind's sync on the engine, against the in-memory API: training-operator
-v1.9's ``ReconcileHPA`` then ``ReconcileJobs`` with the PyTorchJob hooks (shared/reference
-sections 3 and 4): every object, variable, condition and event of each branch."""
+"""The PyTorchJob kind's sync on the engine, against the in-memory API: training-operator v1.9's
+``ReconcileHPA`` then ``ReconcileJobs`` with the PyTorchJob hooks (``pkg/controller.v1/pytorch/``,
+``pkg/controller.v1/common/job.go``): every object, variable, condition and event of each branch."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 from mpi_controller.kube.resources import SERVICES
 from mpi_controller.pytorch.hooks import HPAS, PyTorchOptions
 from mpi_controller.pytorch.initcontainer import InitContainerTemplate
+from mpi_controller.testing import conflict
 from tests.engine_harness import EngineHarness
-from tests.fakeapi import conflict
 from tests.kind_steps import KindSteps
 from tests.pytorchjobs import (
     CPU_METRIC,

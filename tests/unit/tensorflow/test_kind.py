@@ -1,6 +1,6 @@
-"""The TFJob kind's sync on the engine, against the in-memory API: every branch of
-training-operator v1.9's ``ReconcileJobs`` (shared/reference section 4) with the TFJob hooks
-(section 2), and the events and metrics of each."""
+"""The TFJob kind's sync on the engine, against the in-memory API: every branch of training-operator
+v1.9's ``ReconcileJobs`` (``pkg/controller.v1/common/job.go``) with the TFJob hooks
+(``pkg/controller.v1/tensorflow/tfjob_controller.go``), and the events and metrics of each."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The webhook certificate manager on the in-memory API (tests/fakeapi.py) with a manual clock:
+"""The webhook certificate manager on the in-memory API (:mod:`mpi_controller.testing`), manual
+clock:
 the first replica creates the Secret and injects the CA, a second replica reuses it, two
 starting together share one CA, renewal before expiry (a new CA published beside the old),
 caBundle drift repaired, the local URL mode, and certificate files (cert-manager)."""
@@ -19,6 +20,7 @@ from cryptography.hazmat.primitives import serialization
 
 from mpi_controller.kube.resources import SECRETS
 from mpi_controller.runtime.clock import ManualClock
+from mpi_controller.testing import FakeApi, status_error
 from mpi_controller.webhook.certmanager import (
     CRDS,
     VALIDATING_WEBHOOK_CONFIGURATIONS,
@@ -28,7 +30,6 @@ from mpi_controller.webhook.certmanager import (
 )
 from mpi_controller.webhook.certs import Bundle, Identity, issue
 from mpi_controller.webhook.registry import default_registry
-from tests.fakeapi import FakeApi, status_error
 
 NS = "mpi-operator"
 SECRET = "mpi-operator-webhook-cert"

@@ -1,5 +1,5 @@
 """The XGBoostJob kind's sync on the engine, against the in-memory API: training-operator v1.9's
-``ReconcileJobs`` (shared/reference section 4) with the XGBoostJob hooks
+``ReconcileJobs`` (``pkg/controller.v1/common/job.go``) with the XGBoostJob hooks
 (``xgboostjob_controller.go``, ``xgboost.go``), the events and metrics of each branch, and the
 cases of upstream's ``xgboostjob_controller_test.go``."""
 

@@ -75,8 +75,8 @@ def test_render_shows_the_first_syncs_objects() -> None:
     renderer = PLUGIN.renderer
     assert renderer is not None
     options = RenderOptions(namespace="team")
-    job = renderer.prepare({**example(), "metadata": {"name": JOB, "namespace": "team"}},
-                           options)
+    job = renderer.prepare({**example(), "metadata": {"name": JOB, "namespace": "team",
+                                                      "uid": "u1"}}, options)
     assert renderer.check(job, options) == ([], [])
     objects = renderer.objects(job, options)
     assert [(o["kind"], o["metadata"]["name"]) for o in objects] == [
