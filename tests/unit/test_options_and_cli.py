@@ -62,13 +62,14 @@ def test_the_kubectl_delivery_images_of_the_older_mpijob_generations() -> None:
 
 
 def test_environment_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
-    """KUBECONFIG overrides --kubeConfig; KUBEFLOW_NAMESPACE is --namespace's default;
-    logs are JSON inside a pod."""
+    """KUBEFLOW_NAMESPACE is --namespace's default; logs are JSON inside a pod. $KUBECONFIG
+    does not override an explicit --kubeConfig (client-go's order: the flag first; see
+    test_kubeconfig.py)."""
     monkeypatch.setenv("KUBECONFIG", "/env")
     monkeypatch.setenv("KUBEFLOW_NAMESPACE", "team")
     monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1")
     opts = _parse("--kubeConfig", "/flag")
-    assert (opts.kubeconfig, opts.namespace, opts.log_format) == ("/env", "team", "json")
+    assert (opts.kubeconfig, opts.namespace, opts.log_format) == ("/flag", "team", "json")
 
 
 @pytest.mark.parametrize(("argv", "message"), [
@@ -76,6 +77,9 @@ def test_environment_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
     (["--health-port", "70000"], "--health-port must be between 0 and 65535, got 70000"),
     (["--controller-queue-burst", "-1"], "--controller-queue-burst must be greater than 0"),
     (["--pod-update-batch", "-1"], "--pod-update-batch must not be negative, got -1"),
+    (["--kube-api-qps", "-1"], "--kube-api-qps must not be negative, got -1"),
+    (["--kube-api-burst", "-5"], "--kube-api-burst must not be negative, got -5"),
+    (["--startup-timeout", "-1"], "--startup-timeout must not be negative, got -1"),
 ])
 def test_bad_flag_values_exit_2_naming_the_flag(
         argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
