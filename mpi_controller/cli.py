@@ -1,5 +1,5 @@
-"""The ``mpi-controller`` command line: ``run``, ``render``, ``convert``, ``version`` and
-``completion``.
+"""The ``mpi-controller`` command line: ``run``, ``render``, ``convert`` (:mod:`.convert`),
+``version`` and ``completion`` (:mod:`.completion`).
 
 ``main(argv)`` returns the process exit code: 0 on success, 2 for a usage error (an unknown
 flag, a flag value out of range: the message names the flag), 1 when ``run`` cannot start with
@@ -25,6 +25,7 @@ from typing import Any
 
 from mpi_controller import __version__
 from mpi_controller.completion import add_completion_parser
+from mpi_controller.convert import add_convert_parser
 from mpi_controller.kinds import plugins
 from mpi_controller.options import add_run_arguments, options_from_args
 from mpi_controller.render import add_render_parser
@@ -88,6 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
                                      "(Go's -name spelling works too).")
     add_run_arguments(run)
     add_render_parser(sub)
+    add_convert_parser(sub)
     sub.add_parser("version", help="print the version and exit")
     add_completion_parser(sub)
     return parser
