@@ -2,18 +2,18 @@
 kind it serves (:mod:`mpi_controller.kinds`; each kind's
 :class:`~mpi_controller.engine.plugin.Renderer`).
 
-Reads one or more manifests (``-f FILE``, ``-f DIR`` (``-R``: with its subdirectories),
-``-f -`` for stdin; multi-document YAML, ``kind: List``; :mod:`mpi_controller.manifests`, with
-its size and alias-expansion limits), converts a job of an older version its CRD serves
-(MPIJob ``v1``, ``v1alpha2``) with the conversion webhook's conversion (a warning says the
-older generation's launch mode is not shown), defaults and validates each job, and prints as one YAML stream, per job in creation order, what the
-first sync of the job creates: for an MPIJob the Service, ConfigMap, SSH Secret, PodGroup
-(with ``--gang-scheduling``), worker pods, launcher Job; for a training-operator kind (TFJob,
-PyTorchJob, ...) its companions (an elastic PyTorchJob's HPA), the PodGroup (with
-``--gang-scheduling``), then per replica type its pods (with the kind's environment) and
-headless Services. Objects carry the controller's owner reference (``metadata.uid`` of the
-manifest, or a placeholder). A suspended MPIJob gets no PodGroup and no workers, and a
-suspended launcher; a suspended training job nothing.
+Reads one or more manifests (``-f FILE``, ``-f DIR`` (``-R``: with its subdirectories), ``-f
+-`` for stdin; multi-document YAML, ``kind: List``; :mod:`mpi_controller.manifests`, with its
+size and alias-expansion limits), converts a job of an older version its CRD serves (MPIJob
+``v1``, ``v1alpha2``) with the conversion webhook's conversion (a warning says the older
+generation's launch mode is not shown), defaults and validates each job, and prints as one YAML
+stream, per job in creation order, what the first sync of the job creates: for an MPIJob the
+Service, ConfigMap, SSH Secret, PodGroup (with ``--gang-scheduling``), worker pods, launcher
+Job; for a training-operator kind (TFJob, PyTorchJob, ...) its companions (an elastic
+PyTorchJob's HPA), the PodGroup (with ``--gang-scheduling``), then per replica type its pods
+(with the kind's environment) and headless Services. Objects carry the controller's owner
+reference (``metadata.uid`` of the manifest, or a placeholder). A suspended MPIJob gets no
+PodGroup and no workers, and a suspended launcher; a suspended training job nothing.
 
 Exit status: 0 on success; 2 when the input is empty, too large, an alias bomb, or a document
 cannot be read or parsed (the message names the file and line), is not a job of a kind served
