@@ -7,6 +7,7 @@ error raises ValueError naming the position."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 __all__ = ["FUNCTIONS", "metric_names"]
 
@@ -64,16 +65,23 @@ class _Parser:
         self.i += 1
         return value
 
-    def labels(self) -> None:
-        self.take("(")
-        while self.peek() != ")":
-            if self.kind() != "ident":
-                raise ValueError(f"expected a label name, got {self.peek()!r}")
-            self.take()
+    def listed(self, opening: str, closing: str, item: Callable[[], None]) -> None:
+        """``opening item, item, ... closing`` (possibly empty)."""
+        self.take(opening)
+        while self.peek() != closing:
+            item()
             if self.peek() != ",":
                 break
             self.take(",")
-        self.take(")")
+        self.take(closing)
+
+    def label(self) -> None:
+        if self.kind() != "ident":
+            raise ValueError(f"expected a label name, got {self.peek()!r}")
+        self.take()
+
+    def labels(self) -> None:
+        self.listed("(", ")", self.label)
 
     def expr(self) -> None:
         self.unary()
@@ -114,13 +122,7 @@ class _Parser:
         self.take("]")
 
     def args(self) -> None:
-        self.take("(")
-        while self.peek() != ")":
-            self.expr()
-            if self.peek() != ",":
-                break
-            self.take(",")
-        self.take(")")
+        self.listed("(", ")", self.expr)
 
     def primary(self) -> None:
         kind, value = self.kind(), self.peek()
@@ -153,21 +155,17 @@ class _Parser:
         else:
             raise ValueError(f"unexpected {value!r}")
 
+    def matcher(self) -> None:
+        self.label()
+        if self.peek() not in ("=", "!=", "=~", "!~"):
+            raise ValueError(f"expected a matcher operator, got {self.peek()!r}")
+        self.take()
+        if self.kind() != "string":
+            raise ValueError(f"expected a quoted label value, got {self.peek()!r}")
+        self.take()
+
     def matchers(self) -> None:
-        self.take("{")
-        while self.peek() != "}":
-            if self.kind() != "ident":
-                raise ValueError(f"expected a label name, got {self.peek()!r}")
-            self.take()
-            if self.peek() not in ("=", "!=", "=~", "!~"):
-                raise ValueError(f"expected a matcher operator, got {self.peek()!r}")
-            self.take()
-            if self.kind() != "string":
-                raise ValueError(f"expected a quoted label value, got {self.peek()!r}")
-            self.take()
-            if self.peek() == ",":
-                self.take()
-        self.take("}")
+        self.listed("{", "}", self.matcher)
 
 
 def metric_names(expr: str) -> set[str]:

@@ -16,22 +16,24 @@ def _phase_lines(logs: list[dict[str, object]]) -> list[tuple[object, ...]]:
 
 
 async def test_each_phase_change_is_logged_once_with_the_job_key() -> None:
+    """Created, then Running once the workers and the launcher run, then Failed; a sync that
+    changes no phase logs nothing."""
     with structlog.testing.capture_logs() as logs:
         async with EngineHarness() as h:
             await started(h)
-            for worker in ("pi-worker-0", "pi-worker-1"):
-                set_pod(h, worker, "Running", ready=True)
+            set_pod(h, "pi-worker-0", "Running", ready=True)
+            set_pod(h, "pi-worker-1", "Running", ready=True)
             add_launcher_pod(h, "Running")
             await h.sync("pi")
-            await h.sync("pi")  # no change: no line
-            finish_launcher(h)
-            set_pod(h, "pi-launcher-x", "Succeeded")
+            await h.sync("pi")
+            finish_launcher(h, "Failed")
+            set_pod(h, "pi-launcher-x", "Failed")
             await h.sync("pi")
             await h.sync("pi")
     assert _phase_lines(logs) == [
         ("info", "MPIJob", f"{NS}/pi", "Created", None),
         ("info", "MPIJob", f"{NS}/pi", "Running", "Created"),
-        ("info", "MPIJob", f"{NS}/pi", "Succeeded", "Running"),
+        ("info", "MPIJob", f"{NS}/pi", "Failed", "Running"),
     ]
 
 
