@@ -128,11 +128,22 @@ def _run(args: argparse.Namespace) -> int:
     gc.set_threshold(*GC_THRESHOLDS)
     try:
         return asyncio.run(app.run(opts))
-    except ConfigError as err:
+    except (ConfigError, OSError) as err:
         print(f"mpi-controller run: {err}", file=sys.stderr)
         return 1
-    except OSError as err:
-        print(f"mpi-controller run: {err}", file=sys.stderr)
+    except ExceptionGroup as group:
+        # A port that cannot be bound (--monitoring-port, --webhook-server-port) fails a task
+        # of the manager's group: the same one line; anything else keeps its traceback.
+        matched, rest = group.split((ConfigError, OSError))
+        if matched is None or rest is not None:
+            raise
+        for leaf in _leaves(matched):
+            print(f"mpi-controller run: {leaf}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
+
+
+def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+    return [leaf for err in group.exceptions
+            for leaf in (_leaves(err) if isinstance(err, BaseExceptionGroup) else [err])]

@@ -119,3 +119,38 @@ def test_run_raises_the_collector_thresholds_before_it_starts(
         assert seen == [(50_000, 20, 10)]
     finally:
         gc.set_threshold(*before)
+
+
+@pytest.mark.parametrize("failure", [
+    OSError(98, "error while attempting to bind on address ('0.0.0.0', 9090): address "
+                "already in use"),
+    ExceptionGroup("unhandled errors in a TaskGroup", [OSError(
+        98, "error while attempting to bind on address ('0.0.0.0', 9090): address already "
+            "in use")]),
+])
+def test_a_port_in_use_is_one_line_and_exit_1(
+        failure: BaseException, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from mpi_controller import app, logging
+
+    async def fail(opts: object) -> int:
+        raise failure
+
+    monkeypatch.setattr(app, "run", fail)
+    monkeypatch.setattr(logging, "configure", lambda *args: None)
+    assert main(["run", "--kubeConfig", "/nowhere"]) == 1
+    assert capsys.readouterr().err == (
+        "mpi-controller run: [Errno 98] error while attempting to bind on address "
+        "('0.0.0.0', 9090): address already in use\n")
+
+
+def test_other_failures_keep_their_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mpi_controller import app, logging
+
+    async def fail(opts: object) -> int:
+        raise ExceptionGroup("bug", [OSError("port"), KeyError("spec")])
+
+    monkeypatch.setattr(app, "run", fail)
+    monkeypatch.setattr(logging, "configure", lambda *args: None)
+    with pytest.raises(ExceptionGroup):
+        main(["run", "--kubeConfig", "/nowhere"])
