@@ -30,7 +30,7 @@ PYTEST_ARGS ?=
 BENCH_CLUSTER_DIR ?= $(HOME)/.cache/mpi-controller/cluster-bench
 BENCH_ARGS ?=
 
-.PHONY: install sdk-venv lint unit integration e2e e2e-real test cluster-up cluster-up-real cluster-down build-cluster demo demo-down bench chaos conformance addons-test clean
+.PHONY: install image sdk-venv lint unit integration e2e e2e-real test cluster-up cluster-up-real cluster-down build-cluster demo demo-down bench chaos conformance addons-test clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -51,6 +51,12 @@ $(SDK_STAMP): e2e/sdk/constraints.txt
 	@touch $(SDK_STAMP)
 
 sdk-venv: $(SDK_STAMP)
+
+# The controller image: make image IMAGE=registry/name:tag [BASE_IMAGE=...] [PUSH=1]
+# (docker, podman or buildah; docs/install.md).
+IMAGE ?= mpi-controller:latest
+image:
+	@hack/build-image.sh "$(IMAGE)" "$(BASE_IMAGE)" "$(PUSH)"
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check mpi_controller tests e2e bench hack conformance conftest.py

@@ -43,6 +43,7 @@ from mpi_controller.runtime.errors import ApiError
 from mpi_controller.runtime.events import EventRecorder
 from mpi_controller.runtime.informer import InformerFactory, SharedIndexInformer
 from mpi_controller.runtime.kubeclient import KubeClient
+from mpi_controller.runtime.kubeconfig import ConfigError
 from mpi_controller.runtime.leaderelection import LeaderElector, LeaseLock
 from mpi_controller.runtime.manager import (
     HttpEndpoint,
@@ -161,12 +162,25 @@ def build_controllers(client: KubeClient, opts: ServerOptions, *,
     return built
 
 
-async def _schemes_to_run(client: KubeClient, opts: ServerOptions) -> list[str] | None:
+def _explain(err: ApiError) -> str:
+    """One line on a start-up request that failed for good."""
+    if err.status == 0:
+        return f"unreachable ({err.message or err.reason})"
+    if err.status == 401:
+        return "401 Unauthorized: the kubeconfig's credentials were refused"
+    if err.is_forbidden():
+        return f"403 Forbidden: {err.message} (check the ClusterRole and its binding)"
+    return str(err)
+
+
+async def _schemes_to_run(client: KubeClient, opts: ServerOptions, *,
+                          retry_for: float = STARTUP_RETRY_SECONDS) -> list[str] | None:
     """The kinds to run: the enabled ones (``None`` when a CRD of one is missing), else every
     kind whose CRD is installed (``None`` when none is). Logs the missing CRDs."""
     wanted = opts.enabled_schemes or schemes()
     installed = [s for s in wanted
-                 if await _crd_installed(client, opts.namespace, scheme=s)]
+                 if await _crd_installed(client, opts.namespace, scheme=s,
+                                         retry_for=retry_for)]
     missing = [plugin(s).crd_name for s in wanted if s not in installed]
     if (opts.enabled_schemes and missing) or not installed:
         _log.error("CRD doesn't exist. Exiting", crd=", ".join(missing))
@@ -185,13 +199,23 @@ def _identity() -> str:
 
 
 async def run(opts: ServerOptions) -> int:
-    """Run the controller until SIGTERM (returns 0) or lost leadership (returns 1)."""
-    client = await RestClient.auto(
-        kubeconfig=opts.kubeconfig or None, master=opts.master or None,
-        qps=opts.kube_api_qps, burst=opts.kube_api_burst, user_agent="mpi-operator",
-        client_groups=CLIENT_GROUPS)
+    """Run the controller until SIGTERM (returns 0) or lost leadership (returns 1). Raises
+    :class:`ConfigError` (one line) when the configuration is unusable or the API server
+    cannot be used at start-up (unreachable for ``opts.startup_timeout`` seconds, credentials
+    refused, forbidden)."""
+    client, target = await RestClient.connect(
+        opts.kubeconfig, opts.master, qps=opts.kube_api_qps, burst=opts.kube_api_burst,
+        user_agent="mpi-operator", client_groups=CLIENT_GROUPS)
+    _log.info("API server", server=target.server, context=target.context or None,
+              kubeconfig=target.source)
+    if opts.kubeconfig and os.environ.get("KUBECONFIG", opts.kubeconfig) != opts.kubeconfig:
+        _log.warning("$KUBECONFIG ignored: --kubeConfig wins (client-go's order; the Go "
+                     "mpi-operator lets $KUBECONFIG win)", KUBECONFIG=os.environ["KUBECONFIG"])
     try:
-        schemes = await _schemes_to_run(client, opts)
+        schemes = await _schemes_to_run(client, opts, retry_for=opts.startup_timeout)
+    except ApiError as err:
+        await client.close()
+        raise ConfigError(f"API server {target.server}: {_explain(err)}") from None
     except BaseException:
         await client.close()
         raise

@@ -1,6 +1,13 @@
-"""The ``mpi-controller`` command line: ``run``, ``render`` and ``version``.
+"""The ``mpi-controller`` command line: ``run``, ``render``, ``convert`` (:mod:`.convert`),
+``version`` and ``completion`` (:mod:`.completion`).
 
-``main(argv)`` returns the process exit code: 0 on success, 2 for bad input or usage.
+``main(argv)`` returns the process exit code: 0 on success, 2 for a usage error (an unknown
+flag, a flag value out of range: the message names the flag), 1 when ``run`` cannot start with
+the configuration it was given (a kubeconfig that is missing or is not one, an API server that
+cannot be reached or refuses the credentials): one line on stderr, never a traceback.
+
+``--help`` lists each flag once (``--name``; Go's ``-name`` and the aliases are accepted but
+not listed), grouped, with its default in Go's ``flag`` style.
 
 ``run`` sets the collector's thresholds to :data:`GC_THRESHOLDS` before it starts: the caches
 hold tens of thousands of long-lived objects (9000 cached pods: ~150,000), and with Python's
@@ -12,43 +19,92 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from collections.abc import Sequence
+from typing import Any
 
 from mpi_controller import __version__
+from mpi_controller.completion import add_completion_parser
+from mpi_controller.convert import add_convert_parser
+from mpi_controller.kinds import plugins
 from mpi_controller.options import add_run_arguments, options_from_args
 from mpi_controller.render import add_render_parser
 
-__all__ = ["GC_THRESHOLDS", "main"]
+__all__ = ["GC_THRESHOLDS", "HelpFormatter", "build_parser", "main"]
 
 GC_THRESHOLDS = (50_000, 20, 10)
 """Young-generation collections every 50,000 net allocations (not 700): a steady restart with
 9000 cached pods spends ~0.25 s instead of ~0.45 s in the collector (``bench/harness.py
 --workloads steady``; figures in docs/benchmarks.md)."""
 
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Go ``flag``-style help: each flag once (its first ``--`` spelling) with a type word
+    (``int``, ``float``, ``string``) and ``(default X)`` when the default is not empty."""
 
-def _build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="mpi-controller",
-        description="A Python implementation of the Kubeflow MPI Operator (kubeflow.org/v2beta1).",
-    )
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, max_help_position=34, width=100)
+
+    def _get_default_metavar_for_optional(self, action: argparse.Action) -> str:
+        kind: object = action.type
+        return "int" if kind is int else "float" if kind is float else "string"
+
+    def _format_action_invocation(self, action: argparse.Action) -> str:
+        if not action.option_strings:
+            return super()._format_action_invocation(action)
+        name = next((s for s in action.option_strings if s.startswith("--")),
+                    action.option_strings[0])
+        if action.nargs == 0:
+            return name
+        default = self._get_default_metavar_for_optional(action)
+        return f"{name} {self._format_args(action, default)}"
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        value: Any = action.default
+        if (action.nargs == 0 or value in (None, "", [], argparse.SUPPRESS)
+                or "default" in text):
+            return text
+        shown = f'"{value}"' if isinstance(value, str) else f"{value:g}" if isinstance(
+            value, float) else str(value)
+        return f"{text} (default {shown})".replace("%", "%%")
+
+
+def _description() -> str:
+    kinds = [p.kind if p.scheme != "mpijob" else
+             f"{p.kind} ({p.group}/{', '.join(p.api_versions)})" for p in plugins()]
+    return textwrap.fill("A Python implementation of the Kubeflow training operators, serving "
+                         f"{', '.join(kinds[:-1])} and {kinds[-1]} (kubeflow.org/v1).", 90)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole command line (``completion`` reads it too)."""
+    parser = argparse.ArgumentParser(prog="mpi-controller", description=_description(),
+                                     formatter_class=HelpFormatter)
+    parser.add_argument("--version", action="version", version=f"mpi-controller {__version__}",
+                        help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sub.add_parser("version", help="print the version and exit")
-    run = sub.add_parser("run", help="run the controller against a cluster")
+    run = sub.add_parser("run", help="run the controller against a cluster",
+                         formatter_class=HelpFormatter, usage="%(prog)s [flags]",
+                         description="Run the controller. Flags mirror the Go operators' "
+                                     "(Go's -name spelling works too).")
     add_run_arguments(run)
     add_render_parser(sub)
+    add_convert_parser(sub)
+    sub.add_parser("version", help="print the version and exit")
+    add_completion_parser(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _build_parser()
+    parser = build_parser()
     args = parser.parse_args(argv)
     if args.command == "version":
         print(f"mpi-controller {__version__}")
         return 0
-    if args.command == "render":
-        return int(args.handler(args))
     if args.command == "run":
         return _run(args)
+    if args.command is not None:
+        return int(args.handler(args))
     parser.print_help(sys.stderr)
     return 2
 
@@ -58,6 +114,7 @@ def _run(args: argparse.Namespace) -> int:
     import gc
 
     from mpi_controller import app, logging
+    from mpi_controller.runtime.kubeconfig import ConfigError
 
     if args.version:
         print(f"mpi-controller {__version__}")
@@ -71,5 +128,22 @@ def _run(args: argparse.Namespace) -> int:
     gc.set_threshold(*GC_THRESHOLDS)
     try:
         return asyncio.run(app.run(opts))
+    except (ConfigError, OSError) as err:
+        print(f"mpi-controller run: {err}", file=sys.stderr)
+        return 1
+    except ExceptionGroup as group:
+        # A port that cannot be bound (--monitoring-port, --webhook-server-port) fails a task
+        # of the manager's group: the same one line; anything else keeps its traceback.
+        matched, rest = group.split((ConfigError, OSError))
+        if matched is None or rest is not None:
+            raise
+        for leaf in _leaves(matched):
+            print(f"mpi-controller run: {leaf}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
+
+
+def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+    return [leaf for err in group.exceptions
+            for leaf in (_leaves(err) if isinstance(err, BaseExceptionGroup) else [err])]

@@ -4,8 +4,11 @@ Go's ``flag`` package accepts ``-name`` and ``--name``; so does this parser. Bey
 operator: ``--health-port`` (default 8080; 0 disables), ``--log-format json|console``,
 ``--worker-create-concurrency`` (worker pods created in parallel within one sync),
 ``--pod-update-batch`` (seconds pod updates are batched per job) and ``--no-leader-elect``.
-``--kubeconfig`` is an alias of ``--kubeConfig``; ``$KUBECONFIG`` overrides it, as in the Go
-operator. The webhook flags (``--webhook-server-port`` as the training-operator's, and the
+``--kubeconfig`` is an alias of ``--kubeConfig``; an explicit ``--kubeConfig`` wins over
+``$KUBECONFIG`` (client-go's order; :func:`~mpi_controller.runtime.kubeconfig.kubeconfig_source`).
+``--kube-api-qps`` must not be negative (client-go reads a negative QPS as "no limit"; here
+0 means that). ``--startup-timeout`` (default 60) bounds how long start-up waits for the API
+server. The webhook flags (``--webhook-server-port`` as the training-operator's, and the
 certificate settings) fill :class:`~mpi_controller.webhook.WebhookOptions`.
 
 From training-operator: ``--enable-scheme`` (repeatable, any case: the schemes of
@@ -31,6 +34,7 @@ import os
 import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from mpi_controller.engine.controller import EngineConfig
 from mpi_controller.engine.training.framework import TrainingOptions
@@ -51,6 +55,8 @@ class ServerOptions:
     lock_namespace: str = "mpi-operator"
     kube_api_qps: float = 5.0
     kube_api_burst: int = 10
+    startup_timeout: float = 60.0
+    """Seconds start-up retries an unreachable or overloaded API server (``app.run``)."""
     log_format: str = "console"
     log_level: str = "info"
     leader_elect: bool = True
@@ -70,67 +76,85 @@ class ServerOptions:
         return plugin(scheme).default_options()
 
 
-def _flag(parser: argparse.ArgumentParser, name: str, *aliases: str, **kw: object) -> None:
+def _flag(parser: Any, name: str, *aliases: str, **kw: Any) -> None:
+    """Add ``--name`` (and Go's ``-name``, and each alias in both spellings; only ``--name`` is
+    listed by ``--help``)."""
     names = [f"--{name}", f"-{name}"]
     for alias in aliases:
         names += [f"--{alias}", f"-{alias}"]
-    parser.add_argument(*names, **kw)  # type: ignore[arg-type]
+    parser.add_argument(*names, **kw)
+
+
+GROUPS = ("connection", "controller", "jobs", "observability", "webhooks")
+"""The sections of ``mpi-controller run --help``, in order (then one per kind's own flags)."""
 
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    """Every ``run`` flag, grouped as :data:`GROUPS`, then each kind's own."""
     d, e, t = ServerOptions(), EngineConfig(), TrainingOptions()
-    _flag(parser, "kubeConfig", "kubeconfig", dest="kubeconfig", default=d.kubeconfig,
-          help="path to a kubeconfig; $KUBECONFIG overrides it; in-cluster config if neither")
-    _flag(parser, "master", default=d.master, help="the API server URL (overrides the kubeconfig)")
-    _flag(parser, "namespace", default=os.environ.get("KUBEFLOW_NAMESPACE", d.namespace),
-          help="watch only this namespace (default $KUBEFLOW_NAMESPACE, or all namespaces)")
-    _flag(parser, "threadiness", "controller-threads", type=int, default=e.threadiness,
-          help="concurrent syncs (--controller-threads: training-operator's name)")
-    _flag(parser, "monitoring-port", dest="monitoring_port", type=int, default=d.monitoring_port,
-          help="port of /metrics; 0 disables it")
-    _flag(parser, "health-port", dest="health_port", type=int, default=d.health_port,
-          help="port of /healthz and /readyz; 0 disables it")
-    _flag(parser, "gang-scheduling", "gang-scheduler-name", dest="gang_scheduling",
-          default=t.gang_scheduler_name,
-          help="'volcano', or the schedulerName of scheduler-plugins; empty: no gang scheduling")
-    _flag(parser, "lock-namespace", dest="lock_namespace", default=d.lock_namespace,
-          help="namespace of the leader-election Lease 'mpi-operator'")
-    _flag(parser, "kube-api-qps", dest="kube_api_qps", type=float, default=d.kube_api_qps,
-          help="client-side requests per second to the API server")
-    _flag(parser, "kube-api-burst", dest="kube_api_burst", type=int, default=d.kube_api_burst,
+    conn = parser.add_argument_group("connection")
+    _flag(conn, "kubeConfig", "kubeconfig", dest="kubeconfig", default=d.kubeconfig,
+          help="path to a kubeconfig (wins over $KUBECONFIG, which wins over ~/.kube/config; "
+               "in-cluster config in a pod when none is given)")
+    _flag(conn, "master", default=d.master, help="the API server URL (overrides the kubeconfig)")
+    _flag(conn, "kube-api-qps", dest="kube_api_qps", type=float, default=d.kube_api_qps,
+          help="client-side requests per second to the API server (0: unlimited)")
+    _flag(conn, "kube-api-burst", dest="kube_api_burst", type=int, default=d.kube_api_burst,
           help="client-side burst of requests to the API server")
-    _flag(parser, "controller-queue-rate-limit", dest="controller_queue_rate_limit", type=float,
+    _flag(conn, "startup-timeout", dest="startup_timeout", type=float,
+          default=d.startup_timeout,
+          help="seconds start-up waits for an unreachable or overloaded API server before "
+               "exiting 1")
+    ctl = parser.add_argument_group("controller")
+    _flag(ctl, "namespace", default=os.environ.get("KUBEFLOW_NAMESPACE", d.namespace),
+          help="watch only this namespace (default $KUBEFLOW_NAMESPACE, or all namespaces)")
+    _flag(ctl, "enable-scheme", dest="enable_scheme", action="append", default=[],
+          help=f"run this job kind ({', '.join(schemes())}; repeatable, any case); default: "
+               "every kind whose CRD is installed")
+    _flag(ctl, "threadiness", "controller-threads", type=int, default=e.threadiness,
+          help="concurrent syncs (alias --controller-threads: training-operator's name)")
+    _flag(ctl, "controller-queue-rate-limit", dest="controller_queue_rate_limit", type=float,
           default=e.queue_qps, help="work queue token bucket rate (per second)")
-    _flag(parser, "controller-queue-burst", dest="controller_queue_burst", type=int,
+    _flag(ctl, "controller-queue-burst", dest="controller_queue_burst", type=int,
           default=e.queue_burst, help="work queue token bucket burst")
-    _flag(parser, "cluster-domain", dest="cluster_domain",
+    _flag(ctl, "pod-update-batch", dest="pod_update_batch", type=float,
+          default=e.pod_update_batch,
+          help="seconds to batch a job's pod updates before syncing it (0: at once)")
+    _flag(ctl, "lock-namespace", dest="lock_namespace", default=d.lock_namespace,
+          help="namespace of the leader-election Lease 'mpi-operator'")
+    _flag(ctl, "no-leader-elect", dest="leader_elect", action="store_false",
+          help="run without leader election (a single replica; for debugging)")
+    jobs = parser.add_argument_group("jobs (every kind)")
+    _flag(jobs, "gang-scheduling", "gang-scheduler-name", dest="gang_scheduling",
+          default=t.gang_scheduler_name,
+          help="'volcano', or the schedulerName of scheduler-plugins; empty: no gang "
+               "scheduling (alias --gang-scheduler-name)")
+    _flag(jobs, "cluster-domain", dest="cluster_domain",
           default=os.environ.get("CUSTOM_CLUSTER_DOMAIN", t.cluster_domain),
           help="cluster domain appended to host names in the hostfile and TF_CONFIG "
                "(.svc.<domain>; default $CUSTOM_CLUSTER_DOMAIN)")
-    _flag(parser, "enable-scheme", dest="enable_scheme", action="append", default=[],
-          help=f"run this job kind ({', '.join(schemes())}; repeatable, any case); default: "
-               "every kind whose CRD is installed")
-    _flag(parser, "log-format", dest="log_format", choices=["json", "console"], default=None,
-          help="log format (default: json in a pod, console otherwise)")
-    _flag(parser, "log-level", dest="log_level", default=d.log_level,
-          choices=["debug", "info", "warning", "error"], help="minimum log level")
-    _flag(parser, "no-leader-elect", dest="leader_elect", action="store_false",
-          help="run without leader election (a single replica; for debugging)")
-    _flag(parser, "worker-create-concurrency", dest="worker_create_concurrency", type=int,
+    _flag(jobs, "worker-create-concurrency", dest="worker_create_concurrency", type=int,
           default=t.create_concurrency,
           help="worker pods (TFJob: pods and Services) of one job created concurrently "
                "within a sync")
-    _flag(parser, "pod-update-batch", dest="pod_update_batch", type=float,
-          default=e.pod_update_batch,
-          help="seconds to batch a job's pod updates before syncing it (0: at once)")
-    _flag(parser, "version", action="store_true", help="print the version and exit")
+    obs = parser.add_argument_group("observability")
+    _flag(obs, "monitoring-port", dest="monitoring_port", type=int, default=d.monitoring_port,
+          help="port of /metrics; 0 disables it")
+    _flag(obs, "health-port", dest="health_port", type=int, default=d.health_port,
+          help="port of /healthz and /readyz; 0 disables it")
+    _flag(obs, "log-format", dest="log_format", choices=["json", "console"], default=None,
+          help="log format (default: json in a pod, console otherwise)")
+    _flag(obs, "log-level", dest="log_level", default=d.log_level,
+          choices=["debug", "info", "warning", "error"], help="minimum log level")
+    _add_webhook_arguments(parser.add_argument_group("webhooks"))
     for described in plugins():
         if described.flags is not None:
-            described.flags.add(parser)
-    _add_webhook_arguments(parser)
+            described.flags.add(parser.add_argument_group(f"{described.kind} jobs"))
+    other = parser.add_argument_group("other")
+    _flag(other, "version", action="store_true", help="print the version and exit")
 
 
-def _add_webhook_arguments(parser: argparse.ArgumentParser) -> None:
+def _add_webhook_arguments(parser: Any) -> None:
     w = WebhookOptions()
     _flag(parser, "webhooks", dest="webhooks", choices=["auto", "on", "off"], default=w.mode,
           help="serve the conversion and validating webhooks (auto: in a pod, or with "
@@ -171,6 +195,11 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
     _positive("controller-queue-rate-limit", args.controller_queue_rate_limit)
     _positive("controller-queue-burst", args.controller_queue_burst)
     _positive("worker-create-concurrency", args.worker_create_concurrency)
+    for flag, value in (("kube-api-qps", args.kube_api_qps),
+                        ("kube-api-burst", args.kube_api_burst),
+                        ("startup-timeout", args.startup_timeout)):
+        if value < 0:
+            raise ValueError(f"--{flag} must not be negative, got {value:g}")
     if args.pod_update_batch < 0:
         raise ValueError(f"--pod-update-batch must not be negative, got {args.pod_update_batch:g}")
     enabled = tuple(dict.fromkeys(s.lower() for s in args.enable_scheme))
@@ -186,7 +215,7 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
     log_format = args.log_format or (
         "json" if os.environ.get("KUBERNETES_SERVICE_HOST") else "console")
     return ServerOptions(
-        kubeconfig=os.environ.get("KUBECONFIG") or args.kubeconfig,
+        kubeconfig=args.kubeconfig,
         master=args.master,
         namespace=args.namespace,
         monitoring_port=args.monitoring_port,
@@ -194,6 +223,7 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
         lock_namespace=args.lock_namespace,
         kube_api_qps=args.kube_api_qps,
         kube_api_burst=args.kube_api_burst,
+        startup_timeout=args.startup_timeout,
         log_format=log_format,
         log_level=args.log_level,
         leader_elect=args.leader_elect,

@@ -2,19 +2,23 @@
 kind it serves (:mod:`mpi_controller.kinds`; each kind's
 :class:`~mpi_controller.engine.plugin.Renderer`).
 
-Reads one or more manifests (``-f FILE``, ``-f -`` for stdin; multi-document YAML), defaults
-and validates each job, and prints as one YAML stream, per job in creation order, what the
-first sync of the job creates: for an MPIJob the Service, ConfigMap, SSH Secret, PodGroup
-(with ``--gang-scheduling``), worker pods, launcher Job; for a training-operator kind (TFJob,
-PyTorchJob, ...) its companions (an elastic PyTorchJob's HPA), the PodGroup (with
-``--gang-scheduling``), then per replica type its pods (with the kind's environment) and
-headless Services. Objects carry the controller's owner reference (``metadata.uid`` of the
-manifest, or a placeholder). A suspended MPIJob gets no PodGroup and no workers, and a
-suspended launcher; a suspended training job nothing.
+Reads one or more manifests (``-f FILE``, ``-f DIR`` (``-R``: with its subdirectories), ``-f
+-`` for stdin; multi-document YAML, ``kind: List``; :mod:`mpi_controller.manifests`, with its
+size and alias-expansion limits), converts a job of an older version its CRD serves (MPIJob
+``v1``, ``v1alpha2``) with the conversion webhook's conversion (a warning says the older
+generation's launch mode is not shown), defaults and validates each job, and prints as one YAML
+stream, per job in creation order, what the first sync of the job creates: for an MPIJob the
+Service, ConfigMap, SSH Secret, PodGroup (with ``--gang-scheduling``), worker pods, launcher
+Job; for a training-operator kind (TFJob, PyTorchJob, ...) its companions (an elastic
+PyTorchJob's HPA), the PodGroup (with ``--gang-scheduling``), then per replica type its pods
+(with the kind's environment) and headless Services. Objects carry the controller's owner
+reference (``metadata.uid`` of the manifest, or a placeholder). A suspended MPIJob gets no
+PodGroup and no workers, and a suspended launcher; a suspended training job nothing.
 
-Exit status: 0 on success; 2 when a document cannot be read or parsed (the message names the
-file and line), is not a job of a kind served (the message names its kind), or fails
-validation (the errors go to stderr, one per line). Nothing is printed to stdout unless every
+Exit status: 0 on success; 2 when the input is empty, too large, an alias bomb, or a document
+cannot be read or parsed (the message names the file and line), is not a job of a kind served
+(the message names its kind), or fails validation (the errors go to stderr, one per line, each
+with the file and the line of the field). Nothing is printed to stdout unless every
 document is valid.
 """
 
@@ -22,14 +26,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any, TextIO
-
-import yaml
 
 from mpi_controller.engine.plugin import KindPlugin, RenderOptions
 from mpi_controller.kinds import plugins
 from mpi_controller.kube.jsonvalue import as_dict, as_str
+from mpi_controller.manifests import ManifestError, dump_manifests, read_manifests
 
 __all__ = ["PLACEHOLDER_UID", "RenderError", "add_render_parser", "render_command", "render_job"]
 
@@ -47,8 +50,12 @@ references use the manifest's metadata.uid, or a placeholder UID.
 The SSH Secret's key pair is freshly generated on every run (the controller generates its own
 when it creates the Secret), so that part of the output differs between runs.
 
-Exit status: 0 on success, 2 on unreadable or unparsable input, a document that is not a job
-of a kind served, or validation errors (printed to stderr).
+Input: files, directories (-R: recursively), '-' for stdin; multi-document YAML and kind: List.
+MPIJobs of kubeflow.org/v1 and v1alpha2 are converted to v2beta1 first (as the conversion
+webhook does); their generation's own launch mode is not shown.
+
+Exit status: 0 on success, 2 on empty, unreadable or unparsable input, a document that is not
+a job of a kind served, or validation errors (printed to stderr with file and line).
 """
 
 
@@ -91,7 +98,14 @@ def add_render_parser(subparsers: Any) -> argparse.ArgumentParser:
         action="append",
         required=True,
         metavar="FILE",
-        help="job manifest (multi-document YAML); '-' reads stdin; repeatable",
+        help="job manifest (multi-document YAML, kind: List), or a directory of them; '-' "
+        "reads stdin; repeatable",
+    )
+    parser.add_argument(
+        "-R",
+        "--recursive",
+        action="store_true",
+        help="with -f DIR, also read the directories under it",
     )
     parser.add_argument(
         "--cluster-domain",
@@ -132,31 +146,6 @@ def add_render_parser(subparsers: Any) -> argparse.ArgumentParser:
     return parser
 
 
-def _read(path: str) -> str:
-    if path == "-":
-        return sys.stdin.read()
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RenderError(f"{path}: cannot read: {exc}") from None
-
-
-def _documents(path: str) -> Iterator[tuple[int, Any]]:
-    """(1-based document number, document) for the non-empty documents of ``path``."""
-    name = "<stdin>" if path == "-" else path
-    try:
-        docs = list(yaml.safe_load_all(_read(path)))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        where = f":{mark.line + 1}" if mark is not None else ""
-        reason = getattr(exc, "problem", None) or str(exc)
-        raise RenderError(f"{name}{where}: invalid YAML: {reason}") from None
-    for number, doc in enumerate(docs, start=1):
-        if doc is not None:
-            yield number, doc
-
-
 def _renderable() -> list[tuple[KindPlugin, str]]:
     """(kind, apiVersion) pairs ``render`` reads: each kind's version the controller reads."""
     return [(p, f"{p.group}/{p.version}") for p in plugins() if p.renderer is not None]
@@ -167,8 +156,10 @@ def _kind_names() -> str:
     return ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else names[0]
 
 
-def _check_kind(name: str, number: int, doc: object) -> tuple[KindPlugin, dict[str, Any]]:
-    where = f"{name}: document {number}"
+def _check_kind(where: str, doc: object) -> tuple[KindPlugin, dict[str, Any]]:
+    """The kind of ``doc`` and the object in the version the controller reads: a job of
+    another version the kind's CRD serves (MPIJob ``v1``, ``v1alpha2``) goes through the
+    kind's conversion (the conversion webhook's)."""
     if not isinstance(doc, dict):
         raise RenderError(f"{where}: expected a mapping (an {_kind_names()}), got "
                           f"{type(doc).__name__}")
@@ -176,9 +167,24 @@ def _check_kind(name: str, number: int, doc: object) -> tuple[KindPlugin, dict[s
     for described, served in _renderable():
         if (kind, api_version) == (described.kind, served):
             return described, doc
-    expected = ", or ".join(f"kind {p.kind!r}, apiVersion {v!r}" for p, v in _renderable())
+        versions = [f"{described.group}/{v}" for v in described.api_versions]
+        if kind == described.kind and api_version in versions and described.convert:
+            try:
+                return described, dict(described.convert(doc, described.version))
+            except ValueError as err:
+                raise RenderError(f"{where}: {kind} {api_version}: cannot convert to "
+                                  f"{served}: {err}") from None
+    expected = ", or ".join(f"kind {p.kind!r}, apiVersion "
+                            f"{' or '.join(repr(f'{p.group}/{v}') for v in p.api_versions)}"
+                            for p, _ in _renderable())
     raise RenderError(f"{where}: kind {kind!r} (apiVersion {api_version!r}) is not an "
                       f"{_kind_names()}; expected {expected}")
+
+
+def _converted_note(origin: object, job: dict[str, Any]) -> str:
+    return (f"rendered through the conversion from {origin} to {job.get('apiVersion')}: these "
+            f"are the {job.get('apiVersion')} objects; the controller launches a job created "
+            f"as {origin} in that generation's own mode, which render does not show")
 
 
 def _prepare(described: KindPlugin, doc: dict[str, Any],
@@ -194,45 +200,41 @@ def _prepare(described: KindPlugin, doc: dict[str, Any],
 def render_job(job: dict[str, Any], options: RenderOptions) -> list[dict[str, Any]]:
     """The objects for one defaulted, valid job of a kind ``render`` reads, in creation
     order."""
-    described, _ = _check_kind("job", 1, job)
+    described, _ = _check_kind("job", job)
     assert described.renderer is not None
     return described.renderer.objects(job, options)
 
 
-class _Dumper(yaml.SafeDumper):
-    """Block style; multi-line strings as literal blocks."""
-
-
-def _str_representer(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
-    style = "|" if "\n" in value and not value.endswith(" ") else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
-
-
-_Dumper.add_representer(str, _str_representer)
-
-
-def _collect(files: Sequence[str], options: RenderOptions, stderr: TextIO) -> list[dict[str, Any]]:
-    """Parse, check and validate every document; raise RenderError listing all problems."""
+def _collect(files: Sequence[str], options: RenderOptions, stderr: TextIO, *,
+             recursive: bool = False) -> list[dict[str, Any]]:
+    """Parse, check and validate every object (:func:`read_manifests`); raise RenderError
+    listing all problems, each with its file and line."""
+    try:
+        manifests = read_manifests(files, recursive=recursive)
+    except ManifestError as exc:
+        raise RenderError(str(exc)) from None
     problems: list[str] = []
     jobs: list[dict[str, Any]] = []
-    for path in files:
-        name = "<stdin>" if path == "-" else path
+    for manifest in manifests:
         try:
-            for number, doc in _documents(path):
-                described, checked = _check_kind(name, number, doc)
-                job = _prepare(described, checked, options)
-                assert described.renderer is not None
-                errors, warnings = described.renderer.check(job, options)
-                meta = as_dict(job.get("metadata"))
-                label = (f"{name}: {job.get('kind')} {as_str(meta.get('namespace'))}/"
-                         f"{as_str(meta.get('name'))}")
-                problems += [f"{label}: {err}" for err in errors]
-                if not errors:
-                    jobs.append(job)
-                    for message in warnings:
-                        print(f"{label}: warning: {message}", file=stderr)
+            described, checked = _check_kind(manifest.where, manifest.obj)
         except RenderError as exc:
             problems.append(str(exc))
+            continue
+        job = _prepare(described, checked, options)
+        assert described.renderer is not None
+        errors, warnings = described.renderer.check(job, options)
+        meta = as_dict(job.get("metadata"))
+        name = f"{job.get('kind')} {as_str(meta.get('namespace'))}/{as_str(meta.get('name'))}"
+        problems += [f"{manifest.source}:{manifest.line_of(err.field)}: {name}: {err}"
+                     for err in errors]
+        if not errors:
+            jobs.append(job)
+            origin = manifest.obj.get("apiVersion")
+            if origin != checked.get("apiVersion"):
+                warnings = [*warnings, _converted_note(origin, checked)]
+            for message in warnings:
+                print(f"{manifest.source}: {name}: warning: {message}", file=stderr)
     if problems:
         raise RenderError("\n".join(problems))
     return jobs
@@ -248,12 +250,10 @@ def render_command(args: argparse.Namespace) -> int:
         priority_classes=dict(args.priority_classes),
     )
     try:
-        jobs = _collect(args.files, options, sys.stderr)
+        jobs = _collect(args.files, options, sys.stderr, recursive=args.recursive)
     except RenderError as exc:
         print(f"error: {exc}".replace("\n", "\nerror: "), file=sys.stderr)
         return 2
     objects = [obj for job in jobs for obj in render_job(job, options)]
-    sys.stdout.write(
-        yaml.dump_all(objects, Dumper=_Dumper, sort_keys=False, default_flow_style=False)
-    )
+    sys.stdout.write(dump_manifests(objects))
     return 0

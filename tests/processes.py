@@ -2,8 +2,8 @@
 harness for all of them.
 
 * :class:`OperatorProcess`: any operator binary as a child process (its own session), output
-  appended to a log file, never given ``$KUBECONFIG`` (``run`` lets it override
-  ``--kubeConfig``, as the Go operators do, and each process here must use its own); ready
+  appended to a log file, never given ``$KUBECONFIG`` (the Go mpi-operator lets it override
+  ``--kubeConfig``, and each process here must use its own); ready
   when a marker appears in its log; SIGTERM with a SIGKILL fallback; restartable.
 * :class:`ControllerProcess`: ``mpi-controller run`` (``python -m mpi_controller run``) with its
   own health and metrics ports, ready when ``/readyz`` answers 200.

@@ -64,7 +64,7 @@ image_key() {  # image_key NAME: the content key of an image
         image_key base; echo "$IMAGE_FORMAT"
         local sources
         mapfile -t sources < <(cd "$root" && find mpi_controller -type f \( -name '*.py' -o -name py.typed \) | LC_ALL=C sort)
-        (cd "$root" && hash_files deploy/Dockerfile pyproject.toml constraints.txt README.md "${sources[@]}")
+        (cd "$root" && hash_files deploy/Dockerfile .dockerignore pyproject.toml constraints.txt README.md LICENSE "${sources[@]}")
       } | sha256sum | cut -c1-16 ;;
     *)
       local IMAGE_BASE="" IMAGE_SUITE=$IMAGE_MACHINE_SUITE IMAGE_CUSTOMIZE=""

@@ -12,6 +12,10 @@ sent with the cached ``resourceVersion`` (a conflict means a newer version is on
 and afterwards the engine waits until the informer delivers that write before syncing the
 job again, for at most ``STATUS_WRITE_WAIT`` seconds (so a lost event cannot stall the job).
 
+A status write that changes the job's phase (:func:`~mpi_controller.kube.conditions.phase_of`:
+Created, Running, Restarting, Suspended, Succeeded, Failed) logs one info line, ``job phase
+changed``, with the kind, the job key, the phase and the previous one.
+
 A requeue serves time-based decisions (a TTL, a deadline); the job's own deletion carries its
 uid as a precondition, so a newer job of the same name is never touched.
 """
@@ -22,7 +26,10 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
+import structlog
+
 from mpi_controller.engine.writer import ChildWriter, Vanished
+from mpi_controller.kube.conditions import phase_of
 from mpi_controller.kube.events import Event
 from mpi_controller.kube.jsonvalue import Obj, json_copy
 from mpi_controller.kube.resources import Resource
@@ -31,6 +38,8 @@ from mpi_controller.runtime.clock import Clock
 from mpi_controller.runtime.expectations import ControllerExpectations
 from mpi_controller.runtime.informer import SharedIndexInformer
 from mpi_controller.runtime.kubeclient import KubeClient
+
+_log = structlog.get_logger("mpi_controller")
 
 __all__ = ["STATUS_WRITE_WAIT", "StatusWriteGuard", "SyncContext"]
 
@@ -163,3 +172,7 @@ class SyncContext:
         replaced = body["metadata"].get("resourceVersion")
         if replaced:
             self._guard.written(self.key, replaced)
+        phase, before = phase_of(status), phase_of(original)
+        if phase != before:
+            _log.info("job phase changed", kind=self.resource.kind, job=self.key, phase=phase,
+                      previous=before or None)

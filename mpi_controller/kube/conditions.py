@@ -13,7 +13,8 @@ from typing import Any
 from mpi_controller.kube.jsonvalue import as_list
 from mpi_controller.kube.timefmt import format_time
 
-__all__ = ["conditions_of", "get_condition", "has_condition", "new_condition"]
+__all__ = ["PHASES", "conditions_of", "get_condition", "has_condition", "new_condition",
+           "phase_of"]
 
 
 def new_condition(
@@ -48,3 +49,16 @@ def has_condition(status: Mapping[str, Any], condition_type: str) -> bool:
     """True if a condition of ``condition_type`` has status ``"True"``."""
     return any(cond.get("type") == condition_type and cond.get("status") == "True"
                for cond in conditions_of(status))
+
+
+PHASES = ("Succeeded", "Failed", "Suspended", "Restarting", "Running", "Created")
+"""The job conditions that name a phase, the one that wins first (Kubeflow's job conditions)."""
+
+
+def phase_of(status: Mapping[str, Any]) -> str:
+    """The job's phase: the first of :data:`PHASES` whose condition is True, else ``""``."""
+    for phase in PHASES:
+        cond = get_condition(status, phase)
+        if cond is not None and cond.get("status") == "True":
+            return phase
+    return ""

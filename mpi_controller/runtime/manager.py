@@ -208,15 +208,15 @@ class Manager:
 
     async def run(self, stop: asyncio.Event) -> None:
         """Run until ``stop`` is set (then shut down in order) or leadership is lost."""
-        if self._port is not None:
-            self._server = await serve_http(
-                self._host, self._port, registry=REGISTRY,
-                healthz=self._healthz, readyz=self._readyz,
-            )
         try:
+            if self._port is not None:
+                self._server = await serve_http(
+                    self._host, self._port, registry=REGISTRY,
+                    healthz=self._healthz, readyz=self._readyz,
+                )
             lost = await self._run_tasks(stop)
         finally:
-            await self._shutdown_server()
+            await self._shutdown_server()  # also when the port cannot be bound
         if lost is not None:
             raise lost
 

@@ -43,6 +43,13 @@ from mpi_controller.runtime.clock import Clock, LoopClock
 from mpi_controller.runtime.codec import Codec, dumps, loads
 from mpi_controller.runtime.errors import ApiError, transport_error
 from mpi_controller.runtime.kubeclient import PATCH_CONTENT_TYPES, PatchType
+from mpi_controller.runtime.kubeconfig import (
+    DEFAULT_KUBECONFIG,
+    ConfigError,
+    Target,
+    inspect_kubeconfig,
+    kubeconfig_source,
+)
 from mpi_controller.runtime.throttle import RequestThrottle
 from mpi_controller.runtime.watch import WatchStream
 
@@ -151,17 +158,37 @@ class RestClient:
         return cls._with_configuration(cfg, options)
 
     @classmethod
-    async def auto(
-        cls, kubeconfig: str | None = None, master: str | None = None, **options: Any
-    ) -> RestClient:
-        """In-cluster when ``KUBERNETES_SERVICE_HOST`` is set and no kubeconfig is given."""
-        if kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
-            kube = await cls.from_incluster(**options)
-        else:
-            kube = await cls.from_kubeconfig(kubeconfig, **options)
+    async def connect(
+        cls, kubeconfig: str = "", master: str = "", **options: Any
+    ) -> tuple[RestClient, Target]:
+        """The client of the API server the flags select, as client-go's
+        ``BuildConfigFromFlags``: ``kubeconfig`` (``--kubeConfig``) first, then
+        ``$KUBECONFIG``, then ``~/.kube/config``, else in-cluster; ``master`` overrides the
+        server. Raises :class:`ConfigError` (one line naming the file and the problem) when
+        none of them gives a usable configuration; makes no request."""
+        from kubernetes_asyncio import client
+        from kubernetes_asyncio.config import ConfigException
+
+        source = kubeconfig_source(kubeconfig)
+        try:
+            if source.paths:
+                target = inspect_kubeconfig(source, master=master)
+                kube = await cls.from_kubeconfig(os.pathsep.join(source.paths), **options)
+            elif os.environ.get("KUBERNETES_SERVICE_HOST"):
+                kube = await cls.from_incluster(**options)
+                target = Target(master.rstrip("/") or kube.host, "", "", "in-cluster")
+            elif master:
+                cfg = client.Configuration()
+                kube = cls._with_configuration(cfg, options)
+                target = Target(master.rstrip("/"), "", "", f"--master {master}")
+            else:
+                raise ConfigError("no kubeconfig: pass --kubeConfig, set $KUBECONFIG or create "
+                                  f"{DEFAULT_KUBECONFIG} (or run in a pod)")
+        except (ConfigException, OSError, ValueError) as err:
+            raise ConfigError(f"{source.origin}: {str(err).splitlines()[0]}") from None
         if master:
             kube.api_client.configuration.host = master.rstrip("/")
-        return kube
+        return kube, target
 
     @classmethod
     def _with_configuration(cls, cfg: Any, options: dict[str, Any]) -> RestClient:

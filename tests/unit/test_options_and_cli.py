@@ -62,13 +62,14 @@ def test_the_kubectl_delivery_images_of_the_older_mpijob_generations() -> None:
 
 
 def test_environment_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
-    """KUBECONFIG overrides --kubeConfig; KUBEFLOW_NAMESPACE is --namespace's default;
-    logs are JSON inside a pod."""
+    """KUBEFLOW_NAMESPACE is --namespace's default; logs are JSON inside a pod. $KUBECONFIG
+    does not override an explicit --kubeConfig (client-go's order: the flag first; see
+    test_kubeconfig.py)."""
     monkeypatch.setenv("KUBECONFIG", "/env")
     monkeypatch.setenv("KUBEFLOW_NAMESPACE", "team")
     monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1")
     opts = _parse("--kubeConfig", "/flag")
-    assert (opts.kubeconfig, opts.namespace, opts.log_format) == ("/env", "team", "json")
+    assert (opts.kubeconfig, opts.namespace, opts.log_format) == ("/flag", "team", "json")
 
 
 @pytest.mark.parametrize(("argv", "message"), [
@@ -76,6 +77,9 @@ def test_environment_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
     (["--health-port", "70000"], "--health-port must be between 0 and 65535, got 70000"),
     (["--controller-queue-burst", "-1"], "--controller-queue-burst must be greater than 0"),
     (["--pod-update-batch", "-1"], "--pod-update-batch must not be negative, got -1"),
+    (["--kube-api-qps", "-1"], "--kube-api-qps must not be negative, got -1"),
+    (["--kube-api-burst", "-5"], "--kube-api-burst must not be negative, got -5"),
+    (["--startup-timeout", "-1"], "--startup-timeout must not be negative, got -1"),
 ])
 def test_bad_flag_values_exit_2_naming_the_flag(
         argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -115,3 +119,38 @@ def test_run_raises_the_collector_thresholds_before_it_starts(
         assert seen == [(50_000, 20, 10)]
     finally:
         gc.set_threshold(*before)
+
+
+@pytest.mark.parametrize("failure", [
+    OSError(98, "error while attempting to bind on address ('0.0.0.0', 9090): address "
+                "already in use"),
+    ExceptionGroup("unhandled errors in a TaskGroup", [OSError(
+        98, "error while attempting to bind on address ('0.0.0.0', 9090): address already "
+            "in use")]),
+])
+def test_a_port_in_use_is_one_line_and_exit_1(
+        failure: BaseException, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from mpi_controller import app, logging
+
+    async def fail(opts: object) -> int:
+        raise failure
+
+    monkeypatch.setattr(app, "run", fail)
+    monkeypatch.setattr(logging, "configure", lambda *args: None)
+    assert main(["run", "--kubeConfig", "/nowhere"]) == 1
+    assert capsys.readouterr().err == (
+        "mpi-controller run: [Errno 98] error while attempting to bind on address "
+        "('0.0.0.0', 9090): address already in use\n")
+
+
+def test_other_failures_keep_their_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mpi_controller import app, logging
+
+    async def fail(opts: object) -> int:
+        raise ExceptionGroup("bug", [OSError("port"), KeyError("spec")])
+
+    monkeypatch.setattr(app, "run", fail)
+    monkeypatch.setattr(logging, "configure", lambda *args: None)
+    with pytest.raises(ExceptionGroup):
+        main(["run", "--kubeConfig", "/nowhere"])

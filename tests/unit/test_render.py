@@ -114,11 +114,11 @@ def test_invalid_mpijob_exits_2_with_errors(
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err.splitlines() == [
-        f"error: {path}: MPIJob default/pi: spec.mpiReplicaSpecs[Launcher].template.spec.containers: "  # noqa: E501
-        "Required value: must define at least one container",
-        f"error: {path}: MPIJob default/pi: spec.mpiReplicaSpecs[Launcher].replicas: "
+        f"error: {path}:7: MPIJob default/pi: spec.mpiReplicaSpecs[Launcher].template.spec."
+        "containers: Required value: must define at least one container",
+        f"error: {path}:7: MPIJob default/pi: spec.mpiReplicaSpecs[Launcher].replicas: "
         "Invalid value: 2: must be 1",
-        f"error: {path}: MPIJob default/pi: spec.slotsPerWorker: Invalid value: -1: "
+        f"error: {path}:5: MPIJob default/pi: spec.slotsPerWorker: Invalid value: -1: "
         "must be greater than or equal to 0",
     ]
 
@@ -136,10 +136,12 @@ def test_non_mpijob_names_its_kind(tmp_path: Path, capsys: pytest.CaptureFixture
     path.write_text("apiVersion: v1\nkind: Service\nmetadata: {name: x}\n")
     assert main(["render", "-f", str(path)]) == 2
     kinds = [p.kind for p in plugins()]
-    expected = ", or ".join(f"kind {k!r}, apiVersion "
-                            f"'kubeflow.org/{'v2beta1' if k == 'MPIJob' else 'v1'}'" for k in kinds)
+    versions = {"MPIJob": "'kubeflow.org/v2beta1' or 'kubeflow.org/v1' or "
+                          "'kubeflow.org/v1alpha2'"}
+    expected = ", or ".join(f"kind {k!r}, apiVersion {versions.get(k, repr('kubeflow.org/v1'))}"
+                            for k in kinds)
     assert capsys.readouterr().err == (
-        f"error: {path}: document 1: kind 'Service' (apiVersion 'v1') is not an "
+        f"error: {path}:1: kind 'Service' (apiVersion 'v1') is not an "
         f"{', '.join(kinds[:-1])} or {kinds[-1]}; expected {expected}\n"
     )
 

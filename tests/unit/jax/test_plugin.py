@@ -97,5 +97,5 @@ def test_render_refuses_an_invalid_job(tmp_path: Path,
     path.write_text(yaml.safe_dump(jaxjob("b", {"Launcher": replica(1)})))
     assert main(["render", "-f", str(path)]) == 2
     assert capsys.readouterr().err == (
-        f'error: {path}: JAXJob default/b: spec.jaxReplicaSpecs[Launcher]: Unsupported value: '
+        f'error: {path}:7: JAXJob default/b: spec.jaxReplicaSpecs[Launcher]: Unsupported value: '
         '"Launcher": supported values: "Worker"\n')

@@ -76,5 +76,5 @@ def test_render_reports_invalid_pytorchjobs(tmp_path: Path,
     path.write_text(yaml.safe_dump(pytorchjob("bad", {"Master": replica(2)})))
     assert main(["render", "-f", str(path)]) == 2
     assert capsys.readouterr().err == (
-        f"error: {path}: PyTorchJob default/bad: spec.pytorchReplicaSpecs[Master].replicas: "
+        f"error: {path}:8: PyTorchJob default/bad: spec.pytorchReplicaSpecs[Master].replicas: "
         "Forbidden: must be 1\n")

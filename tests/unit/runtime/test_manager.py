@@ -404,3 +404,22 @@ async def test_sigterm_sets_stop() -> None:
     finally:
         remove()
     assert stop.is_set()
+
+
+async def test_a_health_port_in_use_closes_the_client_and_raises_oserror() -> None:
+    """``run`` then prints one line (the address in use) and exits 1; the client is closed."""
+    import socket
+
+    closed: list[bool] = []
+
+    async def close() -> None:
+        closed.append(True)
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        manager = Manager(informers=[], controllers=[], close=close, host="127.0.0.1",
+                          port=busy.getsockname()[1])
+        with pytest.raises(OSError, match="address already in use"):
+            await manager.run(asyncio.Event())
+    assert closed == [True]

@@ -48,5 +48,5 @@ def test_gang_cluster_domain_warnings_and_errors(tmp_path: Path,
     path.write_text(yaml.safe_dump(bad))
     assert main(["render", "-f", str(path)]) == 2
     assert capsys.readouterr().err == (
-        f"error: {path}: TFJob default/b: spec.tfReplicaSpecs: Forbidden: must not have more "
+        f"error: {path}:6: TFJob default/b: spec.tfReplicaSpecs: Forbidden: must not have more "
         "than 1 Chief or Master role\n")

@@ -102,5 +102,5 @@ def test_render_refuses_a_job_without_master(tmp_path: Path,
         "spec": {"containers": [{"name": "xgboost", "image": "i"}]}}}})))
     assert main(["render", "-f", str(path)]) == 2
     assert capsys.readouterr().err == (
-        f"error: {path}: XGBoostJob default/w: spec.xgbReplicaSpecs[Master]: Required value: "
+        f"error: {path}:6: XGBoostJob default/w: spec.xgbReplicaSpecs[Master]: Required value: "
         "must be present\n")
