@@ -7,12 +7,12 @@ writes ``<out>/summary.md``.
         [--kinds all|mpijob,tfjob,...] [RUN ...]
 
 Runs: crashes, apiserver-restarts, lost-watches, failover, overload, hostile, and the webhook
-runs of :mod:`e2e.chaos.webhook_runs` (webhook-kills-2, webhook-kills-1, cert-rotation,
-secret-deleted). The controller runs as processes (``mpi-controller run``) with leader
-election on ``<lock-ns>/mpi-operator``; a supervisor restarts a replica that exits on its own
-(as a Deployment would) and counts it. Jobs created through MPIJob ``v1``/``v1alpha2`` need
-the conversion webhook: a run with those kinds starts a webhook-serving process of its own
-(which no fault touches; the webhook runs fault it).
+runs of :mod:`e2e.chaos.webhook_runs` (webhook-kills-2, webhook-restarts-2,
+webhook-kills-1, cert-rotation, secret-deleted). The controller runs as processes
+(``mpi-controller run``) with leader election on ``<lock-ns>/mpi-operator``; a supervisor
+restarts a replica that exits on its own (as a Deployment would) and counts it. Jobs created
+through MPIJob ``v1``/``v1alpha2`` need the conversion webhook: a run with those kinds starts
+a webhook-serving process of its own (which no fault touches; the webhook runs fault it).
 """
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ from tests.support import HACK
 
 FAULT_RUNS = ("crashes", "apiserver-restarts", "lost-watches", "failover", "overload",
               "hostile")
-WEBHOOK_RUNS = ("webhook-kills-2", "webhook-kills-1", "cert-rotation", "secret-deleted")
+WEBHOOK_RUNS = ("webhook-kills-2", "webhook-restarts-2", "webhook-kills-1", "cert-rotation",
+                "secret-deleted")
 RUNS = FAULT_RUNS + WEBHOOK_RUNS
 OVERLOAD_ARGS = ("--max-requests-inflight=5 --max-mutating-requests-inflight=2 "
                  "--enable-priority-and-fairness=false")
@@ -677,6 +678,8 @@ FUNCTIONS: dict[str, Callable[[Context], dict[str, Any]]] = {
     "hostile": run_hostile,
     "webhook-kills-2": lambda ctx: webhook_runs.run_webhook_kills(ctx, replicas=2),
     "webhook-kills-1": lambda ctx: webhook_runs.run_webhook_kills(ctx, replicas=1),
+    "webhook-restarts-2": lambda ctx: webhook_runs.run_webhook_kills(ctx, replicas=2,
+                                                                     graceful=True),
     "cert-rotation": webhook_runs.run_cert_rotation,
     "secret-deleted": webhook_runs.run_secret_deleted,
 }
@@ -685,18 +688,20 @@ FUNCTIONS: dict[str, Callable[[Context], dict[str, Any]]] = {
 def webhook_table(records: Sequence[dict[str, Any]]) -> str:
     """A Markdown table of the webhook runs."""
     lines = ["| run | fault injected | replicas | client requests through v1/v1alpha2 | failed "
-             "(share) | 5xx in the audit log | outages (longest, total s) | result |",
-             "|---|---|---|---|---|---|---|---|"]
+             "(share; in flight at a kill) | 5xx in the audit log | conversion failures in "
+             "kube-apiserver's log | outages (longest, total s) | result |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in records:
         if "requests" not in r:
-            lines.append(f"| {r['run']} | {r['fault']} | | | | | | "
+            lines.append(f"| {r['run']} | {r['fault']} | | | | | | | "
                          f"FAIL: {'; '.join(r['violations'])} |")
             continue
         out = r["outage_s"]
         outage = "0" if not r["outages"] else f"{r['outages']} ({out['max']}, {out['total']})"
         lines.append(
             f"| {r['run']} | {r['fault']} | {r['replicas']} | {r['requests']} | {r['failed']} "
-            f"({r['failed_share']}) | {r['audit_5xx']} | {outage} | "
+            f"({r['failed_share']}; {r.get('failed_in_flight_at_kill', 0)}) | {r['audit_5xx']} | "
+            f"{r['apiserver_log_conversion_failures']} | {outage} | "
             f"{'pass' if r['passed'] else 'FAIL: ' + '; '.join(r['violations'])} |")
     return "\n".join(lines) + "\n"
 
@@ -769,6 +774,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                    "recovery_s": {"count": 0}, "unplanned_restarts": [],
                    "violations": [f"run crashed: {exc!r}"], "passed": False}
             (ctx.out_dir / f"{name}.json").write_text(json.dumps(rec, indent=2))
+        ctx.out_dir.mkdir(parents=True, exist_ok=True)
+        (ctx.out_dir / f"{name}.json").write_text(json.dumps(rec, indent=2))
         records.append(rec)
         print(f"[chaos] {name}: {'pass' if rec['passed'] else 'FAIL'} in "
               f"{time.monotonic() - started:.0f}s {rec['violations']}", flush=True)

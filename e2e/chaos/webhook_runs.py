@@ -30,7 +30,8 @@ from e2e.chaos.webhooks import (
     failure_summary,
     outages,
     secret_ca,
-    served_issuer,
+    served_certificate,
+    signed_by,
 )
 
 if TYPE_CHECKING:
@@ -38,7 +39,10 @@ if TYPE_CHECKING:
 
 __all__ = ["run_cert_rotation", "run_secret_deleted", "run_webhook_kills"]
 
-CLIENT_USER = "admin"
+CLIENT_USER = "mpi-controller-2"
+"""The clients' identity: the local cluster's audit policy logs only the controller identities'
+requests, and the webhook runs have no controller of that identity (the webhook replicas are
+the cluster admin), so the clients' requests and their answers are in the audit log."""
 
 
 class _Env:
@@ -55,14 +59,19 @@ class _Env:
         self.ns, self.home = f"chaos-{name}-{suffix}", f"chaos-{name}-{suffix}-wh"
         logs = ctx.out_dir / "logs"
         logs.mkdir(parents=True, exist_ok=True)
-        self.set = WebhookSet(ctx.kubeconfig, logs, home=self.home, reconcile=f"{self.home}-idle",
-                              replicas=replicas, extra=extra, kubectl=ctx.kubectl)
+        # The replicas as the controller's identity (their Secret writes are in the audit log).
+        self.set = WebhookSet(ctx.controller_kubeconfigs[0], logs, home=self.home,
+                              reconcile=f"{self.home}-idle", replicas=replicas, extra=extra,
+                              kubectl=ctx.kubectl)
         self.api = config.new_client_from_config(config_file=ctx.kubeconfig)
         self.core = client.CoreV1Api(self.api)
         self.ext = client.ApiextensionsV1Api(self.api)
-        self.clients = Clients(ctx.kubeconfig, self.ns)
+        self.clients = Clients(ctx.controller_kubeconfigs[1], self.ns)
         self.start_wall = audit.now()
+        self.apiserver_log = ctx.audit_log.with_name("kube-apiserver.log")
+        self.apiserver_offset = _size(self.apiserver_log)
         self.faults: list[dict[str, Any]] = []
+        self.violations: list[str] = []
 
     def __enter__(self) -> _Env:
         for ns in (self.ns, self.home, f"{self.home}-idle"):
@@ -83,6 +92,18 @@ class _Env:
             self.ctx.kubectl("delete", "namespace", ns, "--wait=false")
         self.api.close()
 
+    def apiserver_conversion_failures(self) -> int:
+        """Lines of kube-apiserver's log since the run started that report a failed call of
+        the conversion webhook."""
+        if not self.apiserver_log.exists():
+            return 0
+        with self.apiserver_log.open("rb") as fh:
+            fh.seek(self.apiserver_offset)
+            text = fh.read().decode(errors="replace")
+        url = f"127.0.0.1:{self.set.proxy.port}/convert"
+        return sum(1 for line in text.splitlines()
+                   if "conversion webhook" in line and "failed" in line and url in line)
+
     def record(self, fault: str, requests: list[Any], **extra: Any) -> dict[str, Any]:
         end = audit.now()
         events = audit.read_events(self.ctx.audit_log, start=self.start_wall, end=end,
@@ -96,6 +117,7 @@ class _Env:
                "replicas": len(self.set.procs), **summary,
                "audit_requests": len(mine),
                "audit_5xx": sum(1 for e in mine if e.code >= 500),
+               "apiserver_log_conversion_failures": self.apiserver_conversion_failures(),
                "outages": len(windows),
                "outage_s": {"count": len(lengths), "max": max(lengths, default=None),
                             "total": round(sum(lengths), 2)},
@@ -104,12 +126,22 @@ class _Env:
         return rec
 
 
-def run_webhook_kills(ctx: Context, *, replicas: int = 2) -> dict[str, Any]:
-    """SIGKILL a webhook-serving replica every 4-8 s for ``ctx.webhook_seconds``, restarting
-    it at once; with more than one, the replicas are killed in turn, each once the others are
-    ready."""
+IN_FLIGHT = 1.0
+"""Seconds after a SIGKILL within which a failed request counts as in flight at the kill (on a
+connection to the killed replica: no server can answer it, and the API server does not retry a
+webhook call that got EOF)."""
+
+
+def run_webhook_kills(ctx: Context, *, replicas: int = 2, graceful: bool = False
+                      ) -> dict[str, Any]:
+    """SIGKILL (``graceful``: SIGTERM, as a rolling update or a drain does) a webhook-serving
+    replica every 4-8 s for ``ctx.webhook_seconds``, restarting it at once; with more than one,
+    the replicas are stopped in turn, each once the others are ready (a PodDisruptionBudget's
+    ``minAvailable: 1``). With several replicas, a failed request is a violation unless it was
+    in flight at a SIGKILL (:data:`IN_FLIGHT`); after SIGTERM none may fail."""
     import random
-    name = f"webhook-kills-{replicas}"
+    name = f"webhook-{'restarts' if graceful else 'kills'}-{replicas}"
+    signal_name = "SIGTERM" if graceful else "SIGKILL"
     rng = random.Random(ctx.seed)
     with _Env(ctx, name, replicas=replicas) as env:
         env.clients.start()
@@ -122,18 +154,29 @@ def run_webhook_kills(ctx: Context, *, replicas: int = 2) -> dict[str, Any]:
             for other in others:  # a PodDisruptionBudget's minAvailable 1
                 env.set.wait_ready(other)
             t = audit.now()
-            proc.kill()
+            if graceful:
+                code = proc.stop()
+                if code != 0:
+                    env.violations.append(f"replica exited {code} on SIGTERM")
+            else:
+                proc.kill()
             proc.start()
             ready_after = env.set.wait_ready(proc)
-            env.faults.append({"what": f"SIGKILL replica {i % replicas}", "at": round(t, 3),
-                               "ready_again_s": ready_after})
+            env.faults.append({"what": f"{signal_name} replica {i % replicas}",
+                               "at": round(t, 3), "ready_again_s": ready_after})
             i += 1
         time.sleep(max(0.0, deadline - time.monotonic()))
         requests = env.clients.stop()
-        rec = env.record(f"SIGKILL a webhook replica x{i} ({replicas} replicas)", requests)
-    violations = []
-    if replicas > 1 and rec["failed"]:
-        violations.append(f"{rec['failed']} of {rec['requests']} client requests failed")
+        kills = [f["at"] for f in env.faults]
+        in_flight = [r for r in requests if not r.ok and not graceful
+                     and any(0 <= r.at - k <= IN_FLIGHT for k in kills)]
+        rec = env.record(f"{signal_name} a webhook replica x{i} ({replicas} "
+                         f"{'replicas' if replicas > 1 else 'replica'})", requests,
+                         failed_in_flight_at_kill=len(in_flight))
+    violations = list(env.violations)
+    if replicas > 1 and rec["failed"] > len(in_flight):
+        violations.append(f"{rec['failed'] - len(in_flight)} of {rec['requests']} client "
+                          "requests failed (beyond those in flight at a kill)")
     if not rec["requests"]:
         violations.append("no client requests")
     rec["violations"], rec["passed"] = violations, not violations
@@ -194,6 +237,10 @@ def run_secret_deleted(ctx: Context, *, times: int = 3) -> dict[str, Any]:
     return rec
 
 
+def _size(path: Any) -> int:
+    return int(path.stat().st_size) if path.exists() else 0
+
+
 def _wait(probe: Any, timeout: float) -> float | None:
     start = time.monotonic()
     while not probe():
@@ -204,19 +251,23 @@ def _wait(probe: Any, timeout: float) -> float | None:
 
 
 def _agreement(env: _Env) -> dict[str, Any]:
-    """Whether the Secret's CA, the CRD's caBundle and the served certificates agree."""
+    """Whether the Secret's CA, the CRD's caBundle and the served certificates agree: the
+    caBundle is the Secret's ``ca.crt`` and every replica serves a certificate signed by its
+    newest CA (every CA has the same name: the signature tells them apart)."""
     from cryptography import x509
     ca_pem = secret_ca(env.core, env.home)
     bundle = crd_ca(env.ext)
     cas = x509.load_pem_x509_certificates(ca_pem) if ca_pem else []
-    newest = cas[0].subject.rfc4514_string() if cas else ""
-    issuers = [served_issuer(port) for port in env.set.ports]
+    served = [served_certificate(port) for port in env.set.ports]
     problems = []
     if bundle != ca_pem:
         problems.append("the CRD's caBundle is not the Secret's ca.crt")
-    if any(i != newest for i in issuers):
-        problems.append(f"served issuers {issuers} are not the Secret's newest CA {newest}")
-    return {"served_issuers": issuers, "secret_ca": newest, "disagreements": problems}
+    signed = [bool(cas) and c is not None and signed_by(c, cas[0]) for c in served]
+    if not all(signed):
+        problems.append(f"replicas serving a certificate of the Secret's newest CA: {signed}")
+    return {"served_serials": [c.serial_number if c else None for c in served],
+            "secret_ca_serial": cas[0].serial_number if cas else None,
+            "disagreements": problems}
 
 
 def _wait_agreement(env: _Env, timeout: float) -> dict[str, Any]:

@@ -28,7 +28,8 @@ from typing import Any
 from e2e.tcpproxy import RoundRobinProxy
 from tests.processes import ControllerProcess, free_port, http_get
 
-__all__ = ["Clients", "FailoverProxy", "Request", "WebhookSet", "outages", "served_issuer"]
+__all__ = ["Clients", "FailoverProxy", "Request", "WebhookSet", "outages", "served_certificate",
+           "signed_by"]
 
 CRD = "mpijobs.kubeflow.org"
 SECRET = "mpi-operator-webhook-cert"
@@ -38,7 +39,14 @@ _PATCH = {"metadata": {"labels": {"touched": "yes"}}}
 
 class FailoverProxy(RoundRobinProxy):
     """:class:`RoundRobinProxy` that tries the other backends when one refuses a connection
-    (a Service routes only to ready endpoints; a killed replica's port refuses at once)."""
+    (a Service routes only to ready endpoints; a killed replica's port refuses at once).
+    Connections live until either side closes them or ``max_age`` (30 s) passes, as through a
+    Service (kube-proxy never closes a connection; the round-robin proxy's 1 s would race the
+    API server's reuse of kept-alive connections, a failure no Service makes)."""
+
+    def __init__(self, backends: Sequence[int], *, max_age: float = 30.0,
+                 idle: float = 0.2) -> None:
+        super().__init__(backends, max_age=max_age, idle=idle)
 
     def _pipe(self, client: socket.socket, port: int) -> None:
         start = self.backends.index(port)
@@ -105,8 +113,9 @@ class WebhookSet:
         return round(time.monotonic() - start, 2)
 
 
-def served_issuer(port: int) -> str:
-    """The issuer of the certificate served on 127.0.0.1:``port`` ("" when nothing answers)."""
+def served_certificate(port: int) -> Any:
+    """The certificate served on 127.0.0.1:``port`` (an ``x509.Certificate``; None when nothing
+    answers)."""
     from cryptography import x509
     context = ssl.create_default_context()
     context.check_hostname = False
@@ -116,9 +125,17 @@ def served_issuer(port: int) -> str:
                 context.wrap_socket(raw) as tls:
             der = tls.getpeercert(binary_form=True)
     except OSError:
-        return ""
-    assert der is not None
-    return x509.load_der_x509_certificate(der).issuer.rfc4514_string()
+        return None
+    return None if der is None else x509.load_der_x509_certificate(der)
+
+
+def signed_by(cert: Any, ca: Any) -> bool:
+    """Whether ``ca`` issued ``cert`` (its signature verifies with the CA's key)."""
+    try:
+        cert.verify_directly_issued_by(ca)
+    except Exception:
+        return False
+    return True
 
 
 def secret_ca(core: Any, namespace: str) -> bytes:
@@ -260,4 +277,6 @@ def failure_summary(requests: Sequence[Request]) -> dict[str, Any]:
     return {"requests": len(requests), "failed": len(failed),
             "failed_share": round(len(failed) / len(requests), 4) if requests else None,
             "by_op": {op: {"requests": c[0], "failed": c[1]} for op, c in sorted(by_op.items())},
-            "reasons": sorted({r.error for r in failed})[:5]}
+            "reasons": sorted({r.error for r in failed})[:5],
+            "failures": [{"at": round(r.at, 3), "op": r.op, "error": r.error[:200]}
+                         for r in failed[:20]]}
