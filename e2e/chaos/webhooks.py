@@ -81,6 +81,7 @@ class WebhookSet:
             *extra) for i, port in enumerate(self.ports)]
 
     def __enter__(self) -> WebhookSet:
+        self.previous = self._client_config()
         self.proxy.__enter__()
         for proc in self.procs:
             proc.start()
@@ -96,6 +97,21 @@ class WebhookSet:
         if self.kubectl is not None:  # failurePolicy Fail: no configuration left behind
             self.kubectl("delete", "validatingwebhookconfiguration", self.configuration,
                          "--ignore-not-found")
+            if self.previous is not None:  # the CRD's conversion as it was before
+                config = {"url": None, "service": None, "caBundle": None, **self.previous}
+                self.kubectl("patch", "crd", CRD, "--type", "merge", "-p", json.dumps(
+                    {"spec": {"conversion": {"webhook": {"clientConfig": config}}}}))
+
+    def _client_config(self) -> dict[str, Any] | None:
+        if self.kubectl is None:
+            return None
+        text = self.kubectl("get", "crd", CRD, "-o",
+                            "jsonpath={.spec.conversion.webhook.clientConfig}")
+        try:
+            found = json.loads(text) if text.strip() else None
+        except ValueError:
+            return None
+        return found if isinstance(found, dict) else None
 
     @staticmethod
     def ready(proc: ControllerProcess) -> bool:
