@@ -116,11 +116,13 @@ def test_hostile_input(ctx: Context) -> None:
     assert not rec["unplanned_restarts"]
 
 
-def test_webhook_replicas_killed_in_turn(ctx: Context) -> None:
+def test_webhook_replicas_killed_in_turn(ctx: Context, tmp_path: Path) -> None:
     """Two webhook-serving replicas, each SIGKILLed in turn (the other ready): no request of
     the clients through v1/v1alpha2 fails but those in flight on the killed replica."""
     rec = run_webhook_kills(ctx, replicas=2)
-    detail = json.dumps(rec, indent=1)[:4000]
+    (tmp_path / "webhook-kills-2.json").write_text(json.dumps(rec, indent=1))
+    detail = json.dumps({k: rec.get(k) for k in ("violations", "failures", "faults", "by_op")},
+                        indent=1)[:4000]
     assert rec["passed"], detail
     assert rec["requests"] > 20, detail
     assert len(rec["faults"]) >= 2, detail

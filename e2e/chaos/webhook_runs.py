@@ -127,9 +127,9 @@ class _Env:
 
 
 IN_FLIGHT = 1.0
-"""Seconds after a SIGKILL within which a failed request counts as in flight at the kill (on a
-connection to the killed replica: no server can answer it, and the API server does not retry a
-webhook call that got EOF)."""
+"""Seconds around a SIGKILL within which a failed request (by the time its client sent it)
+counts as in flight at the kill (on a connection to the killed replica: no server can answer
+it, and the API server does not retry a webhook call that got EOF)."""
 
 
 def run_webhook_kills(ctx: Context, *, replicas: int = 2, graceful: bool = False
@@ -169,7 +169,7 @@ def run_webhook_kills(ctx: Context, *, replicas: int = 2, graceful: bool = False
         requests = env.clients.stop()
         kills = [f["at"] for f in env.faults]
         in_flight = [r for r in requests if not r.ok and not graceful
-                     and any(0 <= r.at - k <= IN_FLIGHT for k in kills)]
+                     and any(abs(r.at - k) <= IN_FLIGHT for k in kills)]
         rec = env.record(f"{signal_name} a webhook replica x{i} ({replicas} "
                          f"{'replicas' if replicas > 1 else 'replica'})", requests,
                          failed_in_flight_at_kill=len(in_flight))

@@ -40,11 +40,11 @@ _PATCH = {"metadata": {"labels": {"touched": "yes"}}}
 class FailoverProxy(RoundRobinProxy):
     """:class:`RoundRobinProxy` that tries the other backends when one refuses a connection
     (a Service routes only to ready endpoints; a killed replica's port refuses at once).
-    Connections live until either side closes them or ``max_age`` (30 s) passes, as through a
-    Service (kube-proxy never closes a connection; the round-robin proxy's 1 s would race the
-    API server's reuse of kept-alive connections, a failure no Service makes)."""
+    Connections live until either side closes them, as through a Service (kube-proxy never
+    closes a connection; the round-robin proxy's ``max_age`` would race the API server's reuse
+    of kept-alive connections, a failure no Service makes)."""
 
-    def __init__(self, backends: Sequence[int], *, max_age: float = 30.0,
+    def __init__(self, backends: Sequence[int], *, max_age: float = float("inf"),
                  idle: float = 0.2) -> None:
         super().__init__(backends, max_age=max_age, idle=idle)
 
