@@ -113,9 +113,12 @@ demo: $(STAMP)
 demo-down:
 	bash hack/demo.sh down
 
-# Fault runs on their own local cluster (restarts and overloads its API server, compacts etcd).
-# Sizes: CHAOS_ARGS='--jobs 100 --workers 4 --kills 10' (the defaults); runs by name, e.g.
-# CHAOS_ARGS='crashes failover'. Writes chaos-results/<run>.json and chaos-results/summary.md.
+# Fault runs on their own local cluster (restarts and overloads its API server, compacts etcd),
+# each with a mixed workload of every kind, then the webhook runs (docs/chaos.md).
+# Sizes: CHAOS_ARGS='--jobs 100 --workers 4 --kills 10 --webhook-seconds 90' (the defaults);
+# kinds: CHAOS_ARGS='--kinds mpijob,tfjob' (default all); runs by name, e.g.
+# CHAOS_ARGS='crashes failover cert-rotation'. Writes chaos-results/<run>.json and
+# chaos-results/summary.md (a table per run, per kind, and of the webhook runs).
 CHAOS_CLUSTER_DIR ?= $(HOME)/.cache/mpi-controller/cluster-chaos
 CHAOS_ARGS ?=
 chaos: $(STAMP)

@@ -1,7 +1,10 @@
 """Short fault runs (``make test``): the ``e2e.chaos`` runs at a small size against the shared
 test cluster, using the session controller. No API server restarts here (``make chaos`` has
 them, on a cluster of its own): controller kills, lost watches (etcd compaction while the
-controller is stopped), failover between two identities, and hostile input."""
+controller is stopped), failover between two identities, and hostile input, each with a
+workload of MPIJobs and TFJobs (the per-kind invariants of :mod:`e2e.chaos.kinds`); and one
+webhook fault: two webhook-serving replicas killed in turn while clients go through MPIJob
+``v1`` and ``v1alpha2``."""
 
 from __future__ import annotations
 
@@ -20,10 +23,14 @@ from e2e.chaos.runner import (
     run_hostile,
     run_lost_watches,
 )
+from e2e.chaos.webhook_runs import run_webhook_kills
 from tests.processes import ControllerProcess
 from tests.support import Cluster, wait_for
 
 pytestmark = pytest.mark.cluster
+
+KINDS = ("mpijob-v2beta1", "tfjob")
+"""MPIJob v2beta1 and one kind of the training operator (no conversion webhook needed)."""
 
 
 def _adopt(proc: ControllerProcess) -> Replica:
@@ -50,7 +57,7 @@ def ctx(cluster: Cluster, controller: ControllerProcess, tmp_path: Path) -> Iter
         controller_kubeconfigs=(str(state / "kubeconfig-controller"),
                                 str(state / "kubeconfig-controller-2")),
         audit_log=audit_log, out_dir=tmp_path, jobs=10, workers=2, kills=2, min_s=3, max_s=8,
-        invalid=12, converge_timeout=180, given=[rep],
+        invalid=12, converge_timeout=180, given=[rep], kinds=KINDS, webhook_seconds=25,
         cluster_env={"MPI_CONTROLLER_CLUSTER_DIR": str(state)})
     # Later tests need the session controller up and leading.
     if not rep.alive():
@@ -65,6 +72,8 @@ def _check(rec: dict[str, Any]) -> None:
     assert not rec["duplicates"], detail
     assert not rec["orphans"], detail
     assert not rec["secret_leaks"], detail
+    assert set(rec["kinds"]) == set(KINDS), detail
+    assert all(row["passed"] for row in rec["kinds"].values()), detail
 
 
 def test_controller_kills(ctx: Context) -> None:
@@ -105,3 +114,16 @@ def test_hostile_input(ctx: Context) -> None:
     assert rec["validation_events_naming_field"] == rec["invalid_admitted"] > 0
     assert set(rec["at_limits"].values()) <= {"Succeeded", "Suspended"}
     assert not rec["unplanned_restarts"]
+
+
+def test_webhook_replicas_killed_in_turn(ctx: Context, tmp_path: Path) -> None:
+    """Two webhook-serving replicas, each SIGKILLed in turn (the other ready): no request of
+    the clients through v1/v1alpha2 fails but those in flight on the killed replica."""
+    rec = run_webhook_kills(ctx, replicas=2)
+    (tmp_path / "webhook-kills-2.json").write_text(json.dumps(rec, indent=1))
+    detail = json.dumps({k: rec.get(k) for k in ("violations", "failures", "faults", "by_op")},
+                        indent=1)[:4000]
+    assert rec["passed"], detail
+    assert rec["requests"] > 20, detail
+    assert len(rec["faults"]) >= 2, detail
+    assert rec["failed"] == rec["failed_in_flight_at_kill"], detail

@@ -1,12 +1,18 @@
-"""Fault runs: one function per fault, each driving a workload of MPIJobs while injecting
-that fault, then checking the invariants and writing ``<out>/<run>.json``; ``main`` runs them
-all and writes ``<out>/summary.md``.
+"""Fault runs: one function per fault, each driving a mixed workload (every job kind of
+:mod:`e2e.chaos.kinds`, ``--kinds`` selects) while injecting that fault, then checking the
+invariants (overall and per kind) and writing ``<out>/<run>.json``; ``main`` runs them all and
+writes ``<out>/summary.md``.
 
-    python -m e2e.chaos.runner --cluster-dir DIR [--jobs 100 --workers 4 --kills 10] [RUN ...]
+    python -m e2e.chaos.runner --cluster-dir DIR [--jobs 100 --workers 4 --kills 10]
+        [--kinds all|mpijob,tfjob,...] [RUN ...]
 
-Runs: crashes, apiserver-restarts, lost-watches, failover, overload, hostile. The controller
-runs as processes (``mpi-controller run``) with leader election on ``<lock-ns>/mpi-operator``;
-a supervisor restarts a replica that exits on its own (as a Deployment would) and counts it.
+Runs: crashes, apiserver-restarts, lost-watches, failover, overload, hostile, and the webhook
+runs of :mod:`e2e.chaos.webhook_runs` (webhook-kills-2, webhook-restarts-2,
+webhook-kills-1, cert-rotation, secret-deleted). The controller runs as processes
+(``mpi-controller run``) with leader election on ``<lock-ns>/mpi-operator``; a supervisor
+restarts a replica that exits on its own (as a Deployment would) and counts it. Jobs created
+through MPIJob ``v1``/``v1alpha2`` need the conversion webhook: a run with those kinds starts
+a webhook-serving process of its own (which no fault touches; the webhook runs fault it).
 """
 
 from __future__ import annotations
@@ -25,13 +31,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from e2e.chaos import audit
+from e2e.chaos import audit, webhook_runs
 from e2e.chaos.hostile import at_limits, generate_invalid
-from e2e.chaos.workload import Workload, plan_jobs, retrying
+from e2e.chaos.kinds import CONVERSION_KINDS, KINDS, kind_rows, kind_table, parse_kinds, plan_mixed
+from e2e.chaos.webhooks import WebhookSet
+from e2e.chaos.workload import Workload, retrying
 from tests.processes import ControllerProcess
 from tests.support import HACK
 
-RUNS = ("crashes", "apiserver-restarts", "lost-watches", "failover", "overload", "hostile")
+FAULT_RUNS = ("crashes", "apiserver-restarts", "lost-watches", "failover", "overload",
+              "hostile")
+WEBHOOK_RUNS = ("webhook-kills-2", "webhook-restarts-2", "webhook-kills-1", "cert-rotation",
+                "secret-deleted")
+RUNS = FAULT_RUNS + WEBHOOK_RUNS
 OVERLOAD_ARGS = ("--max-requests-inflight=5 --max-mutating-requests-inflight=2 "
                  "--enable-priority-and-fairness=false")
 HANDOVER_WINDOW = 1.0  # seconds two identities' writes may overlap at a lease handover
@@ -78,6 +90,11 @@ class Context:
     # Controllers provided by the caller (pytest's session controller); else started here.
     given: list[Replica] = field(default_factory=list)
     extra_args: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = tuple(KINDS)
+    webhook_seconds: float = 90.0  # how long the webhook runs' clients run
+
+    def kubectl(self, *args: str, check: bool = False, input: str | None = None) -> str:
+        return _kubectl(self, *args, check=check, input=input)
 
     def hack(self, *args: str, env: dict[str, str] | None = None, timeout: float = 300) -> str:
         import os
@@ -116,6 +133,13 @@ class Run:
         self.start_wall = audit.now()
         self.replicas = self._replicas(replicas)
         self.supervisor = threading.Thread(target=self._supervise, daemon=True)
+        self.webhooks: WebhookSet | None = None
+        if set(ctx.kinds) & set(CONVERSION_KINDS):
+            home = f"{self.namespace}-wh"
+            logs = ctx.out_dir / "logs"
+            logs.mkdir(parents=True, exist_ok=True)
+            self.webhooks = WebhookSet(ctx.kubeconfig, logs, home=home, reconcile=f"{home}-idle",
+                                       kubectl=ctx.kubectl)
 
     def _replicas(self, n: int) -> list[Replica]:
         if self.ctx.given:
@@ -131,6 +155,10 @@ class Run:
 
     def __enter__(self) -> Run:
         self.work.create_namespace()
+        if self.webhooks is not None:
+            for ns in (self.webhooks.home, f"{self.webhooks.home}-idle"):
+                self.ctx.kubectl("create", "namespace", ns)
+            self.webhooks.__enter__()
         for rep in self.replicas:
             if not rep.alive():
                 rep.start()
@@ -149,6 +177,10 @@ class Run:
                 self.work.delete_namespace()
             except Exception as err:
                 self.violations.append(f"namespace not deleted: {err!r}")
+        if self.webhooks is not None:
+            self.webhooks.__exit__()
+            for ns in (self.webhooks.home, f"{self.webhooks.home}-idle"):
+                self.ctx.kubectl("delete", "namespace", ns, "--wait=false")
         self.work.close()
 
     def _supervise(self) -> None:
@@ -228,6 +260,8 @@ class Run:
         self.work.sample_workers()
         self.work.stop_sampling()
         names = sorted(self.work.plans)
+        plans = dict(self.work.plans)
+        terminal = {j["metadata"]["name"]: Workload.terminal(j) for j in self.work.list_jobs()}
         key_lines = self.ssh_key_lines(names)
         leaks = audit.leaked(self.texts(), [*self.ctx.secrets(), *key_lines])
         replicas_by_job = {p.name: p.workers for p in self.work.plans.values()}
@@ -242,6 +276,13 @@ class Run:
         ns_events = [e for e in events if e.namespace == self.namespace]
         created = audit.creations(ns_events)
         beyond = audit.workers_beyond(ns_events, replicas_by_job)
+        kinds = kind_rows(
+            {n: p for n, p in plans.items() if hasattr(p, "key")}, terminal=terminal,
+            created_pods=[e.name for e in ns_events if e.verb == "create"
+                          and e.resource == "pods" and e.code == 201 and not e.subresource],
+            duplicates=created["duplicates"], max_pods=self.work.max_pods,
+            max_hpas=self.work.max_hpas, max_statefulset=self.work.max_statefulset,
+            orphans=orphans)
         fault_times = [t for _, t in self.faults]
         recovery = audit.recovery_times(ns_events, fault_times)
         rec = {
@@ -266,6 +307,9 @@ class Run:
             "controller_429s": sum(1 for e in ns_events + [e for e in events if e.resource ==
                                    "leases"] if e.code == 429 and e.user in audit.CONTROLLER_USERS),
             "secret_leaks": leaks,
+            "kinds": kinds,
+            "sampled_hpas": dict(self.work.max_hpas),
+            "sampled_statefulsets": dict(self.work.max_statefulset),
             **self.notes,
         }
         if outcome and (outcome.stuck or outcome.wrong):
@@ -278,6 +322,9 @@ class Run:
             self.violations.append(f"{len(orphans)} orphans")
         if leaks:
             self.violations.append("secret material in logs/events/status")
+        for key, row in kinds.items():
+            if not row["passed"]:
+                self.violations.append(f"{key}: {'; '.join(row['violations'])}")
         rec["violations"] = self.violations
         rec["passed"] = not self.violations
         self.ctx.out_dir.mkdir(parents=True, exist_ok=True)
@@ -308,8 +355,8 @@ def _own_replicas_stop(run: Run) -> None:
 
 def _workload(run: Run, *, prefix: str = "cj") -> None:
     ctx = run.ctx
-    run.work.submit(plan_jobs(ctx.jobs, ctx.workers, seed=ctx.seed, prefix=prefix,
-                              min_s=ctx.min_s, max_s=ctx.max_s))
+    run.work.submit(plan_mixed(ctx.jobs, ctx.workers, kinds=ctx.kinds, seed=ctx.seed,
+                               prefix=prefix, min_s=ctx.min_s, max_s=ctx.max_s))
 
 
 # -- the fault runs ------------------------------------------------------------------------
@@ -629,11 +676,38 @@ FUNCTIONS: dict[str, Callable[[Context], dict[str, Any]]] = {
     "crashes": run_crashes, "apiserver-restarts": run_apiserver_restarts,
     "lost-watches": run_lost_watches, "failover": run_failover, "overload": run_overload,
     "hostile": run_hostile,
+    "webhook-kills-2": lambda ctx: webhook_runs.run_webhook_kills(ctx, replicas=2),
+    "webhook-kills-1": lambda ctx: webhook_runs.run_webhook_kills(ctx, replicas=1),
+    "webhook-restarts-2": lambda ctx: webhook_runs.run_webhook_kills(ctx, replicas=2,
+                                                                     graceful=True),
+    "cert-rotation": webhook_runs.run_cert_rotation,
+    "secret-deleted": webhook_runs.run_secret_deleted,
 }
 
 
+def webhook_table(records: Sequence[dict[str, Any]]) -> str:
+    """A Markdown table of the webhook runs."""
+    lines = ["| run | fault injected | replicas | client requests through v1/v1alpha2 | failed "
+             "(share; in flight at a kill) | 5xx in the audit log | conversion failures in "
+             "kube-apiserver's log | outages (longest, total s) | result |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in records:
+        if "requests" not in r:
+            lines.append(f"| {r['run']} | {r['fault']} | | | | | | | "
+                         f"FAIL: {'; '.join(r['violations'])} |")
+            continue
+        out = r["outage_s"]
+        outage = "0" if not r["outages"] else f"{r['outages']} ({out['max']}, {out['total']})"
+        lines.append(
+            f"| {r['run']} | {r['fault']} | {r['replicas']} | {r['requests']} | {r['failed']} "
+            f"({r['failed_share']}; {r.get('failed_in_flight_at_kill', 0)}) | {r['audit_5xx']} | "
+            f"{r['apiserver_log_conversion_failures']} | {outage} | "
+            f"{'pass' if r['passed'] else 'FAIL: ' + '; '.join(r['violations'])} |")
+    return "\n".join(lines) + "\n"
+
+
 def table(records: Sequence[dict[str, Any]]) -> str:
-    """A Markdown table of the runs."""
+    """A Markdown table of the fault runs."""
     lines = ["| run | fault injected | jobs converged | duplicates (409s) | workers > replicas "
              "| orphans | recovery median / max (s) | unplanned restarts | result |",
              "|---|---|---|---|---|---|---|---|---|"]
@@ -662,7 +736,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--invalid", type=int, default=40)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=600)
+    parser.add_argument("--kinds", default="all",
+                        help=f"all, or some of {', '.join(KINDS)} (comma-separated; 'mpijob': "
+                             "its three versions)")
+    parser.add_argument("--webhook-seconds", type=float, default=90,
+                        help="how long the webhook runs' clients run")
     args = parser.parse_args(argv)
+    try:
+        kinds = parse_kinds(args.kinds)
+    except ValueError as err:
+        parser.error(str(err))
     if unknown := set(args.runs) - set(RUNS):
         parser.error(f"unknown runs {sorted(unknown)}; choose from {', '.join(RUNS)}")
     args.runs = args.runs or list(RUNS)
@@ -672,7 +755,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                           str(d / "kubeconfig-controller-2")),
                   audit_log=d / "logs" / "audit.log", out_dir=args.out, jobs=args.jobs,
                   workers=args.workers, kills=args.kills, seed=args.seed,
-                  converge_timeout=args.timeout, invalid=args.invalid,
+                  converge_timeout=args.timeout, invalid=args.invalid, kinds=kinds,
+                  webhook_seconds=args.webhook_seconds,
                   cluster_env={"MPI_CONTROLLER_CLUSTER_DIR": str(d)})
     subprocess.run([str(Path(ctx.hack("bin-dir").strip()) / "kubectl"), "--kubeconfig",
                     ctx.kubeconfig, "create", "namespace", ctx.lock_namespace],
@@ -690,6 +774,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                    "recovery_s": {"count": 0}, "unplanned_restarts": [],
                    "violations": [f"run crashed: {exc!r}"], "passed": False}
             (ctx.out_dir / f"{name}.json").write_text(json.dumps(rec, indent=2))
+        ctx.out_dir.mkdir(parents=True, exist_ok=True)
+        (ctx.out_dir / f"{name}.json").write_text(json.dumps(rec, indent=2))
         records.append(rec)
         print(f"[chaos] {name}: {'pass' if rec['passed'] else 'FAIL'} in "
               f"{time.monotonic() - started:.0f}s {rec['violations']}", flush=True)
@@ -698,7 +784,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         path = ctx.out_dir / f"{name}.json"
         if name not in done and path.exists():
             done[name] = json.loads(path.read_text())
-    summary = table([done[n] for n in RUNS if n in done])
+    faults = [done[n] for n in FAULT_RUNS if n in done]
+    hooks = [done[n] for n in WEBHOOK_RUNS if n in done]
+    summary = ""
+    if faults:
+        summary += f"## Fault runs\n\n{table(faults)}\n## Per kind\n\n{kind_table(faults)}"
+    if hooks:
+        summary += f"\n## Webhook runs\n\n{webhook_table(hooks)}"
     (ctx.out_dir / "summary.md").write_text(summary)
     print(summary)
     return 0 if all(r["passed"] for r in records) else 1

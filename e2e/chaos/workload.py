@@ -1,6 +1,7 @@
-"""The workload of a fault run: MPIJobs in one namespace, driven through the official sync
-client (an observer independent of the controller), with retries so that the driver itself
-survives API server restarts and 429s."""
+"""The workload of a fault run: jobs of every kind (:mod:`e2e.chaos.kinds`; MPIJobs by
+default) in one namespace, driven through the official sync client (an observer independent
+of the controller), with retries so that the driver itself survives API server restarts and
+429s."""
 
 from __future__ import annotations
 
@@ -17,11 +18,30 @@ from typing import Any, TypeVar
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
+from e2e.chaos.kinds import KINDS
 from tests.mpijobs import DURATION, EXIT_CODE, GROUP, PLURAL, VERSION, small_job
 
 T = TypeVar("T")
 JOB_NAME_LABEL = "training.kubeflow.org/job-name"
 ROLE_LABEL = "training.kubeflow.org/job-role"
+RTYPE_LABEL = "training.kubeflow.org/replica-type"
+V1ALPHA2_JOB_LABEL, V1ALPHA2_ROLE_LABEL = "mpi_job_name", "mpi_role_type"
+JOB_KINDS = {s.kind: s for s in reversed(KINDS.values())}  # kind -> how to read it
+OWNER_KINDS = frozenset({*JOB_KINDS, "Job", "StatefulSet"})
+
+
+def resource_of(plan: Any) -> tuple[str, str]:
+    """(version, plural) to create ``plan``'s job through (an MPIJob v2beta1 plan has no
+    ``key``)."""
+    spec = KINDS[getattr(plan, "key", "mpijob-v2beta1")]
+    return spec.create_version, spec.plural
+
+
+def pod_role(labels: dict[str, str]) -> tuple[str | None, str | None]:
+    """(job, replica type in lower case) of a pod by its labels, any kind or version."""
+    job = labels.get(JOB_NAME_LABEL) or labels.get(V1ALPHA2_JOB_LABEL)
+    rtype = labels.get(RTYPE_LABEL) or labels.get(ROLE_LABEL) or labels.get(V1ALPHA2_ROLE_LABEL)
+    return job, rtype.lower() if rtype else None
 
 
 def retrying(call: Callable[[], T], *, timeout: float = 120.0, what: str = "API call") -> T:
@@ -96,6 +116,11 @@ class Workload:
         self._sampling = threading.Event()
         self._sampler: threading.Thread | None = None
         self.max_workers: Counter[str] = Counter()
+        self.max_pods: Counter[tuple[str, str]] = Counter()  # (job, replica type) -> most live
+        self.max_hpas: Counter[str] = Counter()  # job -> most HPAs at once
+        self.max_statefulset: Counter[str] = Counter()  # StatefulSet -> highest spec.replicas
+        self.autoscaling = client.AutoscalingV2Api(self.api)
+        self.apps = client.AppsV1Api(self.api)
 
     def close(self) -> None:
         self.stop_sampling()
@@ -138,9 +163,10 @@ class Workload:
             self.plans[p.name] = p
 
         def create(p: JobPlan) -> None:
+            version, plural = resource_of(p)
             try:
                 retrying(lambda: self.custom.create_namespaced_custom_object(
-                    GROUP, VERSION, self.namespace, PLURAL, p.body), what=f"create {p.name}")
+                    GROUP, version, self.namespace, plural, p.body), what=f"create {p.name}")
             except ApiException as exc:
                 if exc.status != 409:  # a retried create that had gone through
                     raise
@@ -158,15 +184,26 @@ class Workload:
         except ApiException as exc:
             return exc
 
-    def list_jobs(self) -> list[dict[str, Any]]:
-        out = retrying(lambda: self.custom.list_namespaced_custom_object(
-            GROUP, VERSION, self.namespace, PLURAL), what="list mpijobs")
-        return list(out["items"])
+    def read_resources(self) -> list[tuple[str, str]]:
+        """(version, plural) of every kind the workload has (MPIJobs always), as read."""
+        kinds = {KINDS[getattr(p, "key", "mpijob-v2beta1")] for p in self.plans.values()}
+        out = {(VERSION, PLURAL)} | {(s.read_version, s.plural) for s in kinds}
+        return sorted(out)
 
-    def delete_job(self, name: str) -> None:
+    def list_jobs(self) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        for version, plural in self.read_resources():
+            out = retrying(lambda v=version, p=plural: self.custom.list_namespaced_custom_object(  # type: ignore[misc]
+                GROUP, v, self.namespace, p), what=f"list {plural}")
+            items += out["items"]
+        return items
+
+    def delete_job(self, name: str, kind: str = "MPIJob") -> None:
+        plan = self.plans.get(name)
+        spec = KINDS[plan.key] if plan is not None and hasattr(plan, "key") else JOB_KINDS[kind]
         try:
             retrying(lambda: self.custom.delete_namespaced_custom_object(
-                GROUP, VERSION, self.namespace, PLURAL, name))
+                GROUP, spec.read_version, self.namespace, spec.plural, name))
         except ApiException as exc:
             if exc.status != 404:
                 raise
@@ -208,13 +245,34 @@ class Workload:
     # -- workers beyond replicas -----------------------------------------------------------
 
     def sample_workers(self) -> None:
-        pods = retrying(lambda: self.core.list_namespaced_pod(
-            self.namespace, label_selector=f"{ROLE_LABEL}=worker"), what="list workers").items
-        counts: Counter[str] = Counter(
-            (p.metadata.labels or {}).get(JOB_NAME_LABEL, "?") for p in pods
-            if p.metadata.deletion_timestamp is None)
-        for name, n in counts.items():
-            self.max_workers[name] = max(self.max_workers[name], n)
+        """The most live pods per job's workers and per (job, replica type), HPAs per job
+        and StatefulSet replicas seen so far."""
+        pods = retrying(lambda: self.core.list_namespaced_pod(self.namespace),
+                        what="list pods").items
+        by_type: Counter[tuple[str, str]] = Counter()
+        for pod in pods:
+            job, rtype = pod_role(pod.metadata.labels or {})
+            if pod.metadata.deletion_timestamp is None and job and rtype:
+                by_type[(job, rtype)] += 1
+        for (job, rtype), n in by_type.items():
+            self.max_pods[(job, rtype)] = max(self.max_pods[(job, rtype)], n)
+            if rtype == "worker":
+                self.max_workers[job] = max(self.max_workers[job], n)
+        kinds = {getattr(p, "key", "") for p in self.plans.values()}
+        if "pytorchjob" in kinds:
+            hpas = retrying(lambda: self.autoscaling.list_namespaced_horizontal_pod_autoscaler(
+                self.namespace), what="list HPAs").items
+            owners: Counter[str] = Counter(
+                ref.name for h in hpas for ref in h.metadata.owner_references or [])
+            for job, n in owners.items():
+                self.max_hpas[job] = max(self.max_hpas[job], n)
+        if "mpijob-v1alpha2" in kinds:
+            sets = retrying(lambda: self.apps.list_namespaced_stateful_set(self.namespace),
+                            what="list StatefulSets").items
+            for st in sets:
+                name = st.metadata.name
+                self.max_statefulset[name] = max(self.max_statefulset[name],
+                                                 st.spec.replicas or 0)
 
     def start_sampling(self, interval: float = 2.0) -> None:
         def loop() -> None:
@@ -252,20 +310,23 @@ class Workload:
             ("service", lambda: self.core.list_namespaced_service(ns)),
             ("configmap", lambda: self.core.list_namespaced_config_map(ns)),
             ("secret", lambda: self.core.list_namespaced_secret(ns)),
+            ("statefulset", lambda: self.apps.list_namespaced_stateful_set(ns)),
+            ("hpa", lambda: self.autoscaling.list_namespaced_horizontal_pod_autoscaler(ns)),
         ]
         for kind, call in listings:
             for item in retrying(call, what=f"list {kind}s").items:
                 refs = item.metadata.owner_references or []
                 labels = item.metadata.labels or {}
-                if refs or JOB_NAME_LABEL in labels or "app" in labels:
-                    if any(r.kind not in ("MPIJob", "Job") for r in refs):
+                if refs or JOB_NAME_LABEL in labels or V1ALPHA2_JOB_LABEL in labels \
+                        or "app" in labels:
+                    if any(r.kind not in OWNER_KINDS for r in refs):
                         continue
                     found.append(f"{kind}/{item.metadata.name}")
         return found
 
     def delete_all_and_find_orphans(self, timeout: float = 180.0) -> list[str]:
         for job in self.list_jobs():
-            self.delete_job(job["metadata"]["name"])
+            self.delete_job(job["metadata"]["name"], job.get("kind", "MPIJob"))
         deadline = time.monotonic() + timeout
         while True:
             left = self.children()
@@ -282,4 +343,4 @@ def job_annotations(plan: JobPlan) -> dict[str, str]:
 
 
 __all__ = ["DURATION", "JobPlan", "Outcome", "Workload", "job_annotations", "plan_jobs",
-           "retrying"]
+           "pod_role", "resource_of", "retrying"]
