@@ -11,6 +11,13 @@ themselves printed (hack/images/*/ say what each line means):
 * ``examples/pytorch-simple.yaml`` (PyTorchJob, Master + Worker): ``mnist.py`` joins a gloo
   process group from ``MASTER_ADDR``/``MASTER_PORT``/``WORLD_SIZE``/``RANK`` and trains with
   ``DistributedDataParallel``; the loss falls and both ranks end with the same parameters.
+* ``examples/tensorflow-dist-mnist.yaml`` (TFJob, 2 PS + 4 workers), with
+  ``runPolicy.cleanPodPolicy: Running`` added (the manifest leaves the default, ``None``, which
+  would leave the parameter servers running): ``tf-dist-mnist`` starts TensorFlow's servers from
+  ``TF_CONFIG``; the parameter servers serve until the job ends, the workers train
+  asynchronously (between-graph) until the shared global step reaches 400 and exit 0; the job
+  Succeeds and the parameter servers are deleted. The chief's (worker 0's) last line holds the
+  global step, which must equal the sum of the workers' own steps.
 """
 
 from __future__ import annotations
@@ -36,6 +43,10 @@ TORCH_PORT = 23456  # PyTorchJob's default port (training-operator v1.9)
 STEP = re.compile(r"^Train Epoch: 1 \[(\d+)/(\d+)\] step (\d+) loss=(\d+\.\d+)$")
 MEAN = re.compile(r"^epoch 1: mean loss (\d+\.\d+) -> (\d+\.\d+)$")
 SYNCED = re.compile(r"^parameters ([0-9a-f]{16}) identical on (\d+) ranks$")
+TF_PORT = 2222  # TFJob's default port
+TF_STEPS = 400  # hack/images/tensorflow/dist_mnist.py's default --steps
+WORKER_DONE = re.compile(r"^worker (\d) done: (\d+) local steps, loss (\d+\.\d+) -> (\d+\.\d+)$")
+GLOBAL_STEP = re.compile(r"^global step (\d+) after (\d+) workers finished$")
 
 
 def guide(path: Path, node: RealNode, images: dict[str, str]) -> dict[str, Any]:
@@ -88,3 +99,35 @@ def test_pytorch_simple_trains_with_ddp_across_master_and_worker(
     # DDP all-reduced every step's gradients: both replicas ended with the same weights.
     assert len(digests) == 1, digests
 
+
+def test_tensorflow_dist_mnist_trains_on_parameter_servers_with_four_workers(
+        cluster: Cluster, kube_api: Any, namespace: str, real_node: RealNode,
+        deployed_controller: dict[str, Any]) -> None:
+    jobs = TrainingJobs(kube_api, namespace, plugin("tfjob"))
+    body = guide(EXAMPLES / "tensorflow-dist-mnist.yaml", real_node, {
+        "kubeflow/tf-dist-mnist-test:1.0": real_node.image("tensorflow")})
+    body["spec"]["runPolicy"] = {"cleanPodPolicy": "Running"}
+    name = body["metadata"]["name"]
+    # Succeeded once worker 0 (the chief) exits; then the parameter servers, still serving, are
+    # deleted: what is left is the four workers, Succeeded.
+    pods = run(cluster, jobs, body, "tensorflow", 4)
+
+    workers = {f"{name}-worker-{i}": i for i in range(4)}
+    assert sorted(pods) == sorted(workers)
+    on_real_node(pods, real_node)
+    local_steps = {}
+    for pod, index in workers.items():
+        lines = logs(cluster, namespace, pod, "tensorflow")
+        assert lines[0] == f"worker {index} of 4: cluster 2 ps, 4 workers", lines
+        started = f"server started at {pod}.{namespace}.svc:{TF_PORT}"
+        assert any(line.startswith(started) for line in lines), lines
+        [done] = [m for m in map(WORKER_DONE.match, lines) if m]
+        assert int(done[1]) == index, lines
+        assert float(done[4]) < float(done[3]), lines  # this worker's loss fell
+        local_steps[index] = int(done[2])
+    chief = logs(cluster, namespace, f"{name}-worker-0", "tensorflow")
+    [final] = [m for m in map(GLOBAL_STEP.match, chief) if m]
+    assert final[2] == "4", chief
+    # Every step of every worker added one to the global step on the parameter servers.
+    assert int(final[1]) == sum(local_steps.values()) >= TF_STEPS, (final[0], local_steps)
+    assert all(steps > 0 for steps in local_steps.values()), local_steps
