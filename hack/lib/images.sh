@@ -17,6 +17,10 @@
 #   xgboost           wheels + XGBoost for CPU (PyPI) and xgboost-train (XGBoostJob: the tracker)
 #   paddle            wheels + PaddlePaddle for CPU (PyPI) and paddle-allreduce (PaddleJob: launch,
 #                     init_parallel_env, an all_reduce)
+#   torch             wheels + PyTorch for CPU (PyPI, without its CUDA libraries: stand-ins compiled
+#                     by torch/cuda_stubs.py) and the pytorch-simple guide's trainer (PyTorchJob: DDP)
+#   tensorflow        wheels + TensorFlow for CPU (PyPI) and tf-dist-mnist (TFJob guide: parameter
+#                     servers, between-graph training from TF_CONFIG)
 #   kubectl-delivery  kubectl (from BIN_DIR) + the delivery script (mmdebstrap)
 #   controller        deploy/Dockerfile with BASE_IMAGE=the base image (buildah, chroot isolation)
 # Debian images come from the machine's own apt sources (a recipe may name another suite,
@@ -25,19 +29,21 @@
 # script (IMAGE_CUSTOMIZE=DIR/customize.sh under hack/images; that directory is then part of
 # its key). A recipe on another image may name a requirements file of Python packages
 # (IMAGE_PIP, in its directory): that image's pip installs them from PyPI at build time, into one
-# more layer (pip_layer); nothing is downloaded when a pod runs.
+# more layer (pip_layer), with the recipe's IMAGE_PIP_ARGS; then IMAGE_PIP_HOOK (a program under
+# hack/images, run on this machine with the installed tree's root) may add to that layer. Nothing
+# is downloaded when a pod runs.
 # shellcheck shell=bash
 
 IMAGE_NAMES=(pause base mpi mpich mpi-pi-openmpi mpi-pi-mpich peers kubectl-delivery wheels jax
-  xgboost paddle controller)
+  xgboost paddle torch tensorflow controller)
 # Images only other images are built on (no pod runs them): built and cached, not imported into
 # the node's containerd (each archive holds all its layers: importing these would read them twice).
 IMAGE_BASES_ONLY=(mpi mpich wheels)
 # The frameworks' own images (e2e/real/test_frameworks.py: JAX, XGBoost, PaddlePaddle from PyPI,
-# about 2.3 GB of archives): built and imported into the node only with REAL_NODE_FRAMEWORKS=1
+# about 2.3 GB of archives; e2e/real/test_guides.py: PyTorch, TensorFlow): built and imported into the node only with REAL_NODE_FRAMEWORKS=1
 # (hack/real-node-tests.sh sets it for all of e2e/real, not for the short form), so the real
 # node of `make test` neither waits for them nor needs them cached. Their archives are kept.
-IMAGE_FRAMEWORKS=(wheels jax xgboost paddle)
+IMAGE_FRAMEWORKS=(wheels jax xgboost paddle torch tensorflow)
 IMAGE_MACHINE_SUITE=${IMAGE_SUITE:-bookworm}  # the machine's apt sources' suite; recipes' default
 IMAGE_EPOCH=1704067200
 IMAGE_FORMAT=1  # bump when a build step below changes what an image holds
@@ -125,6 +131,7 @@ build_recipe_image() {  # build_recipe_image NAME OUT TMP: an image from hack/im
   local name=$1 out=$2 dir=$HACK/images/$1 tmp=$3
   local IMAGE_ENTRYPOINT="" IMAGE_CMD="" IMAGE_USER="" IMAGE_ENV="" IMAGE_FILES="" IMAGE_WORKDIR=""
   local IMAGE_BASE="" IMAGE_SUITE=$IMAGE_MACHINE_SUITE IMAGE_CUSTOMIZE="" IMAGE_PIP=""
+  local IMAGE_PIP_ARGS="" IMAGE_PIP_HOOK=""
   # shellcheck disable=SC1090,SC1091
   source "$dir/recipe.sh"
   local args=(--out "$out" --ref "$(image_ref "$name")") f e
@@ -132,7 +139,8 @@ build_recipe_image() {  # build_recipe_image NAME OUT TMP: an image from hack/im
     build_image "$IMAGE_BASE" || return 1
     args+=(--base "$(image_archive "$IMAGE_BASE")")
     if [[ -n $IMAGE_PIP ]]; then
-      pip_layer "$IMAGE_BASE" "$dir/$IMAGE_PIP" "$tmp/pip.tar" "$tmp" || return 1
+      pip_layer "$IMAGE_BASE" "$dir/$IMAGE_PIP" "$tmp/pip.tar" "$tmp" "$IMAGE_PIP_ARGS" \
+        "$IMAGE_PIP_HOOK" || return 1
       args+=(--layer "$tmp/pip.tar")
     fi
   else
@@ -161,23 +169,27 @@ build_pause_image() {  # build_pause_image OUT TMP
 
 buildah_() { buildah --root "$BUILDAH_ROOT" --runroot "$BUILDAH_ROOT/run" --storage-driver vfs "$@"; }
 
-pip_layer() {  # pip_layer BASE REQUIREMENTS OUT_TAR TMP: a layer of what BASE's pip installs
+pip_layer() {  # pip_layer BASE REQUIREMENTS OUT_TAR TMP [PIP_ARGS [HOOK]]: what BASE's pip installs
   # REQUIREMENTS are installed from PyPI as wheels only, each file's hash required, with `pip
   # install --root` (as deploy/Dockerfile does) in a container of the BASE image (buildah, chroot
   # isolation, the host's network and CA bundle), then the tree under that root becomes the layer:
   # files under /usr/local, owned by root, modification times IMAGE_EPOCH. SOURCE_DATE_EPOCH makes
-  # the compiled .pyc files hash-checked rather than stamped with those times.
-  local base=$1 req=$2 out=$3 ctr mnt
+  # the compiled .pyc files hash-checked rather than stamped with those times. PIP_ARGS are added
+  # to pip's (e.g. --no-deps); HOOK (under hack/images) runs here with that root before it is
+  # packed, and may add files to it.
+  local base=$1 req=$2 out=$3 pip_args=${5:-} hook=${6:-} ctr mnt
   local BUILDAH_ROOT=$4/buildah
   ctr=$(buildah_ from --quiet "oci-archive:$(image_archive "$base")") || return 1
   buildah_ copy --quiet "$ctr" "$req" /tmp/requirements.txt >/dev/null || return 1
+  # shellcheck disable=SC2086  # PIP_ARGS: words for pip
   buildah_ run --isolation chroot --network host \
     --volume /etc/ssl/certs/ca-certificates.crt:/etc/ssl/certs/ca-certificates.crt:ro \
     --env SOURCE_DATE_EPOCH="$IMAGE_EPOCH" --env PIP_DISABLE_PIP_VERSION_CHECK=1 "$ctr" -- \
     python3 -m pip install --quiet --no-cache-dir --root /install --root-user-action=ignore \
-    --only-binary=:all: --require-hashes --no-warn-script-location -r /tmp/requirements.txt \
-    || return 1
+    --only-binary=:all: --require-hashes --no-warn-script-location $pip_args \
+    -r /tmp/requirements.txt || return 1
   mnt=$(buildah_ mount "$ctr") || return 1
+  [[ -z $hook ]] || "$HACK/images/$hook" "$mnt/install" >&2 || return 1
   tar -C "$mnt/install" --create --file "$out" --sort=name --format=posix \
     --pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime \
     --mtime=@"$IMAGE_EPOCH" --owner=0 --group=0 --numeric-owner usr || return 1
