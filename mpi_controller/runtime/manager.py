@@ -54,10 +54,10 @@ from mpi_controller.runtime.clock import Clock, LoopClock
 from mpi_controller.runtime.metrics import REGISTRY, Check, HTTPServer, serve_http
 
 __all__ = [
+    "Campaigner",
     "ControllerLike",
     "HttpEndpoint",
     "InformerLike",
-    "LeaderElector",
     "LeadershipLost",
     "Manager",
     "Runnable",
@@ -120,8 +120,10 @@ class ControllerLike(Protocol):
     async def shutdown(self, *, drain: bool = True) -> None: ...
 
 
-class LeaderElector(Protocol):
-    """``run`` campaigns, calls ``on_started_leading`` when elected, returns when leadership ends.
+class Campaigner(Protocol):
+    """What the Manager needs of leader election (``runtime.leaderelection.LeaderElector`` is
+    one): ``run`` campaigns, calls ``on_started_leading`` when elected, returns when leadership
+    ends.
 
     Cancelling ``run`` stops leading (and releases the lease, if the elector does that).
     """
@@ -147,7 +149,7 @@ class Manager:
         informers: Iterable[InformerLike] = (),
         controllers: Iterable[ControllerLike] = (),
         runnables: Iterable[Runnable] = (),
-        elector: LeaderElector | None = None,
+        elector: Campaigner | None = None,
         close: Callable[[], Awaitable[None]] | None = None,
         host: str = "0.0.0.0",
         port: int | None = 8080,
