@@ -138,8 +138,11 @@ class Run:
             home = f"{self.namespace}-wh"
             logs = ctx.out_dir / "logs"
             logs.mkdir(parents=True, exist_ok=True)
+            # No leader election: an API server restart longer than the renew deadline would
+            # end its leadership and the process (exit 1, restarted by a Deployment; here by
+            # nobody), and jobs created through v1/v1alpha2 would fail for the rest of the run.
             self.webhooks = WebhookSet(ctx.kubeconfig, logs, home=home, reconcile=f"{home}-idle",
-                                       kubectl=ctx.kubectl)
+                                       kubectl=ctx.kubectl, extra=("--no-leader-elect",))
 
     def _replicas(self, n: int) -> list[Replica]:
         if self.ctx.given:
