@@ -168,6 +168,9 @@ class Run:
         self.wait(lambda: any(r.alive() and "caches synced" in r.current_log()
                               for r in self.replicas), 90, "a replica to lead and sync")
         self.supervisor.start()
+        # Pods of every kind, HPAs and StatefulSets sampled from the start (the audit log has
+        # only the controller's own requests: not the pods a Job or StatefulSet creates).
+        self.work.start_sampling()
         return self
 
     def __exit__(self, *exc: object) -> None:
