@@ -138,8 +138,11 @@ class Run:
             home = f"{self.namespace}-wh"
             logs = ctx.out_dir / "logs"
             logs.mkdir(parents=True, exist_ok=True)
+            # No leader election: an API server restart longer than the renew deadline would
+            # end its leadership and the process (exit 1, restarted by a Deployment; here by
+            # nobody), and jobs created through v1/v1alpha2 would fail for the rest of the run.
             self.webhooks = WebhookSet(ctx.kubeconfig, logs, home=home, reconcile=f"{home}-idle",
-                                       kubectl=ctx.kubectl)
+                                       kubectl=ctx.kubectl, extra=("--no-leader-elect",))
 
     def _replicas(self, n: int) -> list[Replica]:
         if self.ctx.given:
@@ -165,6 +168,9 @@ class Run:
         self.wait(lambda: any(r.alive() and "caches synced" in r.current_log()
                               for r in self.replicas), 90, "a replica to lead and sync")
         self.supervisor.start()
+        # Pods of every kind, HPAs and StatefulSets sampled from the start (the audit log has
+        # only the controller's own requests: not the pods a Job or StatefulSet creates).
+        self.work.start_sampling()
         return self
 
     def __exit__(self, *exc: object) -> None:

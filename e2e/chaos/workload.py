@@ -280,6 +280,8 @@ class Workload:
                 with contextlib.suppress(Exception):
                     self.sample_workers()
 
+        if self._sampler is not None and self._sampler.is_alive():
+            return  # already sampling (since the run started)
         self._sampling.clear()
         self._sampler = threading.Thread(target=loop, daemon=True)
         self._sampler.start()
