@@ -137,6 +137,7 @@ class CertificateManager:
         self._changed = asyncio.Event()
         self._served: tuple[bytes, bytes] | None = None
         self._served_ca: bytes | None = None
+        self._bundle: Bundle | None = None  # the bundle this replica serves
         self._warned: set[str] = set()
         self.secret = self._informer(SECRETS, config.secret_name, config.namespace)
         self.crds = [self._informer(CRDS, name, transform=_slim_crd) for name in config.crds]
@@ -214,14 +215,23 @@ class CertificateManager:
             _log.warning("webhook certificates: the Secret cannot be used", reason=str(err))
             bundle = None
         now = self._wall()
+        # The Secret deleted (or made unusable) while this replica serves a bundle: that bundle
+        # stands in for it, so the replicas and the API server keep trusting the same CA. A new
+        # CA issued instead would leave every replica serving a certificate the caBundle no
+        # longer lists until each reloads.
+        restoring = bundle is None and self._bundle is not None
+        if restoring:
+            bundle = self._bundle
         verdict = assess(bundle, cfg.identity, now=now, validity=cfg.validity)
-        if verdict.action != "keep":
-            fresh = issue(cfg.identity, now=now, validity=cfg.validity, ca_name=cfg.ca_name,
-                          organization=cfg.organization, previous=bundle,
-                          reuse_ca=bundle if verdict.action == "renew-serving" else None)
+        if verdict.action != "keep" or restoring:
+            fresh = bundle if verdict.action == "keep" and bundle is not None else issue(
+                cfg.identity, now=now, validity=cfg.validity, ca_name=cfg.ca_name,
+                organization=cfg.organization, previous=bundle,
+                reuse_ca=bundle if verdict.action == "renew-serving" else None)
             if not await self._write_secret(secret, fresh):
                 return 1.0  # another replica wrote it first: its Secret is on the way
-            _log.info("webhook certificates issued", action=verdict.action,
+            _log.info("webhook certificates restored" if fresh is bundle else
+                      "webhook certificates issued", action=verdict.action,
                       reason=verdict.reason, secret=f"{cfg.namespace}/{cfg.secret_name}")
             bundle = fresh
             verdict = assess(bundle, cfg.identity, now=now, validity=cfg.validity)
@@ -232,6 +242,7 @@ class CertificateManager:
                 await self._clock.sleep(cfg.settle)
             self.sink.set_certificate(bundle.cert, bundle.key)
             self._served, self._served_ca = (bundle.cert, bundle.key), bundle.ca_cert
+            self._bundle = bundle
             _log.info("webhook serving certificate loaded")
         renew_at = verdict.renew_at or now
         return max(0.0, min(cfg.recheck, (renew_at - now).total_seconds()))

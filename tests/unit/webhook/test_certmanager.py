@@ -228,6 +228,25 @@ async def test_a_secret_someone_broke_is_replaced() -> None:
         assert sink.loaded == [(bundle.cert, bundle.key)]
 
 
+async def test_a_deleted_secret_is_restored_from_what_the_replicas_serve() -> None:
+    # Deleted while two replicas serve bundle A: A is written back (no new CA), so the caBundle
+    # and the certificates served never disagree. A new CA here left both replicas serving a
+    # certificate the API server no longer trusted ("x509: certificate signed by unknown
+    # authority" for up to 2 s; found by make chaos's secret-deleted run).
+    world = World()
+    first, second = Sink(), Sink()
+    async with running(world.manager(first), world.manager(second)):
+        await world.run_for(3.0)
+        before = world.bundle()
+        world.api.remove(SECRETS, SECRET, namespace=NS)
+        await world.run_for(3.0)
+        after = world.bundle()
+        assert after == before
+        assert set(world.writes("secrets")) == {"create"}  # written back, nothing reissued
+        assert world.crd_client_config()["caBundle"] == b64(before.ca_cert)
+        assert first.loaded == second.loaded == [(before.cert, before.key)]
+
+
 async def test_a_certificate_for_other_names_gets_a_new_one_from_the_same_ca() -> None:
     world = World()
     existing = issue(Identity(("old.name.svc",)), now=START, validity=dt.timedelta(hours=4),
