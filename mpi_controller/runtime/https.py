@@ -13,6 +13,9 @@ Contract:
   listens, so readiness (and with it the Service's endpoints) waits for the certificate.
 * ``bound_port`` is the port bound while listening (useful with port 0).
 * Request bodies up to ``client_max_size`` bytes are read (aiohttp's default is 1 MiB).
+* Stopping (the task cancelled) closes the listener, then waits at most ``shutdown_timeout``
+  seconds for requests in flight (aiohttp's default, 60 s, let one stalled client hold a
+  terminating replica until the kubelet killed it).
 """
 
 from __future__ import annotations
@@ -37,12 +40,14 @@ class HttpsServer:
     """Serves ``routes`` (added to a fresh aiohttp application) over TLS on ``host:port``."""
 
     def __init__(self, host: str, port: int, routes: Callable[[web.Application], None],
-                 *, name: str = "https", client_max_size: int = 1 << 20) -> None:
+                 *, name: str = "https", client_max_size: int = 1 << 20,
+                 shutdown_timeout: float = 5.0) -> None:
         self.host = host
         self.port = port
         self.name = name
         self._routes = routes
         self._client_max_size = client_max_size
+        self._shutdown_timeout = shutdown_timeout
         self._context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         self._context.minimum_version = ssl.TLSVersion.TLSv1_2
         self._dir: Path | None = None
@@ -79,7 +84,7 @@ class HttpsServer:
             await self._has_certificate.wait()
             app = web.Application(client_max_size=self._client_max_size)
             self._routes(app)
-            runner = web.AppRunner(app, access_log=None)
+            runner = web.AppRunner(app, access_log=None, shutdown_timeout=self._shutdown_timeout)
             await runner.setup()
             self._runner = runner
             site = web.TCPSite(runner, self.host, self.port, ssl_context=self._context)

@@ -78,3 +78,35 @@ async def test_waits_for_a_certificate_then_serves_and_rotates() -> None:
     with pytest.raises(asyncio.CancelledError):
         await task
     assert not server.ready()
+
+
+async def test_stopping_does_not_wait_on_a_stalled_request() -> None:
+    # A client that sent its headers and part of the body, then went quiet: stopping the server
+    # waits at most shutdown_timeout for it, not aiohttp's 60 s (make chaos's webhook-restarts
+    # run saw a SIGTERMed replica held 30 s that way).
+    def reading(app: web.Application) -> None:
+        async def read(request: web.Request) -> web.Response:
+            return web.json_response({"size": len(await request.read())})
+
+        app.router.add_post("/convert", read)
+
+    server = HttpsServer("127.0.0.1", 0, reading, name="test", shutdown_timeout=0.5)
+    cert = self_signed(1)
+    server.set_certificate(*cert)
+    task = asyncio.create_task(server.run())
+    for _ in range(200):
+        if server.ready():
+            break
+        await asyncio.sleep(0.01)
+    assert server.bound_port is not None
+    ctx = ssl.create_default_context(cadata=cert[0].decode())
+    _, writer = await asyncio.open_connection("localhost", server.bound_port, ssl=ctx)
+    writer.write(b"POST /convert HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\n"
+                 b"0123456789")
+    await writer.drain()
+    await asyncio.sleep(0.2)  # the handler is reading the body
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, 10)  # TimeoutError if it waited for the client
+    assert not server.ready()
+    writer.close()
