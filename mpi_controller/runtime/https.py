@@ -13,9 +13,13 @@ Contract:
   listens, so readiness (and with it the Service's endpoints) waits for the certificate.
 * ``bound_port`` is the port bound while listening (useful with port 0).
 * Request bodies up to ``client_max_size`` bytes are read (aiohttp's default is 1 MiB).
-* Stopping (the task cancelled) closes the listener, then waits at most ``shutdown_timeout``
-  seconds for requests in flight (aiohttp's default, 60 s, let one stalled client hold a
-  terminating replica until the kubelet killed it).
+* Stopping (the task cancelled) first drains for ``drain`` seconds: :meth:`ready` turns false
+  (the Service stops picking this replica) while requests are still served, each response
+  closing its connection so no client reuses one that is about to close; then the listener
+  closes and requests in flight get at most ``shutdown_timeout`` seconds (aiohttp's default,
+  60 s, let one stalled client hold a terminating replica until the kubelet killed it). Without
+  the drain, a request sent on a kept-alive connection as the replica stopped failed with EOF
+  (``make chaos``'s ``webhook-restarts-2`` run).
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import os
 import shutil
 import ssl
 import tempfile
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import structlog
@@ -41,13 +45,15 @@ class HttpsServer:
 
     def __init__(self, host: str, port: int, routes: Callable[[web.Application], None],
                  *, name: str = "https", client_max_size: int = 1 << 20,
-                 shutdown_timeout: float = 5.0) -> None:
+                 shutdown_timeout: float = 5.0, drain: float = 2.0) -> None:
         self.host = host
         self.port = port
         self.name = name
         self._routes = routes
         self._client_max_size = client_max_size
         self._shutdown_timeout = shutdown_timeout
+        self._drain = drain
+        self._draining = False
         self._context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         self._context.minimum_version = ssl.TLSVersion.TLSv1_2
         self._dir: Path | None = None
@@ -82,7 +88,8 @@ class HttpsServer:
     async def run(self) -> None:
         try:
             await self._has_certificate.wait()
-            app = web.Application(client_max_size=self._client_max_size)
+            app = web.Application(client_max_size=self._client_max_size,
+                                  middlewares=[self._close_when_draining])
             self._routes(app)
             runner = web.AppRunner(app, access_log=None, shutdown_timeout=self._shutdown_timeout)
             await runner.setup()
@@ -92,7 +99,14 @@ class HttpsServer:
             self.bound_port = int(runner.addresses[0][1]) if runner.addresses else self.port
             _log.info("https server listening", server=self.name, port=self.bound_port)
             await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            if self._runner is not None and self._drain > 0:
+                self._draining = True
+                _log.info("https server draining", server=self.name, seconds=self._drain)
+                await asyncio.sleep(self._drain)
+            raise
         finally:
+            self._draining = False
             self.bound_port = None
             runner_, self._runner = self._runner, None
             if runner_ is not None:
@@ -102,4 +116,13 @@ class HttpsServer:
                 self._dir = None
 
     def ready(self) -> bool:
-        return self.bound_port is not None
+        return self.bound_port is not None and not self._draining
+
+    @web.middleware
+    async def _close_when_draining(self, request: web.Request,
+                                   handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+                                   ) -> web.StreamResponse:
+        response = await handler(request)
+        if self._draining:
+            response.force_close()
+        return response

@@ -110,3 +110,33 @@ async def test_stopping_does_not_wait_on_a_stalled_request() -> None:
         await asyncio.wait_for(task, 10)  # TimeoutError if it waited for the client
     assert not server.ready()
     writer.close()
+
+
+async def test_stopping_drains_first_serving_with_connection_close() -> None:
+    # Cancelled, the server is not ready but still answers for `drain` seconds, each response
+    # closing its connection (a client reusing a kept-alive connection as the listener closed
+    # got EOF: make chaos's webhook-restarts-2 run).
+    server = HttpsServer("127.0.0.1", 0, routes, name="test", drain=1.0)
+    cert = self_signed(1)
+    server.set_certificate(*cert)
+    task = asyncio.create_task(server.run())
+    for _ in range(200):
+        if server.ready():
+            break
+        await asyncio.sleep(0.01)
+    port = server.bound_port
+    assert port is not None
+    ctx = ssl.create_default_context(cadata=cert[0].decode())
+    async with aiohttp.ClientSession() as http:
+        async with http.post(f"https://localhost:{port}/convert", ssl=ctx) as resp:
+            assert resp.headers.get("Connection", "").lower() != "close"
+        task.cancel()
+        await asyncio.sleep(0.1)
+        assert not server.ready()
+        async with http.post(f"https://localhost:{port}/convert", ssl=ctx) as resp:
+            assert await resp.json() == {"path": "/convert"}
+            assert resp.headers["Connection"].lower() == "close"
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, 10)
+    with pytest.raises(aiohttp.ClientConnectorError):
+        await post_trusting(port, cert[0])  # the listener is closed after the drain
