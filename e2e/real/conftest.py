@@ -7,7 +7,7 @@
 * ``deployed_controller`` (session): mpi-controller applied with ``kubectl apply -k`` from
   ``e2e/real/deploy`` (the standalone deployment, placed on the real node) with the image set to
   the one built from ``deploy/Dockerfile``, the PyTorchJob workers' init container image set
-  to the local ``peers`` image and the MPIJob ``v1`` launchers' to the local
+  to the local ``peers`` image and the MPIJob ``v1`` and ``v1alpha2`` launchers' to the local
   ``kubectl-delivery`` image; waits until its pod is Ready. Every job in these tests is run by
   it (MPIJob ``v2beta1`` and ``v1``, TFJob, PyTorchJob).
 """
@@ -98,7 +98,8 @@ def deployed_controller(cluster: Cluster, real_node: RealNode, job_crds: dict[st
         + "".join("    - op: add\n      path: /spec/template/spec/containers/0/args/-\n"
                   f"      value: {arg}\n" for arg in (
                       f"--pytorch-init-container-image={real_node.image('peers')}",
-                      f"--mpi-kubectl-delivery-image={real_node.image('kubectl-delivery')}")))
+                      f"--mpi-kubectl-delivery-image={real_node.image('kubectl-delivery')}",
+                      f"--kubectl-delivery-image={real_node.image('kubectl-delivery')}")))
     cluster.kubectl("apply", "--server-side", "--force-conflicts", "-k", str(overlay))
     pod = wait_for(lambda: next((p for p in controller_pods(cluster)
                                  if pod_ready(p) and "deletionTimestamp" not in p["metadata"]),
