@@ -261,7 +261,7 @@ class V1Alpha2MPIJobs(MPIJobs):
 
 @pytest.mark.skip(reason="not passing yet: both ranks start (Horovod 0.28.1 over MPI through "
                   "kubexec.sh) but the launcher container keeps failing and restarting "
-                  "(e2e/real/TRAINING.md); the horovod image is not in IMAGE_NAMES yet")
+                  "(docs/real-training.md); the horovod image is not in IMAGE_NAMES yet")
 def test_tensorflow_benchmarks_v1alpha2_runs_horovod_under_mpirun(
         cluster: Cluster, kube_api: Any, namespace: str, real_node: RealNode,
         deployed_controller: dict[str, Any]) -> None:

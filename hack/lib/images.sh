@@ -22,7 +22,7 @@
 #   tensorflow        wheels + TensorFlow for CPU (PyPI) and tf-dist-mnist (TFJob guide: parameter
 #                     servers, between-graph training from TF_CONFIG)
 #   (mpi-wheels, horovod: recipes for the Horovod guide jobs, not in IMAGE_NAMES yet: their test
-#                     does not pass yet, see e2e/real/TRAINING.md)
+#                     does not pass yet, see docs/real-training.md)
 #   kubectl-delivery  kubectl (from BIN_DIR) + the delivery script (mmdebstrap)
 #   controller        deploy/Dockerfile with BASE_IMAGE=the base image (buildah, chroot isolation)
 # Debian images come from the machine's own apt sources (a recipe may name another suite,
