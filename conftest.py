@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import HACK, Cluster, unique_name, wait_for
+from tests.support import HACK, Cluster, WaitTimeout, unique_name, wait_for
 
 
 def _reachable(kubeconfig: str) -> bool:
@@ -67,12 +67,21 @@ def namespace(kube_api: object) -> Iterator[str]:
     core = client.CoreV1Api(kube_api)
     name = unique_name("t")
     core.create_namespace({"metadata": {"name": name, "labels": {"mpi-controller-test": "true"}}})
-    wait_for(
-        lambda: core.list_namespaced_service_account(
-            name, field_selector="metadata.name=default").items,
-        timeout=90,
-        what=f"the default ServiceAccount in namespace {name}",
-    )
+
+    def default_account() -> bool:
+        return bool(core.list_namespaced_service_account(
+            name, field_selector="metadata.name=default").items)
+
+    try:
+        wait_for(default_account, timeout=10, what=f"the default ServiceAccount in {name}")
+    except WaitTimeout:
+        # After a test restarts the API server, kube-controller-manager's ServiceAccounts
+        # controller can take over a minute to see new namespaces (its watch backs off), and
+        # pods cannot be created without the account: create what it would (an empty
+        # ServiceAccount named default); it leaves an existing one alone.
+        with contextlib.suppress(client.ApiException):
+            core.create_namespaced_service_account(name, {"metadata": {"name": "default"}})
+        wait_for(default_account, timeout=30, what=f"the default ServiceAccount in {name}")
     yield name
     delete_mpijobs(kube_api, name)
     core.delete_namespace(name, propagation_policy="Background")

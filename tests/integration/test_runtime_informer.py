@@ -165,7 +165,9 @@ async def test_watch_from_a_compacted_rv_relists_with_tombstones(
         await converged(informer, kube_api, namespace, timeout=120)
     assert lw.gone == ["watch"]
     assert lw.syncs() == syncs_before + 1
-    assert sorted(cache_state(informer)) == ["keep", "kube-root-ca.crt", "new"]
+    # kube-root-ca.crt is kube-controller-manager's, published whenever it catches up with the
+    # namespace (it may be slow to after an API server restart): not one of this test's objects
+    assert sorted(set(cache_state(informer)) - {"kube-root-ca.crt"}) == ["keep", "new"]
     assert sorted(d.key for d in deleted if isinstance(d, DeletedFinalStateUnknown)) == [
         f"{namespace}/gone1", f"{namespace}/gone2",
     ]
