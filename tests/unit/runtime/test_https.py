@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import ssl
+from collections.abc import Callable
 from typing import Any
 
 import aiohttp
@@ -43,6 +44,14 @@ def routes(app: web.Application) -> None:
     app.router.add_post("/convert", hello)
 
 
+async def until(condition: Callable[[], bool], timeout: float = 2.0) -> None:
+    """Poll ``condition`` every 10 ms until it holds; fail after ``timeout`` seconds."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, f"{condition} still false"
+        await asyncio.sleep(0.01)
+
+
 async def post_trusting(port: int, ca_pem: bytes) -> Any:
     """POST /convert on a new connection that trusts only ``ca_pem``."""
     ctx = ssl.create_default_context(cadata=ca_pem.decode())
@@ -58,10 +67,7 @@ async def test_waits_for_a_certificate_then_serves_and_rotates() -> None:
     assert not server.ready()
     first = self_signed(1)
     server.set_certificate(*first)
-    for _ in range(200):
-        if server.ready():
-            break
-        await asyncio.sleep(0.01)
+    await until(server.ready)
     assert server.ready()
     assert server.bound_port is not None
     port = server.bound_port
@@ -94,10 +100,7 @@ async def test_stopping_does_not_wait_on_a_stalled_request() -> None:
     cert = self_signed(1)
     server.set_certificate(*cert)
     task = asyncio.create_task(server.run())
-    for _ in range(200):
-        if server.ready():
-            break
-        await asyncio.sleep(0.01)
+    await until(server.ready)
     assert server.bound_port is not None
     ctx = ssl.create_default_context(cadata=cert[0].decode())
     _, writer = await asyncio.open_connection("localhost", server.bound_port, ssl=ctx)
@@ -120,10 +123,7 @@ async def test_stopping_drains_first_serving_with_connection_close() -> None:
     cert = self_signed(1)
     server.set_certificate(*cert)
     task = asyncio.create_task(server.run())
-    for _ in range(200):
-        if server.ready():
-            break
-        await asyncio.sleep(0.01)
+    await until(server.ready)
     port = server.bound_port
     assert port is not None
     ctx = ssl.create_default_context(cadata=cert[0].decode())
@@ -131,8 +131,7 @@ async def test_stopping_drains_first_serving_with_connection_close() -> None:
         async with http.post(f"https://localhost:{port}/convert", ssl=ctx) as resp:
             assert resp.headers.get("Connection", "").lower() != "close"
         task.cancel()
-        await asyncio.sleep(0.1)
-        assert not server.ready()
+        await until(lambda: not server.ready())
         async with http.post(f"https://localhost:{port}/convert", ssl=ctx) as resp:
             assert await resp.json() == {"path": "/convert"}
             assert resp.headers["Connection"].lower() == "close"
