@@ -135,8 +135,6 @@ class CertificateManager:
         self._clock: Clock = clock or LoopClock()
         self._wall = wall
         self._changed = asyncio.Event()
-        self._served: tuple[bytes, bytes] | None = None
-        self._served_ca: bytes | None = None
         self._bundle: Bundle | None = None  # the bundle this replica serves
         self._warned: set[str] = set()
         self.secret = self._informer(SECRETS, config.secret_name, config.namespace)
@@ -162,7 +160,7 @@ class CertificateManager:
         return [self.secret, *self.crds, *extra]
 
     def ready(self) -> bool:
-        return self._served is not None
+        return self._bundle is not None
 
     # -- running ---------------------------------------------------------------------------
 
@@ -237,11 +235,11 @@ class CertificateManager:
             verdict = assess(bundle, cfg.identity, now=now, validity=cfg.validity)
         assert bundle is not None
         injected = await self._inject(bundle.ca_cert)
-        if self._served != (bundle.cert, bundle.key):
-            if injected or (self._served_ca is not None and self._served_ca != bundle.ca_cert):
+        served = self._bundle
+        if served is None or (served.cert, served.key) != (bundle.cert, bundle.key):
+            if injected or (served is not None and served.ca_cert != bundle.ca_cert):
                 await self._clock.sleep(cfg.settle)
             self.sink.set_certificate(bundle.cert, bundle.key)
-            self._served, self._served_ca = (bundle.cert, bundle.key), bundle.ca_cert
             self._bundle = bundle
             _log.info("webhook serving certificate loaded")
         renew_at = verdict.renew_at or now
