@@ -22,7 +22,13 @@ from mpi_controller.kube.jsonvalue import Obj
 from mpi_controller.tensorflow import constants
 from mpi_controller.tensorflow.status import update_tfjob_status
 from mpi_controller.tensorflow.tfconfig import add_tf_config, cluster_spec, tf_config
-from mpi_controller.tensorflow.v1 import TFJob, parse_tfjob, set_defaults, validate
+from mpi_controller.tensorflow.v1 import (
+    TFJob,
+    admitted_problems,
+    parse_tfjob,
+    set_defaults,
+    validate,
+)
 
 __all__ = ["TensorFlow"]
 
@@ -39,7 +45,7 @@ class TensorFlow(TrainingHooks[TFJob]):
     def __init__(self, *, cluster_domain: str = "") -> None:
         super().__init__(constants, parse=parse_tfjob, set_defaults=set_defaults,
                          validate=validate, pod_env=None, is_master_role=_is_master_role,
-                         update_status=update_tfjob_status)
+                         update_status=update_tfjob_status, admitted=admitted_problems)
         self.cluster_domain = cluster_domain
         self._cluster = PerJob(lambda job: cluster_spec(self.view(job), cluster_domain))
 

@@ -6,6 +6,10 @@
   them named ``tensorflow``;
 * ``spec.tfReplicaSpecs: Forbidden: must not have more than 1 Chief or Master role``.
 
+:func:`admitted_problems`: what upstream admits and runs anyway, reported by a Warning Event
+(:mod:`mpi_controller.engine.admitted`): a replica type that is none of TFJob's (``Boss``: its
+pods are made and named in ``TF_CONFIG``, nothing waits for them), ``replicas`` below 0.
+
 The controller runs it on every sync (an invalid job gets a Warning event naming the field and
 is not reconciled); a validating webhook can run the same function on admission.
 """
@@ -16,16 +20,18 @@ from collections.abc import Mapping
 from typing import Any
 
 from mpi_controller.engine.training.validation import (
+    negative_replicas,
+    unknown_replica_types,
     validate_job,
     validate_job_update,
     validate_replica_specs,
 )
 from mpi_controller.kube.fielderrors import FieldError, forbidden
 from mpi_controller.kube.jsonvalue import as_dict
-from mpi_controller.tensorflow.constants import DEFAULT_CONTAINER_NAME, SPECS_FIELD
+from mpi_controller.tensorflow.constants import DEFAULT_CONTAINER_NAME, REPLICA_TYPES, SPECS_FIELD
 from mpi_controller.tensorflow.v1.types import is_chief_or_master
 
-__all__ = ["validate", "validate_update"]
+__all__ = ["admitted_problems", "validate", "validate_update"]
 
 
 def _spec_errors(job: Mapping[str, Any]) -> list[FieldError]:
@@ -45,3 +51,9 @@ def validate(job: Mapping[str, Any]) -> list[FieldError]:
 def validate_update(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[FieldError]:
     """The errors of an update from ``old`` to ``new``."""
     return validate_job_update(old, new, _spec_errors)
+
+
+def admitted_problems(job: Mapping[str, Any]) -> list[FieldError]:
+    """The problems of a valid (defaulted) TFJob that upstream runs anyway (module doc)."""
+    return [*unknown_replica_types(job, SPECS_FIELD, REPLICA_TYPES),
+            *negative_replicas(job, SPECS_FIELD)]
