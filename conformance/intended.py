@@ -118,6 +118,8 @@ MPIJOB_V1 = ("mpijob-v1",)
 MPIJOB_V1ALPHA2 = ("mpijob-v1alpha2",)
 CRD_KINDS = MPIJOB + TRAINING
 _EVENT = r'\["(Normal|Warning) [A-Za-z]+: .*"\]'
+_ADMITTED = (r'\["Warning ValidationError: .* \(admitted: the job runs as '
+             r'(training|mpi)-operator runs it\)"\](\..*)?')
 
 
 RULES: tuple[Rule, ...] = (
@@ -172,6 +174,8 @@ RULES: tuple[Rule, ...] = (
     Rule("running-unobserved-discover-hosts", readme=UNOBSERVED_ROW, context=UNOBSERVED,
          obj="ConfigMap/.*-config", phase="final", path=r'data\["discover_hosts\.sh"\]',
          when=_one_empty_script),
+    Rule("admitted-slots-per-worker-zero", readme="`slotsPerWorker: 0`",
+         case="admitted-.*", obj="events", phase="events", path=_ADMITTED, when=_ours_only),
     Rule("managed-by-unknown", readme="Unknown `runPolicy.managedBy`",
          case="managed-by-unknown", obj="events", phase="events",
          path=r'\["Warning ValidationError: .*managedBy.*"\](\..*)?',
@@ -256,20 +260,21 @@ RULES: tuple[Rule, ...] = (
          path=(r"spec\.versions\[0\]\.schema\.openAPIV3Schema\.properties\.spec\.properties\."
                r"elasticPolicy\.properties\.metrics\..*\.default"),
          when=lambda go, ours: go == MISSING and ours == ""),
-    # A replica type of 0 replicas: upstream's pod and Service slices are never shorter than
+    # A replica type of 0 replicas (or fewer): upstream's pod and Service slices are never shorter than
     # one (core.CalculatePodSliceSize), so it creates index 0, and each later reconcile of a
     # running job deletes it as beyond the replicas and creates it again (its Events, a
     # create that finds the Service not yet gone, the pod counted active meanwhile).
-    Rule("training-zero-replicas", readme="Zero replicas", kinds=TRAINING, case=".*zero-.*",
+    Rule("training-zero-replicas", readme="Zero replicas", kinds=TRAINING,
+         case=".*(zero|negative)-.*",
          obj="(Pod|Service)/.*-0", phase="presence", when=_go_only),
     Rule("training-zero-replicas-events", readme="Zero replicas", kinds=TRAINING,
-         case=".*zero-.*", obj="events", phase="events",
+         case=".*(zero|negative)-.*", obj="events", phase="events",
          path=(r'\["(Normal Successful(Create|Delete)(Pod|Service): (Created|Deleted) '
                r'(pod|service): .*-0|Warning FailedCreate(Pod|Service): Error creating: '
                r'(pods|services) ".*-0" already exists)"\]'),
          when=_go_only),
     Rule("training-zero-replicas-active", readme="Zero replicas", kinds=TRAINING,
-         case=".*zero-.*", obj=r"\w+Job/.*", phase="final",
+         case=".*(zero|negative)-.*", obj=r"\w+Job/.*", phase="final",
          path=(r'status\.replicaStatuses\.\w+\.(active|failed)'
                r'|metadata\.managedFields\[\d+\]\.fieldsV1\["f:status"\]\["f:replicaStatuses"\]'
                r'\["f:\w+"\]\["f:(active|failed)"\]'),
@@ -288,6 +293,13 @@ RULES: tuple[Rule, ...] = (
     Rule("training-no-replica-specs-step", readme="A job without replicas", kinds=TRAINING,
          case="(no|empty)-replica-specs", obj="steps", when=lambda go, ours: ours == MISSING
          and isinstance(go, str) and "waiting for condition Created" in go),
+    # A problem upstream admits and runs anyway (mpi_controller.engine.admitted): ours also
+    # records one Warning ValidationError Event naming the field.
+    Rule("pytorch-admitted-elastic", readme="`elasticPolicy.minReplicas` above `maxReplicas`",
+         kinds=PYTORCH, case="admitted-elastic-.*", obj="events", phase="events",
+         path=_ADMITTED, when=_ours_only),
+    Rule("training-admitted-problem", readme="Admitted problems", kinds=TRAINING,
+         case="admitted-.*", obj="events", phase="events", path=_ADMITTED, when=_ours_only),
     Rule("training-managed-by-unknown", readme="`runPolicy.managedBy` other than",
          kinds=TRAINING, case="managed-by-unknown", obj="events", phase="events",
          path=r'\["Warning [A-Za-z]+FailedValidation: .*managedBy.*"\]', when=_ours_only),
