@@ -260,21 +260,20 @@ RULES: tuple[Rule, ...] = (
          path=(r"spec\.versions\[0\]\.schema\.openAPIV3Schema\.properties\.spec\.properties\."
                r"elasticPolicy\.properties\.metrics\..*\.default"),
          when=lambda go, ours: go == MISSING and ours == ""),
-    # A replica type of 0 replicas (or fewer): upstream's pod and Service slices are never shorter than
+    # A replica type of 0 replicas: upstream's pod and Service slices are never shorter than
     # one (core.CalculatePodSliceSize), so it creates index 0, and each later reconcile of a
     # running job deletes it as beyond the replicas and creates it again (its Events, a
     # create that finds the Service not yet gone, the pod counted active meanwhile).
-    Rule("training-zero-replicas", readme="Zero replicas", kinds=TRAINING,
-         case=".*(zero|negative)-.*",
+    Rule("training-zero-replicas", readme="Zero replicas", kinds=TRAINING, case=".*zero-.*",
          obj="(Pod|Service)/.*-0", phase="presence", when=_go_only),
     Rule("training-zero-replicas-events", readme="Zero replicas", kinds=TRAINING,
-         case=".*(zero|negative)-.*", obj="events", phase="events",
+         case=".*zero-.*", obj="events", phase="events",
          path=(r'\["(Normal Successful(Create|Delete)(Pod|Service): (Created|Deleted) '
                r'(pod|service): .*-0|Warning FailedCreate(Pod|Service): Error creating: '
                r'(pods|services) ".*-0" already exists)"\]'),
          when=_go_only),
     Rule("training-zero-replicas-active", readme="Zero replicas", kinds=TRAINING,
-         case=".*(zero|negative)-.*", obj=r"\w+Job/.*", phase="final",
+         case=".*zero-.*", obj=r"\w+Job/.*", phase="final",
          path=(r'status\.replicaStatuses\.\w+\.(active|failed)'
                r'|metadata\.managedFields\[\d+\]\.fieldsV1\["f:status"\]\["f:replicaStatuses"\]'
                r'\["f:\w+"\]\["f:(active|failed)"\]'),
@@ -300,6 +299,11 @@ RULES: tuple[Rule, ...] = (
          path=_ADMITTED, when=_ours_only),
     Rule("training-admitted-problem", readme="Admitted problems", kinds=TRAINING,
          case="admitted-.*", obj="events", phase="events", path=_ADMITTED, when=_ours_only),
+    # Negative replicas: upstream's TFJob reconcile panics (nothing made); ours reports them.
+    Rule("tfjob-negative-replicas", readme="Negative `replicas`", kinds=("tfjob-v1",),
+         case="admitted-negative-.*", obj="events", phase="events",
+         path=r'\["Warning TFJobFailedValidation: .*replicas: Invalid value: -\d+: .*"\]'
+              r'(\..*)?', when=_ours_only),
     Rule("training-managed-by-unknown", readme="`runPolicy.managedBy` other than",
          kinds=TRAINING, case="managed-by-unknown", obj="events", phase="events",
          path=r'\["Warning [A-Za-z]+FailedValidation: .*managedBy.*"\]', when=_ours_only),

@@ -65,17 +65,24 @@ def test_a_tfjob_replica_type_in_any_case_is_not_a_problem() -> None:
     assert tf_problems(tfjob("job", {"ps": replica(1), "WORKER": replica(2)})) == []
 
 
-def test_negative_tfjob_replicas_are_named_with_their_value() -> None:
-    assert tf_problems(tfjob("job", {"Worker": replica(-3)})) == [NEGATIVE]
+def test_negative_tfjob_replicas_are_admitted_but_not_run() -> None:
+    """Upstream's webhook admits them and its reconcile panics building TF_CONFIG (nothing is
+    made): the webhook's checks pass, the controller's name the field."""
+    job = tf_v1.set_defaults(tfjob("job", {"Chief": replica(1), "Worker": replica(-3)}))
+    assert tf_v1.validate(job) == []
+    assert tf_v1.admitted_problems(job) == []
+    assert [str(e) for e in tf_v1.validate_sync(job)] == [NEGATIVE]
 
 
 def test_zero_tfjob_replicas_are_not_a_problem() -> None:
-    assert tf_problems(tfjob("job", {"Worker": replica(0), "PS": replica(1)})) == []
+    job = tf_v1.set_defaults(tfjob("job", {"Worker": replica(0), "PS": replica(1)}))
+    assert tf_v1.validate_sync(job) == []
+    assert tf_v1.admitted_problems(job) == []
 
 
-def test_both_tfjob_problems_are_named_in_order() -> None:
-    body = tfjob("job", {"Worker": replica(-3), "Boss": replica(1)})
-    assert tf_problems(body) == [BOSS, NEGATIVE]
+def test_every_unknown_tfjob_replica_type_is_named_in_order() -> None:
+    body = tfjob("job", {"Boss": replica(1), "Worker": replica(1), "Intern": replica(2)})
+    assert tf_problems(body) == [BOSS, BOSS.replace("Boss", "Intern")]
 
 
 def test_an_elastic_policy_with_min_above_max_is_named() -> None:
@@ -150,6 +157,16 @@ async def test_a_boss_tfjob_gets_its_pods_and_one_warning_over_several_syncs() -
         assert services == ["job-boss-0", "job-worker-0"]
         assert [e for e in h.events() if e[0] == "Warning"] == [
             ("Warning", "ValidationError", BOSS + NOTE_TO)]
+
+
+async def test_a_tfjob_with_negative_replicas_gets_nothing_but_its_validation_event() -> None:
+    async with EngineHarness(schemes=("tfjob",)) as h:
+        h.create(tfjob("job", {"Chief": replica(1), "Worker": replica(-3)}))
+        h.mark()
+        await h.sync("job", "TFJob")
+        assert h.writes() == []
+        assert h.events() == [("Warning", "TFJobFailedValidation",
+                               f"TFJob failed validation because {NEGATIVE}")]
 
 
 async def test_an_mpijob_with_zero_slots_runs_and_is_warned_once() -> None:
