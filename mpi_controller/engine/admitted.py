@@ -1,9 +1,10 @@
 """Problems of jobs that the Go operators admit and run anyway: told, not refused.
 
 Some inputs pass upstream's schema and webhook although they cannot do what their author
-meant (a TFJob replica type ``Boss``, ``replicas: -3``, a PyTorchJob ``elasticPolicy`` with
-``minReplicas`` above ``maxReplicas``, an MPIJob with ``slotsPerWorker: 0``). The controller
-keeps making the objects the Go operator would make for them; a kind's pure ``admitted``
+meant (a TFJob replica type ``Boss``, a PyTorchJob ``elasticPolicy`` with ``minReplicas``
+above ``maxReplicas``, an MPIJob with ``slotsPerWorker: 0``, ``replicas: -3`` in an XGBoostJob,
+PaddleJob or JAXJob). The controller keeps making the objects the Go operator would make for
+them; a kind's pure ``admitted``
 check names each such problem as a :class:`~mpi_controller.kube.fielderrors.FieldError`, and
 the engine records one Warning Event per problem:
 

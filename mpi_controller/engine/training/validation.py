@@ -20,11 +20,15 @@ first unchanged, then supported), then the kind's checks of its spec.
 
 Errors come in the order of the replica specs as written (upstream walks a Go map).
 
-What upstream admits but cannot run as meant (reported by a Warning Event, the job still run:
-:mod:`mpi_controller.engine.admitted`): :func:`negative_replicas` (``spec.<field>[<type>].replicas:
-Invalid value: -3: must be greater than or equal to 0``; upstream makes pod index 0 as for
-``replicas: 0``) and :func:`unknown_replica_types` (``spec.<field>[<type>]: Unsupported value``,
-for a kind whose webhook does not check the types: upstream makes its pods anyway).
+What upstream admits but cannot run as meant (reported by a Warning Event, the job still
+run: :mod:`mpi_controller.engine.admitted`):
+
+* :func:`negative_replicas`: ``spec.<field>[<type>].replicas: Invalid value: -3: must be
+  greater than or equal to 0``. Upstream's common engine sizes such a replica type's pods as
+  for ``replicas: 0`` (not compared by the differential run for every kind); TFJob's own
+  reconcile cannot run them (``tensorflow.v1.validate_sync``).
+* :func:`unknown_replica_types`: ``spec.<field>[<type>]: Unsupported value``, for a kind whose
+  webhook does not check the types (upstream makes their pods anyway).
 """
 
 from __future__ import annotations

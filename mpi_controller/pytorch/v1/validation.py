@@ -19,8 +19,7 @@
 :func:`admitted_problems`: what upstream admits and runs anyway, reported by a Warning Event
 (:mod:`mpi_controller.engine.admitted`): ``spec.elasticPolicy.minReplicas`` above
 ``maxReplicas`` (``PET_NNODES`` is ``<min>:<max>``, which torchrun refuses; with metrics the
-HPA is refused by the API server and the job is never reconciled), and ``replicas`` below 0
-(a type other than Master or Worker is refused already).
+API server refuses such an HPA). ``replicas`` below 0 are refused by :func:`validate` already.
 
 The controller runs :func:`validate` on the defaulted job on every sync (an invalid job gets a
 Warning event naming the field and is not reconciled); a validating webhook can run the same
@@ -33,7 +32,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from mpi_controller.engine.training.validation import (
-    negative_replicas,
     validate_job,
     validate_job_update,
     validate_replica_specs,
@@ -112,4 +110,4 @@ def admitted_problems(job: Mapping[str, Any]) -> list[FieldError]:
         errors.append(invalid(f"spec.{ELASTIC_POLICY}.minReplicas", low,
                               f"must be less than or equal to spec.{ELASTIC_POLICY}.maxReplicas "
                               f"({high})"))
-    return [*errors, *negative_replicas(job, SPECS_FIELD)]
+    return errors
