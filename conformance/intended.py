@@ -118,6 +118,8 @@ MPIJOB_V1 = ("mpijob-v1",)
 MPIJOB_V1ALPHA2 = ("mpijob-v1alpha2",)
 CRD_KINDS = MPIJOB + TRAINING
 _EVENT = r'\["(Normal|Warning) [A-Za-z]+: .*"\]'
+_ADMITTED = (r'\["Warning ValidationError: .* \(admitted: the job runs as '
+             r'(training|mpi)-operator runs it\)"\](\..*)?')
 
 
 RULES: tuple[Rule, ...] = (
@@ -172,6 +174,8 @@ RULES: tuple[Rule, ...] = (
     Rule("running-unobserved-discover-hosts", readme=UNOBSERVED_ROW, context=UNOBSERVED,
          obj="ConfigMap/.*-config", phase="final", path=r'data\["discover_hosts\.sh"\]',
          when=_one_empty_script),
+    Rule("admitted-slots-per-worker-zero", readme="`slotsPerWorker: 0`",
+         case="admitted-.*", obj="events", phase="events", path=_ADMITTED, when=_ours_only),
     Rule("managed-by-unknown", readme="Unknown `runPolicy.managedBy`",
          case="managed-by-unknown", obj="events", phase="events",
          path=r'\["Warning ValidationError: .*managedBy.*"\](\..*)?',
@@ -288,6 +292,18 @@ RULES: tuple[Rule, ...] = (
     Rule("training-no-replica-specs-step", readme="A job without replicas", kinds=TRAINING,
          case="(no|empty)-replica-specs", obj="steps", when=lambda go, ours: ours == MISSING
          and isinstance(go, str) and "waiting for condition Created" in go),
+    # A problem upstream admits and runs anyway (mpi_controller.engine.admitted): ours also
+    # records one Warning ValidationError Event naming the field.
+    Rule("pytorch-admitted-elastic", readme="`elasticPolicy.minReplicas` above `maxReplicas`",
+         kinds=PYTORCH, case="admitted-elastic-.*", obj="events", phase="events",
+         path=_ADMITTED, when=_ours_only),
+    Rule("training-admitted-problem", readme="Admitted problems", kinds=TRAINING,
+         case="admitted-.*", obj="events", phase="events", path=_ADMITTED, when=_ours_only),
+    # Negative replicas: upstream's TFJob reconcile panics (nothing made); ours reports them.
+    Rule("tfjob-negative-replicas", readme="Negative `replicas`", kinds=("tfjob-v1",),
+         case="admitted-negative-.*", obj="events", phase="events",
+         path=r'\["Warning TFJobFailedValidation: .*replicas: Invalid value: -\d+: .*"\]'
+              r'(\..*)?', when=_ours_only),
     Rule("training-managed-by-unknown", readme="`runPolicy.managedBy` other than",
          kinds=TRAINING, case="managed-by-unknown", obj="events", phase="events",
          path=r'\["Warning [A-Za-z]+FailedValidation: .*managedBy.*"\]', when=_ours_only),

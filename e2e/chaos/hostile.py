@@ -100,8 +100,8 @@ def invalid_change(draw: st.DrawFn) -> tuple[str, Any, str | None]:
     return "metadata.name", None, f"{left}.{right}"
 
 
-def generate_invalid(count: int, *, seed: int = 7) -> list[Hostile]:
-    """``count`` invalid jobs, reproducible from ``seed``."""
+def generate_invalid(count: int, *, seed: int = 7, prefix: str = "bad") -> list[Hostile]:
+    """``count`` invalid jobs, reproducible from ``seed``, named after ``prefix``."""
     drawn: list[tuple[str, Any, str | None]] = []
 
     @settings(max_examples=count * 3, database=None, phases=[Phase.generate],
@@ -115,7 +115,7 @@ def generate_invalid(count: int, *, seed: int = 7) -> list[Hostile]:
     collect()
     out = []
     for i, (field, mutate, name) in enumerate(drawn):
-        job_name = f"bad-{i:03d}" if name is None else _unique(name, i)
+        job_name = f"{prefix}-{i:03d}" if name is None else _unique(name, i, prefix[0])
         body = small_job(job_name, workers=2, launcher_runs="2s")
         if mutate is not None:
             mutate(body)
@@ -125,8 +125,8 @@ def generate_invalid(count: int, *, seed: int = 7) -> list[Hostile]:
     return out
 
 
-def _unique(name: str, i: int) -> str:
-    tag = f"x{i:03d}"
+def _unique(name: str, i: int, letter: str) -> str:
+    tag = f"{letter}{i:03d}"
     return f"{tag}-{name}" if "." in name else tag + name[len(tag):]
 
 

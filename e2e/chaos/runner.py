@@ -33,6 +33,7 @@ from typing import Any
 
 from e2e.chaos import audit, webhook_runs
 from e2e.chaos.hostile import at_limits, generate_invalid
+from e2e.chaos.hostile_kinds import BadJob, at_limit_jobs, generate_for_kinds, names_field
 from e2e.chaos.kinds import CONVERSION_KINDS, KINDS, kind_rows, kind_table, parse_kinds, plan_mixed
 from e2e.chaos.webhooks import WebhookSet
 from e2e.chaos.workload import Workload, retrying
@@ -116,7 +117,8 @@ class Run:
     """One fault run: namespace, workload, controllers, supervisor, faults, checks."""
 
     def __init__(self, ctx: Context, name: str, fault: str, *, replicas: int = 1,
-                 extra: tuple[str, ...] = (), kubeconfigs: Sequence[str] = ()) -> None:
+                 extra: tuple[str, ...] = (), kubeconfigs: Sequence[str] = (),
+                 admission: bool = False) -> None:
         self.ctx, self.name, self.fault = ctx, name, fault
         self.extra = extra
         self.kubeconfigs = list(kubeconfigs) or list(ctx.controller_kubeconfigs)
@@ -134,7 +136,7 @@ class Run:
         self.replicas = self._replicas(replicas)
         self.supervisor = threading.Thread(target=self._supervise, daemon=True)
         self.webhooks: WebhookSet | None = None
-        if set(ctx.kinds) & set(CONVERSION_KINDS):
+        if admission or set(ctx.kinds) & set(CONVERSION_KINDS):
             home = f"{self.namespace}-wh"
             logs = ctx.out_dir / "logs"
             logs.mkdir(parents=True, exist_ok=True)
@@ -606,67 +608,196 @@ def run_overload(ctx: Context) -> dict[str, Any]:
     return _rewrite(ctx, rec, run)
 
 
+@dataclass
+class _Answer:
+    """What the API server said to one bad job's create."""
+
+    job: BadJob
+    status: int  # 201, or the refusal's HTTP status
+    message: str = ""
+
+    @property
+    def by_webhook(self) -> bool:
+        return "admission webhook" in self.message
+
+
+def _submit_bad(run: Run, job: BadJob) -> _Answer:
+    """Create ``job`` through its own version, once (a 5xx must be seen, not retried away)."""
+    from kubernetes.client.exceptions import ApiException
+    try:
+        run.work.custom.create_namespaced_custom_object(
+            "kubeflow.org", job.version, run.namespace, job.plural, job.body)
+        return _Answer(job, 201)
+    except ApiException as exc:
+        try:
+            message = str(json.loads(exc.body or "{}").get("message", exc.body))
+        except ValueError:
+            message = str(exc.body)
+        return _Answer(job, int(exc.status or 0), message)
+
+
+def _warning_names_field(run: Run, name: str, field: str) -> bool:
+    events = retrying(lambda: run.work.core.list_namespaced_event(
+        run.namespace, field_selector=f"involvedObject.name={name}")).items
+    return any(e.type == "Warning" and (e.reason == "ValidationError"
+                                         or (e.reason or "").endswith("FailedValidation"))
+               and names_field(field, e.message or "") for e in events)
+
+
+def _handler_exceptions(run: Run) -> int:
+    """Tracebacks in the webhook-serving and controller processes' logs."""
+    procs = [*run.replicas, *(run.webhooks.procs if run.webhooks is not None else [])]
+    return sum(p.log().count("Traceback") for p in procs)
+
+
+def _as_bad(hostile: Any) -> BadJob:
+    """An MPIJob ``v2beta1`` of :func:`generate_invalid` as a :class:`BadJob`."""
+    return BadJob("mpijob-v2beta1", hostile.name, hostile.field, hostile.body)
+
+
+def _judge(run: Run, answers: list[_Answer], *, phase: str) -> dict[str, Any]:
+    """Refused naming the field, or admitted and told by a Warning Event naming it; no 5xx
+    but, with admission unreachable, the API server's own refusal of a kind whose webhook
+    fails closed. Violations are added to ``run``; the counts per kind returned."""
+    admitted = [a for a in answers if a.status == 201]
+    deadline = time.monotonic() + 120
+    missing = admitted
+    while missing and time.monotonic() < deadline:
+        missing = [a for a in missing if not _warning_names_field(run, a.job.name, a.job.field)]
+        if missing:
+            time.sleep(2)
+    closed = [a for a in answers if a.status >= 500 and phase == "unreachable"
+              and ("failed calling webhook" in a.message or "conversion webhook" in a.message)]
+    server_errors = [a for a in answers if a.status >= 500 and a not in closed]
+    unnamed = [a for a in answers if 201 != a.status < 500 and not names_field(
+        a.job.field, a.message)]
+    rows: dict[str, dict[str, int]] = {}
+    for a in answers:
+        row = rows.setdefault(a.job.key, dict.fromkeys(
+            ("submitted", "refused_by_schema", "refused_by_webhook", "webhook_unreachable",
+             "admitted", "admitted_with_event", "5xx"), 0))
+        row["submitted"] += 1
+        if a in closed:
+            row["webhook_unreachable"] += 1
+        elif a.status >= 500:
+            row["5xx"] += 1
+        elif a.status != 201:
+            row["refused_by_webhook" if a.by_webhook else "refused_by_schema"] += 1
+        else:
+            row["admitted"] += 1
+            row["admitted_with_event"] += a not in missing
+    if missing:
+        run.violations.append(f"{phase}: {len(missing)} admitted bad jobs without a Warning "
+                              "Event naming the field")
+    if unnamed:
+        run.violations.append(f"{phase}: {len(unnamed)} refusals not naming the field")
+    if server_errors:
+        run.violations.append(f"{phase}: {len(server_errors)} 5xx answers to bad jobs")
+    for a in answers:  # invalid jobs may never terminate: keep them out of convergence
+        run.work.plans.pop(a.job.name, None)
+    return {"by_kind": rows,
+            "refusals_not_naming_field": [(a.job.name, a.job.field, a.message[:300])
+                                          for a in unnamed],
+            "admitted_without_event": [(a.job.name, a.job.field) for a in missing],
+            "server_errors": [(a.job.name, a.status, a.message[:300]) for a in server_errors],
+            "fields": sorted({f"{a.job.key}: {a.job.field}" for a in answers})}
+
+
+def _reach(run: Run, plural: str, version: str, name: str, expected: str,
+           timeout: float) -> bool:
+    def reached() -> bool:
+        job: Any = run.work.custom.get_namespaced_custom_object(
+            "kubeflow.org", version, run.namespace, plural, name)
+        return any(c["type"] == expected and c["status"] == "True"
+                   for c in (job.get("status") or {}).get("conditions") or [])
+    try:
+        run.wait(reached, timeout, f"{name} {expected}")
+        return True
+    except TimeoutError:
+        return False
+
+
+def _bad_jobs(ctx: Context, *, seed: int, prefix: str, count: int) -> list[BadJob]:
+    """MPIJob ``v2beta1`` bad jobs (``count``) and every other kind's (``count // 8``, at
+    least 2 each), named after ``prefix``."""
+    own = ([_as_bad(h) for h in generate_invalid(count, seed=seed, prefix=prefix)]
+           if "mpijob-v2beta1" in ctx.kinds else [])
+    return own + generate_for_kinds(ctx.kinds, max(2, count // 8), seed=seed, prefix=prefix)
+
+
 def run_hostile(ctx: Context) -> dict[str, Any]:
-    """Invalid (hypothesis) and at-the-limits MPIJobs submitted alongside valid ones."""
-    with Run(ctx, "hostile", f"{ctx.invalid} invalid + 4 at-limit jobs beside valid ones"
-             ) as run:
-        bad = generate_invalid(ctx.invalid, seed=ctx.seed)
-        limits = at_limits()
+    """Invalid (hypothesis) jobs of every kind and version, with the validating webhooks on,
+    then with them unreachable; and jobs at the limits; beside the valid workload."""
+    fault = (f"{ctx.invalid} invalid MPIJobs v2beta1 and {max(2, ctx.invalid // 8)} of every "
+             "other kind and version with admission on, as many with it unreachable; at-limit "
+             "jobs; beside valid ones")
+    with Run(ctx, "hostile", fault, admission=True) as run:
+        limits = at_limits() if "mpijob-v2beta1" in ctx.kinds else []
+        kind_limits = at_limit_jobs(ctx.kinds)
         starts = [r.starts for r in run.replicas]
-        rejected: list[str] = []
+        answers: list[_Answer] = []
 
         def hostile() -> None:
-            for h in bad:
-                answer = run.work.submit_raw(h.body)
-                if not isinstance(answer, dict):
-                    rejected.append(f"{h.name}: {getattr(answer, 'status', '?')}")
+            answers.extend(_submit_bad(run, job) for job in _bad_jobs(
+                ctx, seed=ctx.seed, prefix="bad", count=ctx.invalid))
             for lim in limits:
                 answer = run.work.submit_raw(lim.body)
                 if not isinstance(answer, dict):
                     run.violations.append(f"at-limit job {lim.name} rejected by the API")
+            for key, what, plan in kind_limits:
+                got = _submit_bad(run, BadJob(key, plan.name, "", plan.body))
+                if got.status != 201:
+                    run.violations.append(f"at-limit {key} job ({what}) refused: "
+                                          f"{got.status} {got.message[:200]}")
         thread = run.background(hostile)
         _workload(run)
-        thread.join(timeout=300)
-        admitted = [h for h in bad if not any(x.startswith(h.name + ":") for x in rejected)]
-
-        def named(h: Any) -> bool:
-            evs = run.work.core.list_namespaced_event(
-                run.namespace, field_selector=f"involvedObject.name={h.name}").items
-            return any(e.reason == "ValidationError" and h.field in (e.message or "")
-                       for e in evs)
-        deadline = time.monotonic() + 120
-        missing = admitted
-        while missing and time.monotonic() < deadline:
-            missing = [h for h in missing if not named(h)]
-            time.sleep(2)
+        thread.join(timeout=600)
+        on = _judge(run, answers, phase="admission on")
+        # Admission unreachable: every webhook replica stopped (the MPIJob v2beta1 webhook
+        # fails open, the others closed as upstream's do), then served again.
+        hooks = run.webhooks
+        assert hooks is not None
+        for proc in hooks.procs:
+            proc.stop()
+        off_answers = [_submit_bad(run, job) for job in _bad_jobs(
+            ctx, seed=ctx.seed + 1, prefix="off", count=ctx.invalid)]
+        for proc in hooks.procs:
+            proc.start()
+        for proc in hooks.procs:
+            hooks.wait_ready(proc)
+        off = _judge(run, off_answers, phase="unreachable")
         limit_state = {}
         for lim in limits:
-            def reached(lim: Any = lim) -> bool:
-                job = run.work.custom.get_namespaced_custom_object(
-                    "kubeflow.org", "v2beta1", run.namespace, "mpijobs", lim.name)
-                return any(c["type"] == lim.expected and c["status"] == "True"
-                           for c in (job.get("status") or {}).get("conditions") or [])
-            try:
-                run.wait(reached, 180, f"{lim.name} {lim.expected}")
-                limit_state[lim.what] = lim.expected
-            except TimeoutError:
-                limit_state[lim.what] = "not reached"
+            ok = _reach(run, "mpijobs", "v2beta1", lim.name, lim.expected, 180)
+            limit_state[f"mpijob-v2beta1: {lim.what}"] = lim.expected if ok else "not reached"
+            if not ok:
                 run.violations.append(f"at-limit job {lim.name} never {lim.expected}")
-        if missing:
-            run.violations.append(
-                f"{len(missing)} invalid jobs without a ValidationError naming the field")
+        for key, what, plan in kind_limits:
+            spec = KINDS[key]
+            ok = _reach(run, spec.plural, spec.read_version, plan.name, plan.expected, 180)
+            limit_state[f"{key}: {what}"] = plan.expected if ok else "not reached"
+            if not ok:
+                run.violations.append(f"at-limit {key} job ({what}) never {plan.expected}")
         restarts = [r.starts - s for r, s in zip(run.replicas, starts, strict=True)]
         if any(restarts) or run.unplanned:
             run.violations.append(f"controller restarted during hostile input: {restarts}")
+        exceptions = _handler_exceptions(run)
+        if exceptions:
+            run.violations.append(f"{exceptions} tracebacks in the controller/webhook logs")
+        mpi_admitted = [a for a in answers + off_answers
+                        if a.job.key == "mpijob-v2beta1" and a.status == 201]
+        mpi_missing = {tuple(x) for x in on["admitted_without_event"]
+                       + off["admitted_without_event"]}
         run.notes.update({
-            "invalid_submitted": len(bad), "invalid_rejected_by_api": rejected,
-            "invalid_admitted": len(admitted),
-            "validation_events_naming_field": len(admitted) - len(missing),
-            "missing_validation_event": [(h.name, h.field) for h in missing],
-            "fields": sorted({h.field for h in bad}), "at_limits": limit_state})
-        for h in bad:  # invalid jobs never terminate: keep them out of the convergence check
-            run.work.plans.pop(h.name, None)
-        rec = run.finish(extra_expect={lim.name: lim.workers for lim in limits})
+            "invalid_submitted": len(answers) + len(off_answers),
+            "invalid_admitted": len(mpi_admitted),
+            "validation_events_naming_field": len(
+                [a for a in mpi_admitted if (a.job.name, a.job.field) not in mpi_missing]),
+            "admission_on": on, "admission_unreachable": off, "at_limits": limit_state,
+            "handler_tracebacks": exceptions})
+        expect = {lim.name: lim.workers for lim in limits}
+        expect.update({plan.name: plan.workers for _, _, plan in kind_limits})
+        rec = run.finish(extra_expect=expect)
         _own_replicas_stop(run)
     return _rewrite(ctx, rec, run)
 

@@ -14,7 +14,10 @@
 * **the sync.** ``sync(key)``: the job gone from the cache → nothing; our last status write
   not yet delivered → wait for it (:class:`~mpi_controller.engine.context.StatusWriteGuard`);
   default a copy (``kind.prepare``); ``kind.managed_elsewhere`` or a deletionTimestamp →
-  nothing; invalid → the kind's Warning event, no requeue; expectations unsatisfied → wait;
+  nothing; invalid → the kind's Warning event, no requeue; the problems the Go operator
+  admits (``kind.admitted_problems``) → their Warning Events, each once per job
+  (:class:`~mpi_controller.engine.admitted.ReportedOnce`), and the sync goes on;
+  expectations unsatisfied → wait;
   else ``kind.sync`` with a fresh :class:`~mpi_controller.engine.context.SyncContext`; a requeue
   the sync asked for (``SyncContext.requeue_after``) is returned to the runtime controller.
   :class:`~mpi_controller.engine.writer.OwnerGone` (the job was deleted meanwhile) and a 409
@@ -33,6 +36,7 @@ from typing import Any
 
 import structlog
 
+from mpi_controller.engine.admitted import ReportedOnce
 from mpi_controller.engine.context import StatusWriteGuard, SyncContext
 from mpi_controller.engine.kind import JobKind
 from mpi_controller.engine.writer import OwnerGone, Vanished
@@ -99,6 +103,7 @@ class JobController:
         self.expectations = ControllerExpectations(clock=clock)
         self._guard = StatusWriteGuard(self._clock)
         self._vanished = Vanished()
+        self._admitted = ReportedOnce()
         self._informers = kind.informers()
         self.jobs = self._informers.jobs
         self.pods = pods
@@ -142,6 +147,7 @@ class JobController:
         self.expectations.delete_expectations(key)
         self._guard.forget(key)
         self._vanished.forget(key)
+        self._admitted.forget(key)
         self.kind.forget(key)
 
     def _owner_key(self, obj: Mapping[str, Any]) -> tuple[str | None, bool]:
@@ -226,6 +232,8 @@ class JobController:
         if invalid is not None:
             self._emit(job, invalid)
             return None
+        for event in self._admitted.first(key, job, self.kind.admitted_problems(job)):
+            self._emit(job, event)
         if not self.expectations.satisfied_expectations(key):
             _log.debug("waiting for the cache to see earlier writes", key=key)
             return None

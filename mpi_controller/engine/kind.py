@@ -85,6 +85,10 @@ class JobKind(Protocol):
     def validate(self, job: Mapping[str, Any]) -> Event | None:
         """The Warning event for an invalid job, or ``None`` when it is valid."""
 
+    def admitted_problems(self, job: Mapping[str, Any]) -> Sequence[Event]:
+        """Warning Events for problems of a valid job that the Go operator admits and runs
+        anyway (:mod:`mpi_controller.engine.admitted`); the job is still synced."""
+
     async def sync(self, ctx: SyncContext) -> None:
         """Reconcile one job; errors are retried with backoff by the engine."""
 

@@ -16,7 +16,7 @@ watches what any mode reads (each informer once) and hands every call to the job
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from mpi_controller.engine.context import SyncContext
@@ -90,6 +90,9 @@ class MPIJobKind:
 
     def validate(self, job: Mapping[str, Any]) -> Event | None:
         return self.mode(job).validate(job)
+
+    def admitted_problems(self, job: Mapping[str, Any]) -> Sequence[Event]:
+        return self.mode(job).admitted_problems(job)
 
     async def sync(self, ctx: SyncContext) -> None:
         await self.mode(ctx.job).sync(ctx)

@@ -28,9 +28,10 @@ itself.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from mpi_controller.engine.admitted import admitted_events
 from mpi_controller.engine.context import SyncContext
 from mpi_controller.engine.gather import gather_raising
 from mpi_controller.engine.kind import KindInformers
@@ -64,7 +65,7 @@ from mpi_controller.mpi import (
 )
 from mpi_controller.mpi.conditions import get_condition, is_finished, is_succeeded
 from mpi_controller.mpi.options import MPIJOBS, MPIJobOptions
-from mpi_controller.mpi.v2beta1 import parse_mpi_job, set_defaults, validate
+from mpi_controller.mpi.v2beta1 import admitted_problems, parse_mpi_job, set_defaults, validate
 from mpi_controller.runtime.errors import ApiError
 from mpi_controller.runtime.informer import InformerFactory, SharedIndexInformer
 
@@ -119,6 +120,9 @@ class MPIJobV2Beta1Mode:
     def validate(self, job: Mapping[str, Any]) -> Event | None:
         errors = validate(job)
         return events.validation_error_event(errors) if errors else None
+
+    def admitted_problems(self, job: Mapping[str, Any]) -> Sequence[Event]:
+        return admitted_events(admitted_problems(dict(job)), runs_as="mpi-operator")
 
     async def sync(self, ctx: SyncContext) -> None:
         await MPIJobReconcile(self, ctx).run()

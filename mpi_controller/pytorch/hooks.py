@@ -30,7 +30,13 @@ from mpi_controller.pytorch.envvars import pod_env
 from mpi_controller.pytorch.hpa import desired_hpa, hpa_changed
 from mpi_controller.pytorch.initcontainer import InitContainerTemplate, add_init_containers
 from mpi_controller.pytorch.status import update_pytorchjob_status
-from mpi_controller.pytorch.v1 import PyTorchJob, parse_pytorchjob, set_defaults, validate
+from mpi_controller.pytorch.v1 import (
+    PyTorchJob,
+    admitted_problems,
+    parse_pytorchjob,
+    set_defaults,
+    validate,
+)
 
 __all__ = ["HPAS", "PyTorch", "PyTorchOptions"]
 
@@ -58,7 +64,8 @@ class PyTorch(TrainingHooks[PyTorchJob]):
     def __init__(self, *, init_container: InitContainerTemplate | None = None) -> None:
         super().__init__(constants, parse=parse_pytorchjob, set_defaults=set_defaults,
                          validate=validate, pod_env=pod_env, is_master_role=_is_master_role,
-                         update_status=update_pytorchjob_status, companions=(HPA_COMPANION,))
+                         update_status=update_pytorchjob_status, companions=(HPA_COMPANION,),
+                         admitted=admitted_problems)
         self.init_container = init_container or InitContainerTemplate()
         self._init = PerJob(self._init_containers)
 

@@ -2,7 +2,8 @@
 :class:`~mpi_controller.engine.training.framework.TrainingFramework` (:class:`TensorFlow`, its
 hooks), which the engine's generic training-operator kind runs.
 
-Hooks: the ``v1`` defaults and validation, ``TF_CONFIG`` as the cluster spec (with the
+Hooks: the ``v1`` defaults and validation (with ``replicas`` below 0, which upstream cannot
+run either: ``validate_sync``), ``TF_CONFIG`` as the cluster spec (with the
 ``--cluster-domain``), the master role (the Chief or Master pod, else worker 0) and the TFJob
 status rules; the names of :mod:`.constants`: the default container ``tensorflow``,
 ``SuccessfulDeleteJob`` / ``FailedDeleteJob`` events when ``ttlSecondsAfterFinished`` deletes
@@ -22,7 +23,13 @@ from mpi_controller.kube.jsonvalue import Obj
 from mpi_controller.tensorflow import constants
 from mpi_controller.tensorflow.status import update_tfjob_status
 from mpi_controller.tensorflow.tfconfig import add_tf_config, cluster_spec, tf_config
-from mpi_controller.tensorflow.v1 import TFJob, parse_tfjob, set_defaults, validate
+from mpi_controller.tensorflow.v1 import (
+    TFJob,
+    admitted_problems,
+    parse_tfjob,
+    set_defaults,
+    validate_sync,
+)
 
 __all__ = ["TensorFlow"]
 
@@ -38,8 +45,8 @@ class TensorFlow(TrainingHooks[TFJob]):
 
     def __init__(self, *, cluster_domain: str = "") -> None:
         super().__init__(constants, parse=parse_tfjob, set_defaults=set_defaults,
-                         validate=validate, pod_env=None, is_master_role=_is_master_role,
-                         update_status=update_tfjob_status)
+                         validate=validate_sync, pod_env=None, is_master_role=_is_master_role,
+                         update_status=update_tfjob_status, admitted=admitted_problems)
         self.cluster_domain = cluster_domain
         self._cluster = PerJob(lambda job: cluster_spec(self.view(job), cluster_domain))
 

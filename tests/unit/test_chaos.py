@@ -189,3 +189,46 @@ def test_failure_summary_and_webhook_table() -> None:
     assert lines[2] == ("| webhook-kills-1 | SIGKILL x3 | 1 | 4 | 1 (0.25; 0) | 1 | 4 | "
                         "1 (2.0, 2.0) | pass |")
     assert lines[3] == "| cert-rotation | cert-rotation | | | | | | | FAIL: run crashed: boom |"
+
+
+# -- hostile input for every kind ---------------------------------------------------------------
+
+
+def test_bad_jobs_of_every_kind_each_name_a_field_their_validation_names() -> None:
+    """Every kind but MPIJob v2beta1 (its own generator) gets bad jobs, created through its
+    own version; generation checked each against the kind's pure validation."""
+    from e2e.chaos.hostile_kinds import generate_for_kinds
+
+    jobs = generate_for_kinds(tuple(KINDS), 6, seed=3)
+    assert sorted({j.key for j in jobs}) == sorted(k for k in KINDS if k != "mpijob-v2beta1")
+    assert all(len([j for j in jobs if j.key == k]) == 6 for k in {j.key for j in jobs})
+    assert {(j.key, j.version, j.plural) for j in jobs if j.key.startswith("mpijob")} == {
+        ("mpijob-v1", "v1", "mpijobs"), ("mpijob-v1alpha2", "v1alpha2", "mpijobs")}
+    assert len({j.name for j in jobs}) == len(jobs)
+    again = generate_for_kinds(tuple(KINDS), 6, seed=3)
+    assert [(j.name, j.field) for j in again] == [(j.name, j.field) for j in jobs]
+
+
+def test_a_field_is_named_with_its_map_key_in_either_notation() -> None:
+    from e2e.chaos.hostile_kinds import names_field
+
+    field = "spec.mpiReplicaSpecs[Worker].replicas"
+    assert names_field(field, f"{field}: Invalid value: -1")
+    assert names_field(field, "spec.mpiReplicaSpecs.Worker.replicas in body should be >= 1")
+    assert not names_field(field, "spec.mpiReplicaSpecs[Launcher].replicas: Invalid value")
+
+
+def test_at_limit_jobs_of_the_training_kinds() -> None:
+    from e2e.chaos.hostile_kinds import at_limit_jobs
+
+    jobs = at_limit_jobs(("tfjob", "mpijob-v2beta1"))
+    assert [(k, what, plan.expected) for k, what, plan in jobs] == [
+        ("tfjob", "longest name", "Succeeded"),
+        ("tfjob", "1 MiB of env and unicode", "Succeeded"),
+        ("tfjob", "3000 workers (suspended)", "Suspended")]
+    longest = jobs[0][2].name
+    assert len(f"{longest}-worker-0") == 62
+    env = jobs[1][2].body["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"][
+        "containers"][0]["env"]
+    assert sum(len(e["value"]) for e in env if e["name"].startswith("BIG_")) == 1024 * 1024
+    assert jobs[2][2].workers == 3000

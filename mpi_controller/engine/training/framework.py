@@ -85,6 +85,10 @@ class TrainingFramework(Protocol):
     def validate(self, job: Mapping[str, Any]) -> list[FieldError]:
         """Upstream's validating webhook checks, in its messages."""
 
+    def admitted(self, job: Mapping[str, Any]) -> list[FieldError]:
+        """The problems of a valid job that upstream admits and runs anyway
+        (:mod:`mpi_controller.engine.admitted`)."""
+
     def set_cluster_spec(self, job: Mapping[str, Any], template: Obj, rtype: str,
                          index: int) -> None:
         """Add what pod ``<rtype>-<index>`` needs to know of the cluster to ``template`` (a

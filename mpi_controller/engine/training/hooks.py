@@ -4,7 +4,8 @@ functions and names: :class:`TrainingHooks`.
 A kind gives its ``constants`` module (the names of
 :class:`~mpi_controller.engine.training.names.KindNames`: kind, plural, controller, framework,
 replica specs field, default container, the reasons of a TTL deletion), ``parse`` (its typed
-view of a job), ``set_defaults``, ``validate``, ``pod_env`` (the variables of pod
+view of a job), ``set_defaults``, ``validate``, ``admitted`` (the problems upstream admits; default:
+negative ``replicas``), ``pod_env`` (the variables of pod
 ``<rtype>-<index>``, appended to every container; ``None``: none), ``is_master_role`` and
 ``update_status`` (its status rules over the typed view), and its companions. A kind whose
 cluster spec is more than environment variables (TFJob's ``TF_CONFIG``, PyTorchJob's init
@@ -25,6 +26,7 @@ from mpi_controller.engine.training.api import ReplicaSpec, TrainingJob
 from mpi_controller.engine.training.env import add_pod_env
 from mpi_controller.engine.training.framework import Companion
 from mpi_controller.engine.training.names import KindNames
+from mpi_controller.engine.training.validation import negative_replicas
 from mpi_controller.kube.events import Event
 from mpi_controller.kube.fielderrors import FieldError
 from mpi_controller.kube.jsonvalue import Obj
@@ -67,7 +69,8 @@ class TrainingHooks(Generic[View]):
                  validate: Callable[[Job], list[FieldError]],
                  pod_env: Callable[[View, str, int], Sequence[Mapping[str, Any]]] | None,
                  is_master_role: MasterRole, update_status: StatusUpdate[View],
-                 companions: Sequence[Companion] = ()) -> None:
+                 companions: Sequence[Companion] = (),
+                 admitted: Callable[[Job], list[FieldError]] | None = None) -> None:
         self.kind = names.KIND
         self.plural = names.PLURAL
         self.controller_name = names.CONTROLLER_NAME
@@ -80,6 +83,8 @@ class TrainingHooks(Generic[View]):
         """The typed view of a job (kept for the next call with the same job object)."""
         self._set_defaults = set_defaults
         self._validate = validate
+        specs_field = names.SPECS_FIELD
+        self._admitted = admitted or (lambda job: negative_replicas(job, specs_field))
         self._pod_env = pod_env
         self._is_master_role = is_master_role
         self._update_status = update_status
@@ -89,6 +94,9 @@ class TrainingHooks(Generic[View]):
 
     def validate(self, job: Job) -> list[FieldError]:
         return self._validate(job)
+
+    def admitted(self, job: Job) -> list[FieldError]:
+        return self._admitted(job)
 
     def set_cluster_spec(self, job: Job, template: Obj, rtype: str, index: int) -> None:
         """``pod_env``'s variables appended to every container of ``template``."""

@@ -13,9 +13,10 @@ sync is a :class:`~mpi_controller.engine.training.reconcile.TrainingReconcile` (
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from mpi_controller.engine.admitted import admitted_events
 from mpi_controller.engine.context import SyncContext
 from mpi_controller.engine.kind import KindInformers
 from mpi_controller.engine.training import gang
@@ -104,6 +105,9 @@ class TrainingJobKind:
         kind = self.framework.kind
         return Event(WARNING, reason(kind, "FailedValidation"),
                      f"{kind} failed validation because {aggregate_message(errors)}")
+
+    def admitted_problems(self, job: Mapping[str, Any]) -> Sequence[Event]:
+        return admitted_events(self.framework.admitted(job), runs_as="training-operator")
 
     async def sync(self, ctx: SyncContext) -> None:
         await self.reconcile_type(self, ctx).run()

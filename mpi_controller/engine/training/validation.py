@@ -19,6 +19,16 @@ kind's but JAXJob's, which does not check ``managedBy``): the name, ``managedBy`
 first unchanged, then supported), then the kind's checks of its spec.
 
 Errors come in the order of the replica specs as written (upstream walks a Go map).
+
+What upstream admits but cannot run as meant (reported by a Warning Event, the job still
+run: :mod:`mpi_controller.engine.admitted`):
+
+* :func:`negative_replicas`: ``spec.<field>[<type>].replicas: Invalid value: -3: must be
+  greater than or equal to 0``. Upstream's common engine sizes such a replica type's pods as
+  for ``replicas: 0`` (not compared by the differential run for every kind); TFJob's own
+  reconcile cannot run them (``tensorflow.v1.validate_sync``).
+* :func:`unknown_replica_types`: ``spec.<field>[<type>]: Unsupported value``, for a kind whose
+  webhook does not check the types (upstream makes their pods anyway).
 """
 
 from __future__ import annotations
@@ -31,9 +41,9 @@ from mpi_controller.kube.fielderrors import FieldError, go_quote, invalid, not_s
 from mpi_controller.kube.jsonvalue import as_dict, as_list, as_str
 from mpi_controller.kube.names import is_dns1035_label
 
-__all__ = ["ReplicaCheck", "SpecCheck", "replica_container_errors", "validate_job",
-           "validate_job_update", "validate_name", "validate_replica_specs", "validate_run_policy",
-           "validate_run_policy_update"]
+__all__ = ["ReplicaCheck", "SpecCheck", "negative_replicas", "replica_container_errors",
+           "unknown_replica_types", "validate_job", "validate_job_update", "validate_name",
+           "validate_replica_specs", "validate_run_policy", "validate_run_policy_update"]
 
 MANAGED_BY_PATH = "spec.runPolicy.managedBy"
 SUPPORTED_MANAGERS = (KUBEFLOW_JOBS_CONTROLLER, MULTIKUEUE_CONTROLLER)
@@ -122,3 +132,22 @@ def validate_job_update(old: Mapping[str, Any], new: Mapping[str, Any],
     return [*validate_name(new), *validate_run_policy_update(old, new),
             *validate_run_policy(new), *spec_errors(new)]
 
+
+
+def negative_replicas(job: Mapping[str, Any], specs_field: str) -> list[FieldError]:
+    """``replicas`` below 0 in any replica spec of ``spec.<specs_field>`` (module doc)."""
+    errors: list[FieldError] = []
+    for rtype, spec in as_dict(as_dict(job.get("spec")).get(specs_field)).items():
+        replicas = as_dict(spec).get("replicas")
+        if isinstance(replicas, int) and not isinstance(replicas, bool) and replicas < 0:
+            errors.append(invalid(f"spec.{specs_field}[{rtype}].replicas", replicas,
+                                  "must be greater than or equal to 0"))
+    return errors
+
+
+def unknown_replica_types(job: Mapping[str, Any], specs_field: str,
+                          types: tuple[str, ...]) -> list[FieldError]:
+    """Replica types of ``spec.<specs_field>`` that are none of ``types`` (module doc)."""
+    specs = as_dict(as_dict(job.get("spec")).get(specs_field))
+    return [not_supported(f"spec.{specs_field}[{rtype}]", rtype, types)
+            for rtype in specs if rtype not in types]

@@ -46,6 +46,10 @@ class MPIJobV1:
         (:meth:`~mpi_controller.mpi.v1.reconcile.MPIJobV1Mode.validate`)."""
         return []
 
+    def admitted(self, job: Mapping[str, Any]) -> list[FieldError]:
+        """None checked for ``v1`` MPIJobs."""
+        return []
+
     def set_cluster_spec(self, job: Mapping[str, Any], template: Obj, rtype: str,
                          index: int) -> None:
         """None: the MPI pods are built by :mod:`.launch`."""

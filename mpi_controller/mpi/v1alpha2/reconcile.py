@@ -30,7 +30,7 @@ not done: that API is gone.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mpi_controller.engine.context import SyncContext
@@ -114,6 +114,9 @@ class MPIJobV1Alpha2Mode:
     def validate(self, job: Mapping[str, Any]) -> Event | None:
         errors = validate(job)
         return validation_error_event(errors) if errors else None
+
+    def admitted_problems(self, job: Mapping[str, Any]) -> Sequence[Event]:
+        return []  # none checked for v1alpha2 jobs
 
     async def sync(self, ctx: SyncContext) -> None:
         await MPIJobV1Alpha2Reconcile(self, ctx).run()

@@ -15,7 +15,7 @@ from mpi_controller.mpi.v2beta1.types import (
     SchedulingPolicy,
     parse_mpi_job,
 )
-from mpi_controller.mpi.v2beta1.validation import validate
+from mpi_controller.mpi.v2beta1.validation import admitted_problems, validate
 
 __all__ = [
     "MPIJob",
@@ -23,6 +23,7 @@ __all__ = [
     "ReplicaSpec",
     "RunPolicy",
     "SchedulingPolicy",
+    "admitted_problems",
     "parse_mpi_job",
     "set_defaults",
     "validate",

@@ -18,6 +18,11 @@ Beyond upstream (whose Go decoder rejects such objects before validation runs), 
 wrong JSON type gives ``Invalid value: <v>: must be of type <t>`` at the place where upstream
 checks that field; type checks of fields upstream does not validate come last. Then the opt-in
 annotations of :mod:`mpi_controller.mpi.features`, when they are set. It never raises.
+
+:func:`admitted_problems`: what upstream admits and runs anyway, reported by a Warning Event
+(:mod:`mpi_controller.engine.admitted`): ``spec.slotsPerWorker: 0`` (the hostfile gives every
+worker ``slots=0`` and the launcher is told it has no slots, so ``mpirun`` finds nowhere to
+start a process).
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from mpi_controller.kube.names import is_dns1035_label
 from mpi_controller.mpi import constants
 from mpi_controller.mpi.features import validate_annotations
 
-__all__ = ["validate"]
+__all__ = ["admitted_problems", "validate"]
 
 _NONNEGATIVE = "must be greater than or equal to 0"
 
@@ -222,3 +227,12 @@ def validate(job: object) -> list[FieldError]:
         return [*_validate_name(job, {}), _type_error("spec", raw_spec, "object")]
     spec = as_dict(raw_spec)
     return _validate_name(job, spec) + _validate_spec(spec) + validate_annotations(job)
+
+
+def admitted_problems(job: dict[str, Any]) -> list[FieldError]:
+    """The problems of a valid (defaulted) MPIJob that upstream runs anyway (module doc)."""
+    slots = as_dict(job.get("spec")).get("slotsPerWorker")
+    if is_int(slots) and slots == 0:
+        return [invalid("spec.slotsPerWorker", 0,
+                        "must be greater than 0: mpirun has no slot to start a process in")]
+    return []

@@ -7,7 +7,21 @@ from mpi_controller.pytorch.v1.types import (
     parse_elastic_policy,
     parse_pytorchjob,
 )
-from mpi_controller.pytorch.v1.validation import validate, validate_update, validation_warnings
+from mpi_controller.pytorch.v1.validation import (
+    admitted_problems,
+    validate,
+    validate_update,
+    validation_warnings,
+)
 
-__all__ = ["ElasticPolicy", "PyTorchJob", "parse_elastic_policy", "parse_pytorchjob",
-           "set_defaults", "validate", "validate_update", "validation_warnings"]
+__all__ = [
+    "ElasticPolicy",
+    "PyTorchJob",
+    "admitted_problems",
+    "parse_elastic_policy",
+    "parse_pytorchjob",
+    "set_defaults",
+    "validate",
+    "validate_update",
+    "validation_warnings",
+]

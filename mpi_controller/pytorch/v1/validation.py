@@ -16,6 +16,11 @@
   upstream checks the raw object), any other type's at least 1 (``Forbidden: must be at least
   1``).
 
+:func:`admitted_problems`: what upstream admits and runs anyway, reported by a Warning Event
+(:mod:`mpi_controller.engine.admitted`): ``spec.elasticPolicy.minReplicas`` above
+``maxReplicas`` (``PET_NNODES`` is ``<min>:<max>``, which torchrun refuses; with metrics the
+API server refuses such an HPA). ``replicas`` below 0 are refused by :func:`validate` already.
+
 The controller runs :func:`validate` on the defaulted job on every sync (an invalid job gets a
 Warning event naming the field and is not reconciled); a validating webhook can run the same
 functions on the object as submitted.
@@ -31,7 +36,7 @@ from mpi_controller.engine.training.validation import (
     validate_job_update,
     validate_replica_specs,
 )
-from mpi_controller.kube.fielderrors import FieldError, forbidden, required
+from mpi_controller.kube.fielderrors import FieldError, forbidden, invalid, required
 from mpi_controller.kube.jsonvalue import as_dict, as_int
 from mpi_controller.pytorch.constants import (
     DEFAULT_CONTAINER_NAME,
@@ -42,7 +47,7 @@ from mpi_controller.pytorch.constants import (
     SPECS_FIELD,
 )
 
-__all__ = ["validate", "validate_update", "validation_warnings"]
+__all__ = ["admitted_problems", "validate", "validate_update", "validation_warnings"]
 
 _SPECS_PATH = f"spec.{SPECS_FIELD}"
 _ELASTIC_NPROC_PATH = f"spec.{ELASTIC_POLICY}.nProcPerNode"
@@ -94,3 +99,15 @@ def validation_warnings(job: Mapping[str, Any]) -> list[str]:
             and as_dict(spec.get(ELASTIC_POLICY)).get("nProcPerNode") is not None:
         return [f"{_ELASTIC_NPROC_PATH} is deprecated, use {_NPROC_PATH} instead"]
     return []
+
+
+def admitted_problems(job: Mapping[str, Any]) -> list[FieldError]:
+    """The problems of a valid (defaulted) PyTorchJob that upstream runs anyway (module doc)."""
+    errors: list[FieldError] = []
+    policy = as_dict(as_dict(job.get("spec")).get(ELASTIC_POLICY))
+    low, high = as_int(policy.get("minReplicas")), as_int(policy.get("maxReplicas"))
+    if low is not None and high is not None and low > high:
+        errors.append(invalid(f"spec.{ELASTIC_POLICY}.minReplicas", low,
+                              f"must be less than or equal to spec.{ELASTIC_POLICY}.maxReplicas "
+                              f"({high})"))
+    return errors
