@@ -5,9 +5,9 @@ runs.
 
 Public (plain dicts in, plain dicts out, no I/O):
 
-* :func:`desired_jobset`: the JobSet of a TrainJob on a runtime's spec (the torch and plain
-  ML policies; others are refused with :class:`UnsupportedPolicy`);
-* the API: :func:`set_defaults`, :func:`validate` (the torch plugin's checks),
+* :func:`desired_jobset`: the JobSet of a TrainJob on a runtime's spec (the plain, torch,
+  JAX and XGBoost ML policies; MPI and Flux are refused with :class:`UnsupportedPolicy`);
+* the API: :func:`set_defaults`, :func:`validate` (the torch and XGBoost plugins' checks),
   :func:`runtime_key`;
 * :mod:`.status`: the conditions (Suspended, Complete, Failed) and jobsStatus;
 * :mod:`mpi_controller.trainjob.constants` (names, labels, environment variables).

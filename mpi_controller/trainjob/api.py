@@ -16,6 +16,7 @@ from typing import Any
 
 from mpi_controller.kube.fielderrors import FieldError, invalid
 from mpi_controller.trainjob import constants
+from mpi_controller.trainjob.xgboost import validate_xgboost
 
 __all__ = ["RUNTIME_KINDS", "managed_elsewhere", "runtime_key", "set_defaults", "validate"]
 
@@ -49,7 +50,8 @@ def runtime_key(trainjob: Mapping[str, Any]) -> str:
 
 
 def validate(trainjob: Mapping[str, Any], runtime_spec: Mapping[str, Any]) -> list[FieldError]:
-    """The torch plugin's checks: no ``PET_*`` variable of torchrun in ``trainer.env``."""
+    """The torch plugin's checks (no ``PET_*`` variable of torchrun in ``trainer.env``), then
+    the XGBoost plugin's (no ``DMLC_*`` one)."""
     errors: list[FieldError] = []
     trainer = (trainjob.get("spec") or {}).get("trainer") or {}
     if (runtime_spec.get("mlPolicy") or {}).get("torch") is not None and trainer:
@@ -59,4 +61,4 @@ def validate(trainjob: Mapping[str, Any], runtime_spec: Mapping[str, Any]) -> li
             errors.append(invalid(
                 "spec.trainer.env", trainer.get("env"),
                 f"must not have reserved envs, invalid envs configured: [{' '.join(reserved)}]"))
-    return errors
+    return errors + validate_xgboost(trainjob, runtime_spec)

@@ -17,6 +17,7 @@ __all__ = [
     "JOBSET_KIND",
     "JOBSET_PLURAL",
     "JOBSET_VERSION",
+    "JOB_COMPLETION_INDEX_FIELD_PATH",
     "KIND",
     "LABEL_TRAINJOB_ANCESTOR",
     "MANAGED_BY_MULTIKUEUE",
@@ -68,6 +69,9 @@ MODEL_INITIALIZER = "model-initializer"
 NODE = "node"
 """The trainer's replicated Job and its main container."""
 CONTAINER_TRAINER_PORT = 29500
+JOB_COMPLETION_INDEX_FIELD_PATH = \
+    "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+"""The pod's index in its Job (``batchv1.JobCompletionIndexAnnotation``), for a ``fieldRef``."""
 
 TORCH_ENV_NUM_NODES = "PET_NNODES"
 TORCH_ENV_NUM_PROC_PER_NODE = "PET_NPROC_PER_NODE"

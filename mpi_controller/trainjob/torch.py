@@ -28,10 +28,8 @@ from mpi_controller.trainjob import constants
 from mpi_controller.trainjob.apply import upsert_env, upsert_ports
 from mpi_controller.trainjob.info import RuntimeInfo
 
-__all__ = ["JOB_COMPLETION_INDEX_FIELD_PATH", "TORCHTUNE_ENTRYPOINT", "enforce_torch",
-           "gpus_per_node", "node_resources"]
+__all__ = ["TORCHTUNE_ENTRYPOINT", "enforce_torch", "gpus_per_node", "node_resources"]
 
-JOB_COMPLETION_INDEX_FIELD_PATH = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
 TORCHTUNE_ENTRYPOINT = ["tune", "run"]
 
 
@@ -97,7 +95,7 @@ def enforce_torch(info: RuntimeInfo, trainjob: Mapping[str, Any]) -> None:
          "value": str(trainer_set.count if trainer_set is not None else 1)},
         {"name": constants.TORCH_ENV_NUM_PROC_PER_NODE, "value": nproc},
         {"name": constants.TORCH_ENV_NODE_RANK, "valueFrom": {"fieldRef": {
-            "fieldPath": JOB_COMPLETION_INDEX_FIELD_PATH}}},
+            "fieldPath": constants.JOB_COMPLETION_INDEX_FIELD_PATH}}},
     ]
     master: list[dict[str, Any]] = [
         {"name": constants.TORCH_ENV_MASTER_ADDR,

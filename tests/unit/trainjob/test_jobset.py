@@ -151,9 +151,45 @@ def test_a_runtime_without_a_framework_policy_gets_the_trainers_nodes_and_env() 
         {"name": "A", "value": "1"}]
 
 
-@pytest.mark.parametrize("policy", ["mpi", "jax", "xgboost", "flux"])
+@pytest.mark.parametrize("policy", ["mpi", "flux"])
 def test_other_policies_are_refused_not_half_built(policy: str) -> None:
     runtime = copy.deepcopy(TORCH)
     runtime["mlPolicy"] = {"numNodes": 1, policy: {}}
     with pytest.raises(UnsupportedPolicy, match=f"the {policy} ML policy is not supported"):
         desired_jobset(trainjob(), runtime)
+
+
+def test_jax_sets_processes_id_and_coordinator_then_the_trainers_env() -> None:
+    """jax.go: JAX_* first, the TrainJob's env after (the JobSet builder's upsert)."""
+    runtime = copy.deepcopy(TORCH)
+    runtime["mlPolicy"] = {"numNodes": 1, "jax": {}}
+    job = trainjob(trainer={"numNodes": 2, "env": [{"name": "A", "value": "1"}]})
+    node = node_job(desired_jobset(job, runtime))["template"]["spec"]
+    container = node["template"]["spec"]["containers"][0]
+    assert node["parallelism"] == 2
+    assert container["env"] == [
+        {"name": "JAX_NUM_PROCESSES", "value": "2"},
+        {"name": "JAX_PROCESS_ID", "valueFrom": RANK["valueFrom"]},
+        {"name": "JAX_COORDINATOR_ADDRESS", "value": "pi-node-0-0.pi:29500"},
+        {"name": "A", "value": "1"}]
+    assert container["ports"] == [{"containerPort": 29500}]
+
+
+@pytest.mark.parametrize(("resources", "workers"), [
+    (None, "3"), ({"limits": {"nvidia.com/gpu": "4"}}, "12")])
+def test_xgboost_sets_the_tracker_and_the_workers(resources: dict[str, Any] | None,
+                                                  workers: str) -> None:
+    """xgboost.go: DMLC_NUM_WORKER is nodes x GPUs per node (x 1 without GPUs)."""
+    runtime = copy.deepcopy(TORCH)
+    runtime["mlPolicy"] = {"numNodes": 1, "xgboost": {}}
+    trainer: dict[str, Any] = {"numNodes": 3, "env": [{"name": "A", "value": "1"}]}
+    if resources is not None:
+        trainer["resourcesPerNode"] = resources
+    container = node_job(desired_jobset(trainjob(trainer=trainer), runtime))["template"][
+        "spec"]["template"]["spec"]["containers"][0]
+    assert container["env"] == [
+        {"name": "A", "value": "1"},
+        {"name": "DMLC_TRACKER_URI", "value": "pi-node-0-0.pi"},
+        {"name": "DMLC_TRACKER_PORT", "value": "29500"},
+        {"name": "DMLC_TASK_ID", "valueFrom": RANK["valueFrom"]},
+        {"name": "DMLC_NUM_WORKER", "value": workers}]

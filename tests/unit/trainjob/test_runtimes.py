@@ -2,7 +2,8 @@
 ships, written here from their documented shape): each is the runtime of its file name, the
 kustomization lists them all, and each one's spec and labels are those of Trainer's own
 ``manifests/base/runtimes/*.yaml`` (fetched with ``go mod download``); a TrainJob on each either
-gets its JobSet or is refused as a policy not supported yet (MPI, JAX, XGBoost).
+gets its JobSet (the nodes and the policy's environment) or is refused as a policy not
+supported yet (MPI: DeepSpeed, MLX).
 ``tests/integration/test_trainjob.py`` applies them to a real API server with our CRDs."""
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def test_a_trainjob_on_each(name: str) -> None:
                                      "trainer": {"numNodes": 2}}})
     assert api.validate(job, spec) == []
     policy = next(k for k in ("torch", "mpi", "jax", "xgboost") if k in spec["mlPolicy"])
-    if policy != "torch":
+    if policy == "mpi":
         with pytest.raises(UnsupportedPolicy):
             desired_jobset(job, spec)
         return
@@ -63,4 +64,5 @@ def test_a_trainjob_on_each(name: str) -> None:
     node = jobset["spec"]["replicatedJobs"][0]
     assert node["template"]["spec"]["parallelism"] == 2
     env = node["template"]["spec"]["template"]["spec"]["containers"][0]["env"]
-    assert {"name": "PET_NNODES", "value": "2"} in env
+    nodes = {"torch": "PET_NNODES", "jax": "JAX_NUM_PROCESSES", "xgboost": "DMLC_NUM_WORKER"}
+    assert {"name": nodes[policy], "value": "2"} in env
