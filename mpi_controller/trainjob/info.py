@@ -111,7 +111,7 @@ def runtime_info(trainjob: Mapping[str, Any], runtime_spec: Mapping[str, Any]) -
                 f"runtimePatches[{patch.get('manager')}]: patches of the JobSet spec are not "
                 "supported yet")
     spec: Obj = copy.deepcopy(dict(template.get("spec") or {}))
-    ml_policy = runtime_spec.get("mlPolicy")
+    ml_policy = copy.deepcopy(runtime_spec.get("mlPolicy"))
     info = RuntimeInfo(spec=spec, labels=labels, annotations=annotations, ml_policy=ml_policy,
                        pod_group_policy=runtime_spec.get("podGroupPolicy"))
     resources = (job_spec.get("trainer") or {}).get("resourcesPerNode")

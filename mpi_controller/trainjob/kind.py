@@ -11,7 +11,8 @@ One sync, in upstream's order:
    TrainJob is finished, its JobSet is built (:func:`~mpi_controller.trainjob.build.
    desired_jobset`) and created when missing, or applied (server-side, field manager
    ``trainer``, forced) while the TrainJob or the JobSet is suspended: a running JobSet is
-   never changed. A missing runtime, a runtime this version cannot build, or a TrainJob that
+   never changed; with the MPI policy, the SSH Secret (once) and the hostfile ConfigMap are
+   written first. A missing runtime, a runtime this version cannot build, or a TrainJob that
    fails the policy's checks gets a Warning ``TrainJobResourcesCreationFailed`` and no JobSet;
 4. ``Suspended`` follows ``spec.suspend``;
 5. the JobSet's outcome and counts become the status;
@@ -29,12 +30,13 @@ from mpi_controller.engine.kind import KindInformers
 from mpi_controller.kube.events import WARNING, Event
 from mpi_controller.kube.fielderrors import aggregate_message
 from mpi_controller.kube.jsonvalue import Obj, json_copy
-from mpi_controller.kube.resources import Resource
+from mpi_controller.kube.resources import CONFIGMAPS, SECRETS, Resource
 from mpi_controller.kube.timefmt import format_time
 from mpi_controller.runtime.informer import InformerFactory
 from mpi_controller.trainjob import api, constants
 from mpi_controller.trainjob import status as st
-from mpi_controller.trainjob.build import desired_jobset
+from mpi_controller.trainjob.build import Desired, desired_objects
+from mpi_controller.trainjob.mpi import ssh_auth_secret
 
 __all__ = ["CLUSTER_RUNTIMES", "CONTROLLER_NAME", "JOBSETS", "RESOURCES_FAILED", "RUNTIMES",
            "TRAINJOBS", "TrainJobKind"]
@@ -103,16 +105,31 @@ class TrainJobKind:
             self._failed(ctx, aggregate_message(errors))
             return jobset
         try:
-            desired = desired_jobset(job, spec)
+            desired = desired_objects(job, spec)
         except ValueError as err:
             self._failed(ctx, str(err))
             return jobset
         if jobset is None:
-            return await ctx.writer.create(JOBSETS, desired)
+            await self._mpi_objects(ctx, desired)
+            return await ctx.writer.create(JOBSETS, desired.jobset)
         ctx.writer.check_controlled(jobset, constants.JOBSET_KIND)
         if job["spec"].get("suspend") or (jobset.get("spec") or {}).get("suspend"):
-            return await ctx.writer.patch_apply(JOBSETS, desired, field_manager=FIELD_MANAGER)
+            await self._mpi_objects(ctx, desired)
+            return await ctx.writer.patch_apply(JOBSETS, desired.jobset,
+                                                field_manager=FIELD_MANAGER)
         return jobset
+
+    @staticmethod
+    async def _mpi_objects(ctx: SyncContext, desired: Desired) -> None:
+        """The MPI SSH Secret (made once; an existing one of the TrainJob is kept) and the
+        hostfile ConfigMap (applied), before the JobSet whose pods mount them. Written with
+        the JobSet only (when it is made, and while suspended): what they hold cannot change
+        while the JobSet runs."""
+        if desired.ssh_secret:
+            await ctx.writer.create(SECRETS, ssh_auth_secret(ctx.job), expect=False)
+        if desired.hostfile is not None:
+            await ctx.writer.patch_apply(CONFIGMAPS, desired.hostfile,
+                                         field_manager=FIELD_MANAGER)
 
     @staticmethod
     def _failed(ctx: SyncContext, error: str) -> None:

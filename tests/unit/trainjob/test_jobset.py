@@ -5,14 +5,19 @@ on the ``torch-distributed`` runtime, whose shape is Trainer's documented one.""
 
 from __future__ import annotations
 
+import base64
 import copy
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
+from cryptography.hazmat.primitives.asymmetric import ec
 
 from mpi_controller.trainjob.apply import upsert_ports
-from mpi_controller.trainjob.build import UnsupportedPolicy, desired_jobset
+from mpi_controller.trainjob.build import UnsupportedPolicy, desired_jobset, desired_objects
 from mpi_controller.trainjob.info import UnsupportedPatch
+from mpi_controller.trainjob.mpi import ssh_auth_secret
 
 TORCH = {"mlPolicy": {"numNodes": 1, "torch": {}}, "template": {"spec": {"replicatedJobs": [{
     "name": "node",
@@ -151,7 +156,7 @@ def test_a_runtime_without_a_framework_policy_gets_the_trainers_nodes_and_env() 
         {"name": "A", "value": "1"}]
 
 
-@pytest.mark.parametrize("policy", ["mpi", "flux"])
+@pytest.mark.parametrize("policy", ["flux"])
 def test_other_policies_are_refused_not_half_built(policy: str) -> None:
     runtime = copy.deepcopy(TORCH)
     runtime["mlPolicy"] = {"numNodes": 1, policy: {}}
@@ -193,3 +198,68 @@ def test_xgboost_sets_the_tracker_and_the_workers(resources: dict[str, Any] | No
         {"name": "DMLC_TRACKER_PORT", "value": "29500"},
         {"name": "DMLC_TASK_ID", "valueFrom": RANK["valueFrom"]},
         {"name": "DMLC_NUM_WORKER", "value": workers}]
+
+
+def _deepspeed() -> dict[str, Any]:
+    path = Path(__file__).resolve().parents[3] / "deploy/runtimes/deepspeed-distributed.yaml"
+    spec: dict[str, Any] = yaml.safe_load(path.read_text())["spec"]
+    return spec
+
+
+def test_mpi_with_the_launcher_as_a_node() -> None:
+    """mpi.go: 3 nodes with runLauncherAsNode are 2 workers and the launcher; the launcher's
+    count is the runtime's numNodes (it carries the trainer label); volumes, mounts, OMPI_*
+    and the hostfile of every node's endpoint."""
+    desired = desired_objects(trainjob(trainer={"numNodes": 3, "numProcPerNode": 2}),
+                              _deepspeed())
+    node, launcher = desired.jobset["spec"]["replicatedJobs"]
+    assert (node["template"]["spec"]["parallelism"],
+            launcher["template"]["spec"]["parallelism"]) == (2, 1)
+    ssh = {"name": "mpi-ssh-auth", "secret": {
+        "secretName": "pi-mpi-ssh-auth", "defaultMode": 256, "items": [
+            {"key": "ssh-privatekey", "path": "id_rsa", "mode": 416},
+            {"key": "ssh-publickey", "path": "id_rsa.pub", "mode": 420},
+            {"key": "ssh-publickey", "path": "authorized_keys", "mode": 420}]}}
+    hostfile = {"name": "mpi-hostfile", "configMap": {"name": "pi-mpi-hostfile", "items": [
+        {"key": "hostfile", "path": "hostfile", "mode": 292}]}}
+    assert node["template"]["spec"]["template"]["spec"]["volumes"] == [ssh]
+    pod = launcher["template"]["spec"]["template"]["spec"]
+    assert pod["volumes"] == [ssh, hostfile]
+    container = pod["containers"][0]
+    assert container["volumeMounts"] == [
+        {"name": "mpi-ssh-auth", "mountPath": "/home/mpiuser/.ssh"},
+        {"name": "mpi-hostfile", "mountPath": "/etc/mpi"}]
+    assert container["env"] == [
+        {"name": "OMPI_MCA_orte_default_hostfile", "value": "/etc/mpi/hostfile"},
+        {"name": "OMPI_MCA_orte_keep_fqdn_hostnames", "value": "true"},
+        {"name": "OMPI_MCA_orte_set_default_slots", "value": "2"},
+        {"name": "OMPI_MCA_plm_rsh_args", "value": "-o ConnectionAttempts=10"}]
+    assert desired.ssh_secret
+    assert desired.hostfile == {
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "pi-mpi-hostfile", "namespace": "ns", "ownerReferences": [
+            {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob", "name": "pi",
+             "uid": "u-1", "controller": True, "blockOwnerDeletion": True}]},
+        "data": {"hostfile": "pi-node-0-0.pi slots=2\npi-node-0-1.pi slots=2\n"
+                             "pi-launcher-0-0.pi slots=2\n"}}
+
+
+def test_mpi_slots_follow_the_gpus_when_the_policy_says_1() -> None:
+    desired = desired_objects(
+        trainjob(trainer={"resourcesPerNode": {"limits": {"nvidia.com/gpu": "4"}}}),
+        _deepspeed())
+    assert desired.hostfile is not None
+    assert desired.hostfile["data"]["hostfile"] == ("pi-node-0-0.pi slots=4\n"
+                                                     "pi-launcher-0-0.pi slots=4\n")
+
+
+def test_the_ssh_secret() -> None:
+    key = ec.derive_private_key(7, ec.SECP521R1())
+    secret = ssh_auth_secret(trainjob(), key)
+    public = base64.b64decode(secret["data"]["ssh-publickey"])
+    private = base64.b64decode(secret["data"]["ssh-privatekey"])
+    assert (secret["type"], secret["immutable"], secret["metadata"]["name"]) == (
+        "kubernetes.io/ssh-auth", True, "pi-mpi-ssh-auth")
+    assert public.startswith(b"ecdsa-sha2-nistp521 AAAA")
+    assert public.endswith(b"\n")
+    assert private.startswith(b"-----BEGIN EC PRIVATE KEY-----\n")

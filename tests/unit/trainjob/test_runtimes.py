@@ -2,8 +2,8 @@
 ships, written here from their documented shape): each is the runtime of its file name, the
 kustomization lists them all, and each one's spec and labels are those of Trainer's own
 ``manifests/base/runtimes/*.yaml`` (fetched with ``go mod download``); a TrainJob on each either
-gets its JobSet (the nodes and the policy's environment) or is refused as a policy not
-supported yet (MPI: DeepSpeed, MLX).
+gets its JobSet (the nodes and the policy's environment; for DeepSpeed and MLX, on MPI, the
+hostfile of the worker and the launcher).
 ``tests/integration/test_trainjob.py`` applies them to a real API server with our CRDs."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from mpi_controller.trainjob import api
-from mpi_controller.trainjob.build import UnsupportedPolicy, desired_jobset
+from mpi_controller.trainjob.build import desired_jobset, desired_objects
 from tests.unit.trainjob.upstream import trainer_dir
 
 REPO = Path(__file__).resolve().parents[3]
@@ -57,8 +57,10 @@ def test_a_trainjob_on_each(name: str) -> None:
     assert api.validate(job, spec) == []
     policy = next(k for k in ("torch", "mpi", "jax", "xgboost") if k in spec["mlPolicy"])
     if policy == "mpi":
-        with pytest.raises(UnsupportedPolicy):
-            desired_jobset(job, spec)
+        hostfile = desired_objects(job, spec).hostfile
+        assert hostfile is not None
+        assert hostfile["data"]["hostfile"] == ("tj-node-0-0.tj slots=1\n"
+                                                "tj-launcher-0-0.tj slots=1\n")
         return
     jobset = desired_jobset(job, spec)
     node = jobset["spec"]["replicatedJobs"][0]
