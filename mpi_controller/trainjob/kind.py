@@ -9,11 +9,12 @@ One sync, in upstream's order:
 3. a ``runtimeRef`` of another kind or group fails the TrainJob (``Failed``,
    ``TrainingRuntimeNotSupported``, ``unsupported runtime: <Kind>.<group>``); else, unless the
    TrainJob is finished, its JobSet is built (:func:`~mpi_controller.trainjob.build.
-   desired_jobset`) and created when missing, or applied (server-side, field manager
+   desired_objects`) and created when missing, or applied (server-side, field manager
    ``trainer``, forced) while the TrainJob or the JobSet is suspended: a running JobSet is
-   never changed; with the MPI policy, the SSH Secret (once) and the hostfile ConfigMap are
-   written first. A missing runtime, a runtime this version cannot build, or a TrainJob that
-   fails the policy's checks gets a Warning ``TrainJobResourcesCreationFailed`` and no JobSet;
+   never changed; with the MPI policy, the SSH Secret (once) and the hostfile ConfigMap
+   (created, or its data replaced) are written first. A missing runtime, a runtime this
+   version cannot build, or a TrainJob that fails the policy's checks gets a Warning
+   ``TrainJobResourcesCreationFailed`` and no JobSet;
 4. ``Suspended`` follows ``spec.suspend``;
 5. the JobSet's outcome and counts become the status;
 6. past ``activeDeadlineSeconds`` the TrainJob fails with ``DeadlineExceeded`` and its JobSet
@@ -122,14 +123,15 @@ class TrainJobKind:
     @staticmethod
     async def _mpi_objects(ctx: SyncContext, desired: Desired) -> None:
         """The MPI SSH Secret (made once; an existing one of the TrainJob is kept) and the
-        hostfile ConfigMap (applied), before the JobSet whose pods mount them. Written with
-        the JobSet only (when it is made, and while suspended): what they hold cannot change
-        while the JobSet runs."""
+        hostfile ConfigMap (made, or its data replaced when it differs), before the JobSet
+        whose pods mount them. Written with the JobSet only (when it is made, and while
+        suspended): what they hold cannot change while the JobSet runs."""
         if desired.ssh_secret:
             await ctx.writer.create(SECRETS, ssh_auth_secret(ctx.job), expect=False)
         if desired.hostfile is not None:
-            await ctx.writer.patch_apply(CONFIGMAPS, desired.hostfile,
-                                         field_manager=FIELD_MANAGER)
+            current = await ctx.writer.create(CONFIGMAPS, desired.hostfile, expect=False)
+            if current.get("data") != desired.hostfile["data"]:
+                await ctx.writer.update(CONFIGMAPS, {**current, "data": desired.hostfile["data"]})
 
     @staticmethod
     def _failed(ctx: SyncContext, error: str) -> None:
