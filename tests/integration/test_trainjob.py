@@ -191,3 +191,33 @@ def test_an_unsupported_runtime_kind_fails_the_trainjob(addons: Addons, controll
         "True", "TrainingRuntimeNotSupported",
         "unsupported runtime: Other.trainer.kubeflow.org")
     assert jobset(addons, namespace, "odd") is None
+
+
+@pytest.mark.parametrize("runtime", ["deepspeed-distributed", "mlx-distributed",
+                                     "jax-distributed", "xgboost-distributed"])
+def test_each_shipped_runtime_completes(addons: Addons, controller: None, namespace: str,
+                                        runtime: str) -> None:
+    """The other four runtimes, 2 nodes each: Complete through JobSet; on MPI (DeepSpeed,
+    MLX: one worker and the launcher as a node), the launcher starts once the worker is
+    Ready, and the SSH Secret and the hostfile ConfigMap are the TrainJob's."""
+    addons.custom.create_namespaced_custom_object(
+        GROUP, VERSION, namespace, "trainjobs",
+        {**trainjob("tj"), "spec": {"runtimeRef": {"name": runtime},
+                                    "trainer": {"numNodes": 2}}})
+    complete = wait_for(lambda: condition(addons, namespace, "tj", "Complete"), timeout=120,
+                        what=f"the TrainJob on {runtime} Complete")
+    assert complete["status"] == "True"
+    made = jobset(addons, namespace, "tj")
+    assert made is not None
+    names = [r["name"] for r in made["spec"]["replicatedJobs"]]
+    if runtime.startswith(("deepspeed", "mlx")):
+        assert names == ["node", "launcher"]
+        hostfile = addons.core.read_namespaced_config_map("tj-mpi-hostfile", namespace)
+        assert hostfile.data == {"hostfile": "tj-node-0-0.tj slots=1\n"
+                                             "tj-launcher-0-0.tj slots=1\n"}
+        secret = addons.core.read_namespaced_secret("tj-mpi-ssh-auth", namespace)
+        assert (secret.type, secret.immutable) == ("kubernetes.io/ssh-auth", True)
+        assert [o.name for o in secret.metadata.owner_references] == ["tj"]
+    else:
+        assert names == ["node"]
+        assert made["spec"]["replicatedJobs"][0]["template"]["spec"]["parallelism"] == 2
