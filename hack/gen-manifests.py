@@ -72,9 +72,13 @@ def _job_rules() -> list[RbacRule]:
     rules = []
     for group, plurals in groups.items():
         jobs = tuple(plurals)
+        # Only the kubeflow.org kinds delete their jobs (a TTL); TrainJob does not.
+        read = (RbacRule(group, jobs, ("get", "list", "watch", "delete"),
+                         "the jobs; delete: ttlSecondsAfterFinished (and the MPIJob TTL opt-in)")
+                if group == "kubeflow.org" else
+                RbacRule(group, jobs, ("get", "list", "watch"), "the jobs"))
         rules += [
-            RbacRule(group, jobs, ("get", "list", "watch", "delete"),
-                     "the jobs; delete: ttlSecondsAfterFinished (and the MPIJob TTL opt-in)"),
+            read,
             RbacRule(group, tuple(f"{j}/status" for j in jobs), ("update",),
                      "the jobs' status"),
             RbacRule(group, tuple(f"{j}/finalizers" for j in jobs), ("update",),
