@@ -154,12 +154,13 @@ conformance: $(STAMP)
 # down): the smoke tests, gang scheduling, Kueue, and the comparison with the Go operators under
 # Kueue (which builds them on first use, as `make conformance` does). ADDONS picks a subset of
 # addons (the tests of addons not started are skipped), ADDONS_TESTS a subset of the files;
-# figures in $(ADDONS_CLUSTER_DIR)/results/. Not part of `make test`: a cold build of the three
+# figures in $(ADDONS_CLUSTER_DIR)/results/. Not part of `make test`: a cold build of the four
 # addons takes tens of minutes on a small machine.
 ADDONS_CLUSTER_DIR ?= $(HOME)/.cache/mpi-controller/cluster-addons
-ADDONS ?= kueue,volcano,scheduler-plugins
+ADDONS ?= kueue,volcano,scheduler-plugins,jobset
 ADDONS_TESTS ?= tests/integration/test_addons.py tests/integration/test_gang_scheduling.py \
-  tests/integration/test_kueue.py tests/integration/test_kueue_reference.py
+  tests/integration/test_kueue.py tests/integration/test_kueue_reference.py \
+  tests/integration/test_jobset_addon.py tests/integration/test_trainjob.py
 addons-test: $(STAMP)
 	set -o pipefail; MPI_CONTROLLER_CLUSTER_DIR=$(ADDONS_CLUSTER_DIR) bash $(CLUSTER) up --addons $(ADDONS) | tail -1
 	@if [[ " $(ADDONS_TESTS) " == *test_kueue_reference.py* ]]; then \

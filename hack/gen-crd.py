@@ -6,7 +6,8 @@ Each kind's schema is written in its package (``mpi_controller/<kind>/crd.py``);
 template schema is
 io.k8s.api.core.v1.PodTemplateSpec from a real API server's OpenAPI v3 documents
 (``/openapi/v3/api/v1``; ``/openapi/v3/apis/autoscaling/v2`` for the PyTorchJob's
-``elasticPolicy.metrics``, io.k8s.api.autoscaling.v2.MetricSpec), converted as
+``elasticPolicy.metrics``, io.k8s.api.autoscaling.v2.MetricSpec; ``/openapi/v3/apis/batch/v1``
+for the Job spec of a Trainer runtime's JobSet template), converted as
 ``mpi_controller/kube/openapi.py`` describes.
 
 Usage::
@@ -38,8 +39,9 @@ from mpi_controller.kube.crd import CRD  # noqa: E402
 from mpi_controller.kube.openapi import component_schema, pod_template_schema  # noqa: E402
 
 OUTPUT_DIR = REPO / "deploy" / "crd"
-CRDS: dict[str, CRD] = {p.crd.plural: p.crd for p in plugins()}
-DOCUMENTS = ("/openapi/v3/api/v1", "/openapi/v3/apis/autoscaling/v2")
+CRDS: dict[str, CRD] = {c.plural: c for p in plugins() for c in (p.crd, *p.extra_crds)}
+DOCUMENTS = ("/openapi/v3/api/v1", "/openapi/v3/apis/autoscaling/v2",
+             "/openapi/v3/apis/batch/v1")
 
 
 def fetch(kubeconfig: str) -> tuple[dict[str, Any], str]:

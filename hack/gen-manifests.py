@@ -2,7 +2,7 @@
 """Generate the parts of deploy/ that list the job kinds, from their plugins
 (:mod:`mpi_controller.kinds`):
 
-* ``deploy/crd/kustomization.yaml``: every kind's CRD file (the files are ``hack/gen-crd.py``'s);
+* ``deploy/crd/kustomization.yaml``: every kind's CRD files (the files are ``hack/gen-crd.py``'s);
 * ``deploy/base/cluster-role.yaml``: the controller's ClusterRole: what every kind needs (its
   jobs, their status and finalizers, pods, Services, Events, the Lease, PodGroups and
   PriorityClasses for gang scheduling), then each kind's own rules
@@ -63,21 +63,40 @@ WEBHOOK_HEADER = """\
 """
 
 
+def _job_rules() -> list[RbacRule]:
+    """The jobs, their status and finalizers: one set of rules per API group (``kubeflow.org``
+    first; ``trainer.kubeflow.org`` for TrainJob)."""
+    groups: dict[str, list[str]] = {}
+    for p in plugins():
+        groups.setdefault(p.group, []).append(p.plural)
+    rules = []
+    for group, plurals in groups.items():
+        jobs = tuple(plurals)
+        # Only the kubeflow.org kinds delete their jobs (a TTL); TrainJob does not.
+        read = (RbacRule(group, jobs, ("get", "list", "watch", "delete"),
+                         "the jobs; delete: ttlSecondsAfterFinished (and the MPIJob TTL opt-in)")
+                if group == "kubeflow.org" else
+                RbacRule(group, jobs, ("get", "list", "watch"), "the jobs"))
+        rules += [
+            read,
+            RbacRule(group, tuple(f"{j}/status" for j in jobs), ("update",),
+                     "the jobs' status"),
+            RbacRule(group, tuple(f"{j}/finalizers" for j in jobs), ("update",),
+                     "owner references that block the jobs' deletion (blockOwnerDeletion)"),
+        ]
+    return rules
+
+
 def common_rules() -> list[RbacRule]:
     """What every kind needs, its jobs first."""
-    jobs = tuple(p.plural for p in plugins())
+    jobs = _job_rules()
     return [
         RbacRule("", ("pods",), ("get", "create", "list", "watch", "delete"),
                  "the replicas' pods (deleted on scale-down, restart, cleanup, suspend)"),
         RbacRule("", ("services",), ("get", "create", "list", "watch", "update", "delete"),
                  "the jobs' Services (deleted on scale-down, cleanPodPolicy, suspend)"),
         RbacRule("", ("events",), ("create", "patch"), "the jobs' Events"),
-        RbacRule("kubeflow.org", jobs, ("get", "list", "watch", "delete"),
-                 "the jobs; delete: ttlSecondsAfterFinished (and the MPIJob TTL opt-in)"),
-        RbacRule("kubeflow.org", tuple(f"{j}/status" for j in jobs), ("update",),
-                 "the jobs' status"),
-        RbacRule("kubeflow.org", tuple(f"{j}/finalizers" for j in jobs), ("update",),
-                 "owner references that block the jobs' deletion (blockOwnerDeletion)"),
+        *jobs,
         RbacRule("coordination.k8s.io", ("leases",), ("get", "create", "update"),
                  "leader election (Lease mpi-operator)"),
         RbacRule("scheduling.volcano.sh", ("podgroups",),
@@ -145,7 +164,7 @@ def webhook_text() -> str:
 
 def crd_kustomization_text() -> str:
     document = {"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
-                "resources": [p.crd.file_name for p in plugins()]}
+                "resources": [c.file_name for p in plugins() for c in (p.crd, *p.extra_crds)]}
     return GENERATED + yaml.safe_dump(document, sort_keys=False)
 
 

@@ -7,9 +7,10 @@
 #   hack/local-cluster.sh up       build if needed, start everything, print the kubeconfig path last
 #   hack/local-cluster.sh up --real-node   the same plus a real node (containerd, kubelet, CNI,
 #                                  CoreDNS, local images) beside the KWOK nodes; see lib/realnode.sh
-#   hack/local-cluster.sh up --addons kueue,volcano,scheduler-plugins   the same plus these
-#                                  addons (any subset; combinable with --real-node; on a running
-#                                  cluster, starts those not running yet); see lib/addons.sh
+#   hack/local-cluster.sh up --addons kueue,volcano,scheduler-plugins,jobset   the same plus
+#                                  these addons (any subset; combinable with --real-node; on a
+#                                  running cluster, starts those not running yet); see
+#                                  lib/addons.sh
 #   hack/local-cluster.sh build-addons ADDON...   build (or reuse) the addons' binaries
 #   hack/local-cluster.sh gen-addons [ADDON]...   regenerate their wrapper modules (version bumps)
 #   hack/local-cluster.sh down     stop the processes `up` started and remove the cluster state

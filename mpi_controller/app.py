@@ -33,6 +33,7 @@ from mpi_controller.engine.controller import JobController
 from mpi_controller.engine.plugin import KindContext
 from mpi_controller.engine.pods import pod_informer
 from mpi_controller.kinds import plugin, schemes
+from mpi_controller.kube.resources import Resource
 from mpi_controller.kube.timefmt import utcnow
 from mpi_controller.mpi import constants
 from mpi_controller.mpi import metrics as jobmetrics
@@ -102,14 +103,15 @@ MPIJobs alone); ``run`` always selects them (from the flag or the installed CRDs
 
 async def _crd_installed(client: KubeClient, namespace: str, *,
                          retry_for: float = STARTUP_RETRY_SECONDS,
-                         clock: Clock | None = None, scheme: str = "mpijob") -> bool:
-    """Whether the CRD of ``scheme`` is served. Retriable errors (API server restarting or
-    overloaded) are retried with backoff for ``retry_for`` seconds, so a restart during an
-    API server outage waits for it instead of crash-looping."""
+                         clock: Clock | None = None, scheme: str = "mpijob",
+                         resource: Resource | None = None) -> bool:
+    """Whether the CRD of ``scheme`` (or ``resource``) is served. Retriable errors (API
+    server restarting or overloaded) are retried with backoff for ``retry_for`` seconds, so a
+    restart during an API server outage waits for it instead of crash-looping."""
     clock = clock or LoopClock()
     deadline = clock.now() + retry_for
     delay = 0.5
-    resource = plugin(scheme).resource
+    resource = resource or plugin(scheme).resource
     while True:
         try:
             await client.list(resource, namespace=namespace or None, limit=1)
@@ -176,8 +178,10 @@ def _explain(err: ApiError) -> str:
 async def _schemes_to_run(client: KubeClient, opts: ServerOptions, *,
                           retry_for: float = STARTUP_RETRY_SECONDS) -> list[str] | None:
     """The kinds to run: the enabled ones (``None`` when a CRD of one is missing), else every
-    kind whose CRD is installed (``None`` when none is). Logs the missing CRDs."""
-    wanted = opts.enabled_schemes or schemes()
+    kind whose CRD is installed (``None`` when none is), never an :attr:`~KindPlugin.explicit`
+    kind unless enabled. Logs the missing CRDs; raises :class:`ConfigError` when a kind to run
+    needs a resource of another project (``requires``) that is not served."""
+    wanted = opts.enabled_schemes or [s for s in schemes() if not plugin(s).explicit]
     installed = [s for s in wanted
                  if await _crd_installed(client, opts.namespace, scheme=s,
                                          retry_for=retry_for)]
@@ -185,6 +189,14 @@ async def _schemes_to_run(client: KubeClient, opts: ServerOptions, *,
     if (opts.enabled_schemes and missing) or not installed:
         _log.error("CRD doesn't exist. Exiting", crd=", ".join(missing))
         return None
+    for scheme in installed:
+        for needed in plugin(scheme).requires:
+            if not await _crd_installed(client, opts.namespace, retry_for=retry_for,
+                                        resource=needed):
+                raise ConfigError(
+                    f"{plugin(scheme).kind} needs the {needed.kind} CRD "
+                    f"{needed.group_resource} ({needed.api_version}), which is not installed: "
+                    f"install {needed.kind} first, or run without --enable-scheme {scheme}")
     return installed
 
 

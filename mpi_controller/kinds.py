@@ -24,6 +24,7 @@ PLUGIN_MODULES = (
     "mpi_controller.xgboost.plugin",
     "mpi_controller.paddle.plugin",
     "mpi_controller.jax.plugin",
+    "mpi_controller.trainjob.plugin",
 )
 
 

@@ -387,9 +387,12 @@ class KindCase:
 
 
 def kind_cases() -> list[KindCase]:
-    """Every kind of the registry, with its layout."""
+    """Every kind of the registry, with its layout (not TrainJob: it runs only when enabled,
+    on JobSet, and its Kueue integration is not tested yet)."""
     cases = []
     for plugin in kinds.plugins():
+        if plugin.explicit:
+            continue
         assert plugin.scheme in LAYOUTS, (
             f"tests/addons.py LAYOUTS has no replica layout for {plugin.scheme}: add one")
         cases.append(KindCase(plugin, LAYOUTS[plugin.scheme]))

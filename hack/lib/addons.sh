@@ -1,7 +1,7 @@
-# Cluster addons: Kueue, Volcano's scheduler and the scheduler-plugins scheduler, built from the
-# Go module proxy (versions in hack/versions.env, wrapper modules in hack/tools/<addon>/,
+# Cluster addons: Kueue, Volcano's scheduler, the scheduler-plugins scheduler and the JobSet
+# controller, built from the Go module proxy (versions in hack/versions.env, wrapper modules in hack/tools/<addon>/,
 # binaries in $CACHE/bin/<addon>-v<version>-<go version>/) and run as processes beside the local
-# control plane: `hack/local-cluster.sh up --addons kueue,volcano,scheduler-plugins` (any subset).
+# control plane: `hack/local-cluster.sh up --addons kueue,volcano,scheduler-plugins,jobset` (any subset).
 # Sourced by hack/local-cluster.sh after lib/build.sh and lib/cluster.sh (HACK, CACHE, BIN_DIR,
 # STATE, GO_VERSION and the versions set).
 #
@@ -18,17 +18,24 @@
 #   scheduler-plugins-scheduler   kube-scheduler with scheduler-plugins' Coscheduling, as the
 #                                 scheduler `scheduler-plugins-scheduler`
 #   scheduler-plugins-controller  scheduler-plugins' PodGroup (and ElasticQuota) status controller
+#   jobset-controller             the JobSet manager (the version Kubeflow Trainer v2.3.0's go.mod
+#                                 requires), what a TrainJob runs on; its JobSet and pod webhooks
+#                                 are URLs at https://127.0.0.1:<port> with a CA made here, its
+#                                 internal certificate manager off
 #
 # State: $STATE/addons/enabled (the addons `up` started, one a line), $STATE/addons/<addon>/
 # (ports.env, configuration, certificates).
 # shellcheck shell=bash
 
-ADDONS=(kueue volcano scheduler-plugins)
+ADDONS=(kueue volcano scheduler-plugins jobset)
 # shellcheck disable=SC2153  # STATE: set by local-cluster.sh
 ADDON_STATE=$STATE/addons
 # The kubeflow.org kinds whose Kueue integrations are enabled (framework name kubeflow.org/<kind>).
 KUEUE_KUBEFLOW_KINDS=(mpijob tfjob pytorchjob xgboostjob paddlejob jaxjob)
 KUEUE_NAMESPACE=kueue-system
+# A Python with PyYAML (the project's virtualenv when made) for reading the modules' manifests.
+ADDON_PYTHON=$HACK/../.venv/bin/python
+[[ -x $ADDON_PYTHON ]] || ADDON_PYTHON=python3
 
 # shellcheck source=addons-gen.sh
 source "$HACK/lib/addons-gen.sh"
@@ -40,6 +47,7 @@ addon_module() {
     kueue) echo sigs.k8s.io/kueue ;;
     volcano) echo volcano.sh/volcano ;;
     scheduler-plugins) echo sigs.k8s.io/scheduler-plugins ;;
+    jobset) echo sigs.k8s.io/jobset ;;
     *) addon_log "unknown addon $1 (known: ${ADDONS[*]})"; return 2 ;;
   esac
 }
@@ -49,6 +57,7 @@ addon_version() {
     kueue) echo "$KUEUE_VERSION" ;;
     volcano) echo "$VOLCANO_VERSION" ;;
     scheduler-plugins) echo "$SCHEDULER_PLUGINS_VERSION" ;;
+    jobset) echo "$JOBSET_VERSION" ;;
     *) addon_log "unknown addon $1 (known: ${ADDONS[*]})"; return 2 ;;
   esac
 }
@@ -58,6 +67,7 @@ addon_packages() {  # the main packages the wrapper module builds
     kueue) echo sigs.k8s.io/kueue/cmd/kueue ;;
     volcano) echo volcano.sh/volcano/cmd/scheduler ;;
     scheduler-plugins) echo sigs.k8s.io/scheduler-plugins/cmd/scheduler sigs.k8s.io/scheduler-plugins/cmd/controller ;;
+    jobset) echo sigs.k8s.io/jobset ;;
   esac
 }
 
@@ -66,6 +76,7 @@ addon_processes() {  # the processes an addon runs (names of run scripts, pid fi
     kueue) echo kueue ;;
     volcano) echo volcano-scheduler ;;
     scheduler-plugins) echo scheduler-plugins-scheduler scheduler-plugins-controller ;;
+    jobset) echo jobset-controller ;;
   esac
 }
 
@@ -122,6 +133,11 @@ build_addon() {  # build_addon NAME
         sigs.k8s.io/scheduler-plugins/cmd/scheduler
       build_one scheduler-plugins-controller "$tools" \
         "-s -w -X k8s.io/component-base/version.gitVersion=v$version" sigs.k8s.io/scheduler-plugins/cmd/controller ;;
+    jobset)
+      # The manager is the module's root package (its Makefile builds main.go), stamped as its
+      # Makefile stamps a release.
+      build_one jobset-controller "$tools" "-s -w -X sigs.k8s.io/jobset/pkg/version.GitVersion=v$version" \
+        sigs.k8s.io/jobset ;;
   esac
 }
 
@@ -170,6 +186,7 @@ process_ready() {  # process_ready NAME: its health (or readiness) endpoint answ
     volcano-scheduler) curl -sf --max-time 2 "http://127.0.0.1:$VOLCANO_HEALTHZ_PORT/healthz" ;;
     scheduler-plugins-scheduler) curl -skf --max-time 2 "https://127.0.0.1:$SP_SCHEDULER_PORT/healthz" ;;
     scheduler-plugins-controller) curl -sf --max-time 2 "http://127.0.0.1:$SP_CONTROLLER_PROBE_PORT/healthz" ;;
+    jobset-controller) curl -sf --max-time 2 "http://127.0.0.1:$JOBSET_HEALTH_PORT/readyz" ;;
   esac
 }
 
@@ -331,6 +348,84 @@ KUBECONFIG=$kc exec $bin/scheduler-plugins-controller --kubeconfig=$kc \
 EOF
   start_addon_process scheduler-plugins-scheduler
   start_addon_process scheduler-plugins-controller
+}
+
+# ---- JobSet -----------------------------------------------------------------------------------
+
+jobset_pki() {  # a CA and a serving certificate for 127.0.0.1 (the webhooks' URLs)
+  local pki=$ADDON_STATE/jobset/pki
+  [[ -f $pki/tls.crt ]] && return 0
+  mkdir -p "$pki" "$ADDON_STATE/jobset/certs"
+  openssl req -x509 -newkey rsa:2048 -nodes -keyout "$pki/ca.key" -days 3650 \
+    -subj "/CN=jobset-local-ca" -out "$pki/ca.crt" 2>/dev/null
+  openssl req -newkey rsa:2048 -nodes -keyout "$pki/tls.key" -subj "/CN=127.0.0.1" \
+    -out "$pki/tls.csr" 2>/dev/null
+  printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >"$pki/tls.ext"
+  openssl x509 -req -in "$pki/tls.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" -CAcreateserial \
+    -days 3650 -extfile "$pki/tls.ext" -out "$pki/tls.crt" 2>/dev/null
+  # The webhook server reads tls.crt and tls.key from certDir.
+  cp "$pki/tls.crt" "$pki/tls.key" "$ADDON_STATE/jobset/certs/"
+}
+
+# The module's webhook configurations with its kustomization's patches applied (each patch file
+# replaces the pod webhook of its configuration: CREATE only, pods with a JobSet label), every
+# webhook pointed at https://127.0.0.1:<port><its path> with our CA; named jobset-<name>.
+jobset_webhooks() {  # jobset_webhooks MODULE_DIR
+  local webhook=$1/config/components/webhook ca
+  ca=$(base64 -w0 <"$ADDON_STATE/jobset/pki/ca.crt")
+  "$ADDON_PYTHON" - "$webhook" "https://127.0.0.1:$JOBSET_WEBHOOK_PORT" "$ca" <<'PY' \
+    | kubectl_ apply --server-side --force-conflicts -f - >/dev/null
+import json, pathlib, sys
+import yaml
+webhook, url, ca = pathlib.Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+configs = [d for d in yaml.safe_load_all((webhook / "manifests.yaml").read_text()) if d]
+kustomization = yaml.safe_load((webhook / "kustomization.yaml").read_text())
+for patch in kustomization.get("patches", []):
+    target = patch["target"]
+    config = next(c for c in configs if c["kind"] == target["kind"]
+                  and c["metadata"]["name"] == target["name"])
+    for op in yaml.safe_load((webhook / patch["path"]).read_text()):
+        assert op["op"] == "replace" and op["path"].startswith("/webhooks/"), op
+        config["webhooks"][int(op["path"].rsplit("/", 1)[1])] = op["value"]
+for config in configs:
+    config["metadata"] = {"name": "jobset-" + config["metadata"]["name"],
+                          "labels": {"app.kubernetes.io/name": "jobset"}}
+    for hook in config["webhooks"]:
+        hook["clientConfig"] = {"url": url + hook["clientConfig"]["service"]["path"],
+                                "caBundle": ca}
+json.dump({"apiVersion": "v1", "kind": "List", "items": configs}, sys.stdout)
+PY
+}
+
+jobset_up() {
+  local dir; dir=$(addon_module_dir jobset)
+  addon_ports jobset JOBSET_WEBHOOK_PORT JOBSET_HEALTH_PORT JOBSET_METRICS_PORT
+  jobset_pki
+  # One served version (v1alpha2): the base CRD, without the kustomization's conversion
+  # webhook patch (a CRD with one version converts nothing).
+  apply_module_crds "$dir/config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml"
+  jobset_webhooks "$dir"
+  cat >"$ADDON_STATE/jobset/config.yaml" <<EOF
+apiVersion: config.jobset.x-k8s.io/v1alpha1
+kind: Configuration
+leaderElection:
+  leaderElect: false
+internalCertManagement:
+  enable: false
+webhook:
+  host: 127.0.0.1
+  port: $JOBSET_WEBHOOK_PORT
+  certDir: $ADDON_STATE/jobset/certs
+metrics:
+  bindAddress: 127.0.0.1:$JOBSET_METRICS_PORT
+health:
+  healthProbeBindAddress: 127.0.0.1:$JOBSET_HEALTH_PORT
+EOF
+  cat >"$STATE/run/jobset-controller.sh" <<EOF
+KUBECONFIG=$STATE/kubeconfig exec $(addon_bin_dir jobset)/jobset-controller \
+  --config=$ADDON_STATE/jobset/config.yaml --kubeconfig=$STATE/kubeconfig --zap-log-level=info
+EOF
+  start_addon_process jobset-controller
 }
 
 # ---- up / status ------------------------------------------------------------------------------

@@ -151,6 +151,15 @@ class KindPlugin:
     """The ``framework`` label of the ``training_operator_jobs_*`` metrics (training kinds)."""
     replica_specs: str = ""
     """Where the replica specs are under ``spec`` (``tfReplicaSpecs``; training kinds)."""
+    extra_crds: tuple[CRD, ...] = ()
+    """More CRDs of the kind's API, installed and generated beside :attr:`crd` (TrainJob's
+    runtimes)."""
+    explicit: bool = False
+    """Run only when ``--enable-scheme`` names it, never because its CRD is installed (a kind
+    whose CRD another operator may serve: TrainJob, Kubeflow Trainer's)."""
+    requires: tuple[Resource, ...] = ()
+    """Resources of other projects the kind needs served (the JobSet CRD for TrainJob):
+    ``run`` exits saying which is missing."""
 
     @property
     def crd_name(self) -> str:

@@ -240,6 +240,14 @@ class ChildWriter:
     async def update(self, resource: Resource, obj: Mapping[str, Any]) -> Obj:
         return await self._client.update(resource, obj, namespace=self.namespace)
 
+    async def patch_apply(self, resource: Resource, desired: Mapping[str, Any], *,
+                          field_manager: str) -> Obj:
+        """Server-side apply ``desired`` (an existing child), taking over its fields
+        (``force``)."""
+        return await self._client.patch(resource, desired["metadata"]["name"], desired,
+                                        namespace=self.namespace, patch_type="apply",
+                                        field_manager=field_manager, force=True)
+
     async def update_status(self, resource: Resource, obj: Mapping[str, Any]) -> Obj:
         return await self._client.update_status(resource, obj, namespace=self.namespace)
 

@@ -1,6 +1,8 @@
 """A CustomResourceDefinition document from a kind's description: names, versions (each with
 its schema, subresources and printer columns; one of them the storage version) and an
-optional ``conversion`` stanza.
+optional ``conversion`` stanza. A version with no subresources or no printer columns
+(``None``) has no such key, as controller-gen writes a kind without them; a CRD is
+``Namespaced`` unless its ``scope`` says ``Cluster``.
 
 A version's schema builder gets the PodTemplateSpec schema, then the schemas of the OpenAPI
 components it names in ``components`` (e.g. ``io.k8s.api.autoscaling.v2.MetricSpec``), in
@@ -21,10 +23,10 @@ its ``components``)."""
 class Version:
     name: str
     schema: Schema
-    printer_columns: list[dict[str, Any]]
+    printer_columns: list[dict[str, Any]] | None
     storage: bool = False
     served: bool = True
-    subresources: dict[str, Any] = field(default_factory=lambda: {"status": {}})
+    subresources: dict[str, Any] | None = field(default_factory=lambda: {"status": {}})
     components: tuple[str, ...] = ()
 
 
@@ -36,6 +38,7 @@ class CRD:
     versions: tuple[Version, ...]
     conversion: dict[str, Any] | None = None
     short_names: tuple[str, ...] = ()
+    scope: str = "Namespaced"
 
     @property
     def name(self) -> str:
@@ -61,14 +64,15 @@ class CRD:
                 "singular": self.kind.lower(),
                 **({"shortNames": list(self.short_names)} if self.short_names else {}),
             },
-            "scope": "Namespaced",
+            "scope": self.scope,
             "versions": [
                 {
                     "name": v.name,
                     "served": v.served,
                     "storage": v.storage,
-                    "subresources": v.subresources,
-                    "additionalPrinterColumns": v.printer_columns,
+                    **({} if v.subresources is None else {"subresources": v.subresources}),
+                    **({} if v.printer_columns is None
+                       else {"additionalPrinterColumns": v.printer_columns}),
                     "schema": {"openAPIV3Schema": v.schema(
                         template, *(found[name] for name in v.components))},
                 }

@@ -102,7 +102,7 @@ def test_an_unreachable_server_exits_1_after_the_startup_timeout(tmp_path: Path)
     (["--kube-api-qps", "-1"], "--kube-api-qps must not be negative, got -1"),
     (["--threadiness", "0"], "--threadiness must be greater than 0, got 0"),
     (["--enable-scheme", "foojob"], "--enable-scheme: scheme foojob is not supported yet "
-     "(supported: mpijob, tfjob, pytorchjob, xgboostjob, paddlejob, jaxjob)"),
+     "(supported: mpijob, tfjob, pytorchjob, xgboostjob, paddlejob, jaxjob, trainjob)"),
     (["--webhook-cert-validity", "forever"],
      "--webhook-cert-validity: time: invalid duration 'forever'"),
 ])

@@ -135,7 +135,7 @@ def test_non_mpijob_names_its_kind(tmp_path: Path, capsys: pytest.CaptureFixture
     path = tmp_path / "svc.yaml"
     path.write_text("apiVersion: v1\nkind: Service\nmetadata: {name: x}\n")
     assert main(["render", "-f", str(path)]) == 2
-    kinds = [p.kind for p in plugins()]
+    kinds = [p.kind for p in plugins() if p.renderer is not None]
     versions = {"MPIJob": "'kubeflow.org/v2beta1' or 'kubeflow.org/v1' or "
                           "'kubeflow.org/v1alpha2'"}
     expected = ", or ".join(f"kind {k!r}, apiVersion {versions.get(k, repr('kubeflow.org/v1'))}"

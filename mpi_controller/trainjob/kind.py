@@ -1,0 +1,174 @@
+"""The TrainJob kind on the job engine (Trainer v2.3.0's ``pkg/controller/trainjob_controller.go``
+``Reconcile``): reads TrainJobs, the JobSets they control and the (Cluster)TrainingRuntimes they
+name, and makes each TrainJob's JobSet through the real JobSet controller.
+
+One sync, in upstream's order:
+
+1. a TrainJob whose ``managedBy`` is another controller is left alone;
+2. ``Failed`` is dropped (unless ``DeadlineExceeded``);
+3. a ``runtimeRef`` of another kind or group fails the TrainJob (``Failed``,
+   ``TrainingRuntimeNotSupported``, ``unsupported runtime: <Kind>.<group>``); else, unless the
+   TrainJob is finished, its JobSet is built (:func:`~mpi_controller.trainjob.build.
+   desired_objects`) and created when missing, or applied (server-side, field manager
+   ``trainer``, forced) while the TrainJob or the JobSet is suspended: a running JobSet is
+   never changed; with the MPI policy, the SSH Secret (once) and the hostfile ConfigMap
+   (created, or its data replaced) are written first. A missing runtime, a runtime this
+   version cannot build, or a TrainJob that fails the policy's checks gets a Warning
+   ``TrainJobResourcesCreationFailed`` and no JobSet;
+4. ``Suspended`` follows ``spec.suspend``;
+5. the JobSet's outcome and counts become the status;
+6. past ``activeDeadlineSeconds`` the TrainJob fails with ``DeadlineExceeded`` and its JobSet
+   is deleted; before it, the TrainJob is synced again at the deadline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from mpi_controller.engine.context import SyncContext
+from mpi_controller.engine.kind import KindInformers
+from mpi_controller.kube.events import WARNING, Event
+from mpi_controller.kube.fielderrors import aggregate_message
+from mpi_controller.kube.jsonvalue import Obj, json_copy
+from mpi_controller.kube.resources import CONFIGMAPS, SECRETS, Resource
+from mpi_controller.kube.timefmt import format_time
+from mpi_controller.runtime.informer import InformerFactory
+from mpi_controller.trainjob import api, constants
+from mpi_controller.trainjob import status as st
+from mpi_controller.trainjob.build import Desired, desired_objects
+from mpi_controller.trainjob.mpi import ssh_auth_secret
+
+__all__ = ["CLUSTER_RUNTIMES", "CONTROLLER_NAME", "JOBSETS", "RESOURCES_FAILED", "RUNTIMES",
+           "TRAINJOBS", "TrainJobKind"]
+
+TRAINJOBS = Resource(constants.GROUP, constants.VERSION, constants.PLURAL, True, constants.KIND)
+RUNTIMES = Resource(constants.GROUP, constants.VERSION, constants.RUNTIME_PLURAL, True,
+                    constants.RUNTIME_KIND)
+CLUSTER_RUNTIMES = Resource(constants.GROUP, constants.VERSION,
+                            constants.CLUSTER_RUNTIME_PLURAL, False,
+                            constants.CLUSTER_RUNTIME_KIND)
+JOBSETS = Resource(constants.JOBSET_GROUP, constants.JOBSET_VERSION, constants.JOBSET_PLURAL,
+                   True, constants.JOBSET_KIND)
+CONTROLLER_NAME = "trainjob-controller"
+RESOURCES_FAILED = "TrainJobResourcesCreationFailed"
+FIELD_MANAGER = "trainer"
+
+
+class TrainJobKind:
+    """The TrainJob kind (module doc)."""
+
+    resource = TRAINJOBS
+
+    def __init__(self, factory: InformerFactory, *, namespace: str = "") -> None:
+        ns = namespace or None
+        self.jobs = factory.informer_for(TRAINJOBS, ns)
+        self.jobsets = factory.informer_for(JOBSETS, ns)
+        self.runtimes = factory.informer_for(RUNTIMES, ns)
+        self.cluster_runtimes = factory.informer_for(CLUSTER_RUNTIMES)
+
+    def informers(self) -> KindInformers:
+        return KindInformers(jobs=self.jobs, children=[self.jobsets],
+                             others=[self.runtimes, self.cluster_runtimes])
+
+    def prepare(self, cached: Mapping[str, Any]) -> Obj:
+        return api.set_defaults(cached)
+
+    def managed_elsewhere(self, job: Mapping[str, Any]) -> bool:
+        return api.managed_elsewhere(job)
+
+    def event_component(self, job: Mapping[str, Any]) -> str:
+        return ""
+
+    def validate(self, job: Mapping[str, Any]) -> Event | None:
+        return None
+
+    def forget(self, key: str) -> None:
+        return None
+
+    def _runtime(self, ctx: SyncContext) -> Mapping[str, Any] | None:
+        ref = ctx.job["spec"]["runtimeRef"]
+        if ref.get("kind") == constants.CLUSTER_RUNTIME_KIND:
+            return self.cluster_runtimes.indexer.get_by_key(ref.get("name", ""))
+        return ctx.cached(self.runtimes, ref.get("name", ""))
+
+    async def _reconcile_jobset(self, ctx: SyncContext, jobset: Obj | None) -> Obj | None:
+        job = ctx.job
+        runtime = self._runtime(ctx)
+        if runtime is None:
+            ref = job["spec"]["runtimeRef"]
+            self._failed(ctx, f"{ref.get('kind')} specified in TrainJob is not found: "
+                              f"{ref.get('name')}")
+            return jobset
+        spec = runtime.get("spec") or {}
+        errors = api.validate(job, spec)
+        if errors:
+            self._failed(ctx, aggregate_message(errors))
+            return jobset
+        try:
+            desired = desired_objects(job, spec)
+        except ValueError as err:
+            self._failed(ctx, str(err))
+            return jobset
+        if jobset is None:
+            await self._mpi_objects(ctx, desired)
+            return await ctx.writer.create(JOBSETS, desired.jobset)
+        ctx.writer.check_controlled(jobset, constants.JOBSET_KIND)
+        if job["spec"].get("suspend") or (jobset.get("spec") or {}).get("suspend"):
+            await self._mpi_objects(ctx, desired)
+            return await ctx.writer.patch_apply(JOBSETS, desired.jobset,
+                                                field_manager=FIELD_MANAGER)
+        return jobset
+
+    @staticmethod
+    async def _mpi_objects(ctx: SyncContext, desired: Desired) -> None:
+        """The MPI SSH Secret (made once; an existing one of the TrainJob is kept) and the
+        hostfile ConfigMap (made, or its data replaced when it differs), before the JobSet
+        whose pods mount them. Written with the JobSet only (when it is made, and while
+        suspended): what they hold cannot change while the JobSet runs."""
+        if desired.ssh_secret:
+            await ctx.writer.create(SECRETS, ssh_auth_secret(ctx.job), expect=False)
+        if desired.hostfile is not None:
+            current = await ctx.writer.create(CONFIGMAPS, desired.hostfile, expect=False)
+            if current.get("data") != desired.hostfile["data"]:
+                await ctx.writer.update(CONFIGMAPS, {**current, "data": desired.hostfile["data"]})
+
+    @staticmethod
+    def _failed(ctx: SyncContext, error: str) -> None:
+        message = f"TrainJob resources reconciliation failed: {error:.950}"
+        if len(error) > 950:
+            message += " ..."
+        ctx.emit(Event(WARNING, RESOURCES_FAILED, message))
+
+    async def sync(self, ctx: SyncContext) -> None:
+        job = ctx.job
+        now = format_time(ctx.now())
+        status: Obj = json_copy(dict(job.get("status") or {}))
+        conditions: list[Obj] = status.setdefault("conditions", [])
+        st.remove_failed(conditions)
+        jobset = ctx.cached(self.jobsets, ctx.name)
+        key = api.runtime_key(job)
+        if key not in {f"{k}.{constants.GROUP}" for k in api.RUNTIME_KINDS}:
+            st.set_failed(conditions, f"unsupported runtime: {key}",
+                          constants.REASON_RUNTIME_NOT_SUPPORTED, now)
+        elif not st.is_finished(status):
+            jobset = await self._reconcile_jobset(ctx, jobset)
+        st.set_suspended(conditions, bool(job["spec"].get("suspend")), now)
+        kept = st.find(conditions, constants.COND_FAILED)
+        if kept is not None and kept.get("reason") != constants.REASON_DEADLINE_EXCEEDED:
+            kept = None
+        if jobset is not None:
+            status = st.from_jobset(status, jobset, now)
+            conditions = status.setdefault("conditions", [])
+        if kept is not None:
+            st.set_condition(conditions, kept, now)
+        exceeded, left = st.deadline(job, conditions, ctx.now())
+        if exceeded:
+            st.set_failed(conditions, constants.MESSAGE_DEADLINE_EXCEEDED,
+                          constants.REASON_DEADLINE_EXCEEDED, now)
+            await ctx.writer.delete(JOBSETS, ctx.name, expect=jobset is not None)
+        elif left is not None:
+            ctx.requeue_after(left)
+        if not conditions:
+            status.pop("conditions", None)
+        await ctx.write_status(status, ctx.original_status)

@@ -1,0 +1,142 @@
+"""The TrainJob kind on the engine (``mpi_controller/trainjob/kind.py``), as ``mpi-controller
+run --enable-scheme trainjob`` wires it, on the in-memory API: the writes of each sync and the
+status (Trainer v2.3.0 ``pkg/controller/trainjob_controller.go``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mpi_controller.kube.resources import CONFIGMAPS, SECRETS
+from mpi_controller.trainjob.kind import CLUSTER_RUNTIMES, JOBSETS, RUNTIMES
+from tests.engine_harness import EngineHarness
+
+TORCH = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "ClusterTrainingRuntime",
+         "metadata": {"name": "torch-distributed"},
+         "spec": {"mlPolicy": {"numNodes": 1, "torch": {}}, "template": {"spec": {
+             "replicatedJobs": [{"name": "node", "template": {
+                 "metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step":
+                                         "trainer"}},
+                 "spec": {"template": {"spec": {"containers": [
+                     {"name": "node", "image": "pytorch"}]}}}}}]}}}}
+MPI = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainingRuntime",
+       "metadata": {"name": "mpi", "namespace": "ns"},
+       "spec": {"mlPolicy": {"numNodes": 1, "mpi": {
+           "numProcPerNode": 1, "mpiImplementation": "OpenMPI",
+           "sshAuthMountPath": "/root/.ssh", "runLauncherAsNode": False}},
+           "template": {"spec": {"replicatedJobs": [
+               {"name": "launcher", "template": {
+                   "metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step":
+                                           "trainer"}},
+                   "spec": {"template": {"spec": {"containers": [
+                       {"name": "node", "image": "mpi"}]}}}}},
+               {"name": "node", "template": {"spec": {"template": {"spec": {
+                   "containers": [{"name": "node", "image": "mpi"}]}}}}}]}}}}
+
+
+def harness() -> EngineHarness:
+    h = EngineHarness(schemes=("trainjob",))
+    h.api.register(RUNTIMES)
+    h.api.register(CLUSTER_RUNTIMES)
+    h.api.add(CLUSTER_RUNTIMES, TORCH)
+    return h
+
+
+def trainjob(name: str = "pi", **spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+            "metadata": {"name": name, "uid": f"uid-{name}",
+                         "creationTimestamp": "2026-01-01T00:00:00Z"},
+            "spec": {"runtimeRef": {"name": "torch-distributed"}, **spec}}
+
+
+async def test_the_first_sync_creates_the_jobset_and_completion_follows_it() -> None:
+    async with harness() as h:
+        h.create(trainjob(trainer={"numNodes": 2}))
+        h.mark()
+        await h.sync("pi", "TrainJob")
+        assert h.writes() == [("create", "jobsets", "ns", "pi")]
+        jobset = h.stored(JOBSETS, "pi")
+        assert jobset is not None
+        node = jobset["spec"]["replicatedJobs"][0]["template"]["spec"]
+        assert (node["parallelism"], node["completions"]) == (2, 2)
+        assert jobset["spec"]["suspend"] is False
+        assert "status" not in h.job("pi", "TrainJob")
+
+        def completed(obj: dict[str, Any]) -> None:
+            obj["status"] = {"conditions": [{
+                "type": "Completed", "status": "True", "reason": "AllJobsCompleted",
+                "message": "jobset completed successfully",
+                "lastTransitionTime": "2026-01-01T00:05:00Z"}],
+                "replicatedJobsStatus": [{"name": "node", "ready": 0, "succeeded": 1,
+                                          "failed": 0, "active": 0, "suspended": 0}]}
+        h.api.modify(JOBSETS, "pi", completed, namespace="ns")
+        h.mark()
+        await h.sync("pi", "TrainJob")
+        assert h.writes() == [("update", "trainjobs/status", "ns", "pi")]
+        assert h.job("pi", "TrainJob")["status"] == {
+            "conditions": [{"type": "Complete", "status": "True", "reason": "AllJobsCompleted",
+                            "message": "jobset completed successfully",
+                            "lastTransitionTime": "2026-01-01T00:05:00Z"}],
+            "jobsStatus": [{"name": "node", "ready": 0, "succeeded": 1, "failed": 0,
+                            "active": 0, "suspended": 0}]}
+        h.mark()
+        await h.sync("pi", "TrainJob")
+        assert h.writes() == []  # finished: nothing more
+
+
+async def test_suspended_then_resumed() -> None:
+    async with harness() as h:
+        h.create(trainjob(suspend=True))
+        await h.sync("pi", "TrainJob")
+        jobset = h.stored(JOBSETS, "pi")
+        assert jobset is not None
+        assert jobset["spec"]["suspend"] is True
+        [suspended] = h.job("pi", "TrainJob")["status"]["conditions"]
+        assert (suspended["type"], suspended["status"], suspended["reason"]) == (
+            "Suspended", "True", "Suspended")
+        # Resuming applies the JobSet server-side (tests/integration/test_trainjob.py: the
+        # in-memory API has no server-side apply).
+
+
+async def test_a_missing_runtime_is_a_warning_and_no_jobset() -> None:
+    async with harness() as h:
+        h.create({**trainjob(), "spec": {"runtimeRef": {"name": "nope"}}})
+        h.mark()
+        await h.sync("pi", "TrainJob")
+        assert h.writes() == []
+        assert h.events() == [(
+            "Warning", "TrainJobResourcesCreationFailed",
+            "TrainJob resources reconciliation failed: ClusterTrainingRuntime specified in "
+            "TrainJob is not found: nope")]
+
+
+async def test_an_mpi_trainjob_writes_its_secret_and_hostfile_first() -> None:
+    async with harness() as h:
+        h.api.add(RUNTIMES, MPI)
+        h.create({**trainjob("m"), "spec": {
+            "runtimeRef": {"name": "mpi", "kind": "TrainingRuntime"},
+            "trainer": {"numNodes": 2}}})
+        h.mark()
+        await h.sync("m", "TrainJob")
+        assert [w[:2] for w in h.writes()] == [("create", "secrets"), ("create", "configmaps"),
+                                               ("create", "jobsets")]
+        hostfile = h.stored(CONFIGMAPS, "m-mpi-hostfile")
+        assert hostfile is not None
+        assert hostfile["data"] == {"hostfile": "m-node-0-0.m slots=1\nm-node-0-1.m slots=1\n"}
+        secret = h.stored(SECRETS, "m-mpi-ssh-auth")
+        assert secret is not None
+        assert secret["type"] == "kubernetes.io/ssh-auth"
+
+
+async def test_past_the_deadline_it_fails_and_the_jobset_is_deleted() -> None:
+    async with harness() as h:
+        h.create(trainjob(activeDeadlineSeconds=60))
+        result = await h.sync("pi", "TrainJob")
+        assert result.requeue_after == 60.0
+        h.clock.advance(61)
+        h.mark()
+        await h.sync("pi", "TrainJob")
+        assert [w[:2] for w in h.writes()] == [("delete", "jobsets"),
+                                               ("update", "trainjobs/status")]
+        [failed] = h.job("pi", "TrainJob")["status"]["conditions"]
+        assert (failed["type"], failed["reason"], failed["message"]) == (
+            "Failed", "DeadlineExceeded", "TrainJob exceeded its active deadline")

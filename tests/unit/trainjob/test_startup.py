@@ -1,0 +1,106 @@
+"""``mpi-controller run`` and the TrainJob kind: it runs only when ``--enable-scheme trainjob``
+names it (an installed ``trainjobs.trainer.kubeflow.org`` CRD, which Kubeflow Trainer may serve,
+is not enough), and it exits with one line when the JobSet CRD is missing."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mpi_controller import app
+from mpi_controller.kube.resources import Resource
+from mpi_controller.options import ServerOptions
+from mpi_controller.runtime.errors import ApiError
+from mpi_controller.runtime.kubeconfig import ConfigError
+
+
+class _Client:
+    """Lists succeed for the plurals in ``installed``, answer 404 otherwise."""
+
+    def __init__(self, *installed: str) -> None:
+        self.installed = installed
+        self.listed: list[str] = []
+
+    async def list(self, resource: Resource, **_: Any) -> dict[str, Any]:
+        self.listed.append(resource.group_resource)
+        if resource.plural not in self.installed:
+            raise ApiError(404, "NotFound")
+        return {"items": []}
+
+
+def _schemes(client: _Client, *enabled: str) -> list[str] | None:
+    opts = ServerOptions(enabled_schemes=enabled)
+    return asyncio.run(app._schemes_to_run(client, opts))  # type: ignore[arg-type]
+
+
+def test_an_installed_trainjob_crd_alone_does_not_enable_the_kind() -> None:
+    client = _Client("mpijobs", "trainjobs", "jobsets")
+    assert _schemes(client) == ["mpijob"]
+    assert "trainjobs.trainer.kubeflow.org" not in client.listed
+
+
+def test_enabled_with_jobset_installed_it_runs() -> None:
+    client = _Client("trainjobs", "jobsets")
+    assert _schemes(client, "trainjob") == ["trainjob"]
+    assert client.listed == ["trainjobs.trainer.kubeflow.org", "jobsets.jobset.x-k8s.io"]
+
+
+def test_enabled_without_the_jobset_crd_it_says_so_in_one_line() -> None:
+    with pytest.raises(ConfigError) as missing:
+        _schemes(_Client("trainjobs", "mpijobs"), "mpijob", "trainjob")
+    assert str(missing.value) == (
+        "TrainJob needs the JobSet CRD jobsets.jobset.x-k8s.io (jobset.x-k8s.io/v1alpha2), "
+        "which is not installed: install JobSet first, or run without --enable-scheme trainjob")
+
+
+def test_the_process_exits_1_with_that_line(tmp_path: Path) -> None:
+    """The whole command, against a stub API server that serves every list but JobSets."""
+    script = tmp_path / "stub.py"
+    script.write_text(_STUB)
+    stub = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert stub.stdout is not None
+        port = int(stub.stdout.readline())
+        kubeconfig = tmp_path / "kubeconfig"
+        kubeconfig.write_text(
+            "apiVersion: v1\nkind: Config\ncurrent-context: x\n"
+            f"clusters: [{{name: x, cluster: {{server: 'http://127.0.0.1:{port}'}}}}]\n"
+            "contexts: [{name: x, context: {cluster: x, user: x}}]\nusers: [{name: x, user: {}}]\n")
+        done = subprocess.run(
+            [sys.executable, "-m", "mpi_controller", "run", "--kubeConfig", str(kubeconfig),
+             "--enable-scheme", "trainjob", "--no-leader-elect", "--health-port", "0",
+             "--monitoring-port", "0"],
+            capture_output=True, text=True, timeout=60, check=False)
+    finally:
+        stub.terminate()
+        stub.wait(timeout=10)
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[-1] == (
+        "mpi-controller run: TrainJob needs the JobSet CRD jobsets.jobset.x-k8s.io "
+        "(jobset.x-k8s.io/v1alpha2), which is not installed: install JobSet first, or run "
+        "without --enable-scheme trainjob")
+    assert "Traceback" not in done.stderr
+
+
+_STUB = '''
+import http.server, json
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        missing = "/jobsets" in self.path
+        body = json.dumps({"kind": "Status", "code": 404} if missing else
+                          {"kind": "List", "apiVersion": "v1", "metadata": {}, "items": []})
+        self.send_response(404 if missing else 200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(body.encode())
+    def log_message(self, *args):
+        pass
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+print(server.server_address[1], flush=True)
+server.serve_forever()
+'''
