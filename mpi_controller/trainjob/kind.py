@@ -23,7 +23,7 @@ One sync, in upstream's order:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mpi_controller.engine.context import SyncContext
@@ -82,6 +82,10 @@ class TrainJobKind:
 
     def validate(self, job: Mapping[str, Any]) -> Event | None:
         return None
+
+    def admitted_problems(self, job: Mapping[str, Any]) -> Sequence[Event]:
+        """None: a runtime's policy checks run in the sync (Warning Events there)."""
+        return ()
 
     def forget(self, key: str) -> None:
         return None
