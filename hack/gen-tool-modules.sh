@@ -28,6 +28,12 @@ gen_k8s_wrapper() {  # gen_k8s_wrapper NAME CMD...: a wrapper module building k8
 
 gen_kubernetes() { gen_k8s_wrapper kubernetes kube-apiserver kube-controller-manager kube-scheduler kubectl; }
 
+# The control plane of the oldest claimed release (K8S_OLDEST_VERSION), for make test-oldest-k8s.
+gen_kubernetes_oldest() {
+  K8S_VERSION=$K8S_OLDEST_VERSION gen_k8s_wrapper kubernetes-oldest kube-apiserver \
+    kube-controller-manager kube-scheduler kubectl
+}
+
 # The real node's binaries: their own module, since they need modules the control plane does not.
 gen_kubelet() { gen_k8s_wrapper kubelet kubelet kube-proxy; }
 

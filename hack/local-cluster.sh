@@ -22,12 +22,23 @@
 #
 # Environment: MPI_CONTROLLER_CACHE (default ~/.cache/mpi-controller) holds binaries;
 # MPI_CONTROLLER_CLUSTER_DIR (default $MPI_CONTROLLER_CACHE/cluster) holds state, pki and logs.
+# MPI_CONTROLLER_K8S=oldest runs K8S_OLDEST_VERSION's control plane (hack/versions.env).
 set -euo pipefail
 HACK=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=versions.env
 source "$HACK/versions.env"
 CACHE=${MPI_CONTROLLER_CACHE:-$HOME/.cache/mpi-controller}
 GO_VERSION=$(go env GOVERSION 2>/dev/null || echo nogo)
+# MPI_CONTROLLER_K8S=oldest: the control plane of K8S_OLDEST_VERSION (its own wrapper module and
+# binaries) instead of K8S_VERSION; the real node and the addons stay on K8S_VERSION's builds.
+K8S_MODULE=kubernetes
+case ${MPI_CONTROLLER_K8S:-} in
+  "") ;;
+  oldest)  # etcd and KWOK are the same versions: copied from K8S_VERSION's cache when built
+    SHARED_BIN_DIR=$CACHE/bin/k8s-v$K8S_VERSION-etcd-v$ETCD_VERSION-kwok-v$KWOK_VERSION-$GO_VERSION
+    K8S_VERSION=$K8S_OLDEST_VERSION K8S_MODULE=kubernetes-oldest ;;
+  *) echo "MPI_CONTROLLER_K8S: unknown value '$MPI_CONTROLLER_K8S' (empty or oldest)" >&2; exit 2 ;;
+esac
 BIN_DIR=$CACHE/bin/k8s-v$K8S_VERSION-etcd-v$ETCD_VERSION-kwok-v$KWOK_VERSION-$GO_VERSION
 STATE=${MPI_CONTROLLER_CLUSTER_DIR:-$CACHE/cluster}
 # shellcheck source=lib/build.sh
@@ -57,6 +68,10 @@ case "${1:-}" in
       esac
       shift
     done
+    if [[ -n ${MPI_CONTROLLER_K8S:-} && ( -n $real_node || ${#addons[@]} -gt 0 ) ]]; then
+      echo "MPI_CONTROLLER_K8S=$MPI_CONTROLLER_K8S runs the control plane alone (no --real-node, --addons)" >&2
+      exit 2
+    fi
     if [[ -n $real_node ]]; then realnode_requirements; fi
     build_all
     if [[ -n $real_node ]]; then realnode_build; fi

@@ -28,7 +28,13 @@ k8s_ldflags() {
 
 build_all() {
   mkdir -p "$BIN_DIR"
-  local k8s=$HACK/tools/kubernetes
+  local shared
+  for shared in etcd kwok; do  # SHARED_BIN_DIR: a cache holding the same etcd and KWOK builds
+    if [[ -n ${SHARED_BIN_DIR:-} && ! -x $BIN_DIR/$shared && -x $SHARED_BIN_DIR/$shared ]]; then
+      cp "$SHARED_BIN_DIR/$shared" "$BIN_DIR/$shared"
+    fi
+  done
+  local k8s=$HACK/tools/${K8S_MODULE:-kubernetes}
   build_one etcd "$HACK/tools/etcd" "-s -w -X go.etcd.io/etcd/api/v3/version.GitSHA=v$ETCD_VERSION" \
     go.etcd.io/etcd/server/v3
   build_one kube-apiserver "$k8s" "$(k8s_ldflags)" k8s.io/kubernetes/cmd/kube-apiserver
