@@ -5,16 +5,13 @@ enabled one) is. Also the TFJob kind's flags (``--gang-scheduler-name``, the clu
 from __future__ import annotations
 
 import argparse
-import asyncio
-from typing import Any
 
 import pytest
 
-from mpi_controller import app
 from mpi_controller.kinds import plugins, schemes
-from mpi_controller.kube.resources import Resource
 from mpi_controller.options import ServerOptions, add_run_arguments, options_from_args
-from mpi_controller.runtime.errors import ApiError
+from tests.unit.schemes_client import CrdProbeClient as _Client
+from tests.unit.schemes_client import schemes_to_run as _schemes
 
 
 def _parse(*argv: str) -> ServerOptions:
@@ -46,23 +43,6 @@ def test_gang_scheduler_name_and_cluster_domain_reach_the_training_kinds(
     assert _parse("--cluster-domain", "flag").training.cluster_domain == "flag"
 
 
-class _Client:
-    """Lists succeed for the plurals in ``installed``, answer 404 otherwise."""
-
-    def __init__(self, *installed: str) -> None:
-        self.installed = installed
-        self.listed: list[str] = []
-
-    async def list(self, resource: Resource, **_: Any) -> dict[str, Any]:
-        self.listed.append(resource.plural)
-        if resource.plural not in self.installed:
-            raise ApiError(404, "NotFound")
-        return {"items": []}
-
-
-def _schemes(client: _Client, *enabled: str) -> list[str] | None:
-    opts = ServerOptions(enabled_schemes=enabled)
-    return asyncio.run(app._schemes_to_run(client, opts))  # type: ignore[arg-type]
 
 
 def test_without_the_flag_every_installed_kind_runs(capsys: pytest.CaptureFixture[str]) -> None:
@@ -81,6 +61,6 @@ def test_without_the_flag_every_installed_kind_runs(capsys: pytest.CaptureFixtur
 def test_an_enabled_kind_needs_its_crd(capsys: pytest.CaptureFixture[str]) -> None:
     client = _Client("mpijobs")
     assert _schemes(client, "tfjob") is None
-    assert client.listed == ["tfjobs"]
+    assert client.listed == ["tfjobs.kubeflow.org"]
     assert "crd=tfjobs.kubeflow.org" in capsys.readouterr().out
     assert _schemes(_Client("mpijobs", "tfjobs"), "tfjob") == ["tfjob"]

@@ -4,38 +4,15 @@ is not enough), and it exits with one line when the JobSet CRD is missing."""
 
 from __future__ import annotations
 
-import asyncio
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from mpi_controller import app
-from mpi_controller.kube.resources import Resource
-from mpi_controller.options import ServerOptions
-from mpi_controller.runtime.errors import ApiError
 from mpi_controller.runtime.kubeconfig import ConfigError
-
-
-class _Client:
-    """Lists succeed for the plurals in ``installed``, answer 404 otherwise."""
-
-    def __init__(self, *installed: str) -> None:
-        self.installed = installed
-        self.listed: list[str] = []
-
-    async def list(self, resource: Resource, **_: Any) -> dict[str, Any]:
-        self.listed.append(resource.group_resource)
-        if resource.plural not in self.installed:
-            raise ApiError(404, "NotFound")
-        return {"items": []}
-
-
-def _schemes(client: _Client, *enabled: str) -> list[str] | None:
-    opts = ServerOptions(enabled_schemes=enabled)
-    return asyncio.run(app._schemes_to_run(client, opts))  # type: ignore[arg-type]
+from tests.unit.schemes_client import CrdProbeClient as _Client
+from tests.unit.schemes_client import schemes_to_run as _schemes
 
 
 def test_an_installed_trainjob_crd_alone_does_not_enable_the_kind() -> None:
