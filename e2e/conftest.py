@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -69,3 +69,12 @@ def controller(cluster: Cluster, job_crds: dict[str, str],
     yield proc
     code = proc.stop()
     assert code == 0, f"controller exited {code} on SIGTERM:\n{proc.log()[-4000:]}"
+
+
+@pytest.fixture
+def cleanup() -> Iterator[list[Callable[[], None]]]:
+    """Calls appended to the list run at the end of the test, last first."""
+    calls: list[Callable[[], None]] = []
+    yield calls
+    for call in reversed(calls):
+        call()

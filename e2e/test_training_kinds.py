@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -226,15 +226,6 @@ def bound_claim(kube_api: Any, namespace: str, claim: str) -> Callable[[], None]
             what=f"the PersistentVolume {volume} deleted")
 
     return delete
-
-
-@pytest.fixture
-def cleanup() -> Iterator[list[Callable[[], None]]]:
-    """Calls appended to the list run at the end of the test, last first."""
-    calls: list[Callable[[], None]] = []
-    yield calls
-    for call in reversed(calls):
-        call()
 
 
 def events_including(jobs: TrainingJobs, name: str,

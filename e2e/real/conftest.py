@@ -4,29 +4,35 @@
   ``realnode/images.env`` in the local cluster's state directory (the directory of
   ``$KUBECONFIG``), written by ``hack/local-cluster.sh up --real-node``. Without one, every test
   here is skipped and the skip says why.
-* ``deployed_controller`` (session): mpi-controller applied with ``kubectl apply -k`` from
-  ``e2e/real/deploy`` (the standalone deployment, placed on the real node) with the image set to
-  the one built from ``deploy/Dockerfile``, the PyTorchJob workers' init container image set
-  to the local ``peers`` image and the MPIJob ``v1`` and ``v1alpha2`` launchers' to the local
-  ``kubectl-delivery`` image; waits until its pod is Ready. Every job in these tests is run by
-  it (MPIJob ``v2beta1`` and ``v1``, TFJob, PyTorchJob).
+* ``deployed_controller`` (session): mpi-controller installed as docs/install.md says ("From
+  the single-file manifest"): its command, taken from the page, sets the image built from
+  ``deploy/Dockerfile`` (imported into the node as ``hack/lib/images.sh`` does) in
+  ``deploy/mpi-controller.yaml``; before ``kubectl apply --server-side`` the Deployment is
+  placed on the real node (the local cluster's other nodes are KWOK's) and given the local
+  images of the PyTorchJob workers' init container (``peers``) and of the MPIJob ``v1`` and
+  ``v1alpha2`` launchers (``kubectl-delivery``), which a cluster with registry access pulls
+  instead; then the page's ``rollout status`` waits for it. Every job in these tests is run by
+  it (every kind and MPIJob generation).
 """
 
 from __future__ import annotations
 
 import json
-import os
+import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from tests.support import REPO, Cluster, wait_for
 
-DEPLOY_OVERLAY = REPO / "e2e" / "real" / "deploy"
 CONTROLLER_NAMESPACE = "mpi-operator"
+INSTALL_DOC = REPO / "docs" / "install.md"
+DOC_IMAGE = "registry.example.com/team/mpi-controller:0.1.0"  # the image the page's commands set
+APPLY = "| kubectl apply --server-side -f -"
 
 
 @dataclass(frozen=True)
@@ -83,24 +89,47 @@ def controller_pods(cluster: Cluster) -> list[dict[str, Any]]:
     return list(json.loads(out)["items"])
 
 
+def install_commands() -> tuple[str, list[str]]:
+    """docs/install.md's single-file install: the shell pipeline that prints the manifest with
+    the image set (the command up to ``| kubectl apply``), and the ``kubectl`` arguments of the
+    command that waits for the rollout."""
+    section = INSTALL_DOC.read_text().split("### From the single-file manifest", 1)[1]
+    block = section.split("```bash\n", 1)[1].split("```", 1)[0]
+    command, rollout = block.replace("\\\n", "").strip().splitlines()
+    assert command.endswith(APPLY), f"docs/install.md's install command changed: {command}"
+    assert DOC_IMAGE in command, f"docs/install.md's install command changed: {command}"
+    assert rollout.startswith("kubectl "), f"docs/install.md's rollout command changed: {rollout}"
+    return command.removesuffix(APPLY).strip(), rollout.split()[1:]
+
+
+def placed_on(node: RealNode, manifest: str) -> str:
+    """The manifest with the controller Deployment placed on the real node and pointed at the
+    node's local images of the init and kubectl-delivery containers."""
+    docs = [d for d in yaml.safe_load_all(manifest) if d]
+    [deployment] = [d for d in docs if d["kind"] == "Deployment"]
+    pod = deployment["spec"]["template"]["spec"]
+    node.place(pod)
+    pod["containers"][0]["args"] += [
+        f"--pytorch-init-container-image={node.image('peers')}",
+        f"--mpi-kubectl-delivery-image={node.image('kubectl-delivery')}",
+        f"--kubectl-delivery-image={node.image('kubectl-delivery')}"]
+    return yaml.safe_dump_all(docs, sort_keys=False)
+
+
 @pytest.fixture(scope="session")
-def deployed_controller(cluster: Cluster, real_node: RealNode, job_crds: dict[str, str],
-                        tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    """Applies the deployment and yields its Ready pod (as JSON); deletes it afterwards. Every
-    kind's CRD is Established first, so the controller runs them all."""
-    overlay = tmp_path_factory.mktemp("deploy")
-    name, tag = real_node.image("controller").rsplit(":", 1)
-    (overlay / "kustomization.yaml").write_text(
-        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
-        f"resources: [{os.path.relpath(DEPLOY_OVERLAY, overlay)}]\n"  # kustomize: no absolute
-        f"images: [{{name: mpi-controller, newName: {name}, newTag: {tag}}}]\n"
-        "patches:\n- target: {kind: Deployment, name: mpi-operator}\n  patch: |-\n"
-        + "".join("    - op: add\n      path: /spec/template/spec/containers/0/args/-\n"
-                  f"      value: {arg}\n" for arg in (
-                      f"--pytorch-init-container-image={real_node.image('peers')}",
-                      f"--mpi-kubectl-delivery-image={real_node.image('kubectl-delivery')}",
-                      f"--kubectl-delivery-image={real_node.image('kubectl-delivery')}")))
-    cluster.kubectl("apply", "--server-side", "--force-conflicts", "-k", str(overlay))
+def deployed_controller(cluster: Cluster, real_node: RealNode,
+                        job_crds: dict[str, str]) -> Iterator[dict[str, Any]]:
+    """Installs the controller as docs/install.md says and yields its Ready pod (as JSON);
+    deletes the Deployment afterwards. Every kind's CRD is Established first, so the controller
+    runs them all."""
+    command, rollout = install_commands()
+    image = real_node.image("controller")
+    manifest = subprocess.run(["bash", "-c", command.replace(DOC_IMAGE, image)], cwd=REPO,
+                              check=True, capture_output=True, text=True).stdout
+    assert f"image: {image}\n" in manifest, "the page's command did not set the image"
+    cluster.kubectl("apply", "--server-side", "--force-conflicts", "-f", "-",
+                    input=placed_on(real_node, manifest))
+    cluster.kubectl(*rollout, "--timeout=180s")
     pod = wait_for(lambda: next((p for p in controller_pods(cluster)
                                  if pod_ready(p) and "deletionTimestamp" not in p["metadata"]),
                                 None),

@@ -1,5 +1,6 @@
-"""mpi-controller deployed as users deploy it (``kubectl apply -k``, deploy/overlays/standalone)
-from the image built from deploy/Dockerfile, running on the real node: Ready through its
+"""mpi-controller deployed as users deploy it (docs/install.md's single-file manifest
+``deploy/mpi-controller.yaml``, ``kubectl apply --server-side``) from the image built from
+deploy/Dockerfile, running on the real node: Ready through its
 probes, holding the Lease, talking to the API server as its ServiceAccount over the pod network,
 as a non-root user on a read-only root filesystem, and running an MPIJob to Succeeded."""
 
