@@ -45,8 +45,15 @@ def test_overlay_applies_cleanly(cluster: Cluster, overlay: str, namespace: str)
     if overlay == "kubeflow":
         cluster.kubectl("create", "namespace", "kubeflow", check=False)
     restore_conversion_service(cluster)
-    out = cluster.kubectl("apply", "--server-side", "--force-conflicts",
-                          "-k", str(Path(REPO, "deploy", "overlays", overlay)))
+    try:
+        out = cluster.kubectl("apply", "--server-side", "--force-conflicts",
+                              "-k", str(Path(REPO, "deploy", "overlays", overlay)))
+    finally:
+        # Whatever the apply did, take the webhooks out of the API server's path: every MPIJob
+        # write would try the Service that no pod backs, TFJob and PyTorchJob writes would
+        # fail (failurePolicy Fail), and so would every later test that writes them.
+        cluster.kubectl("delete", "validatingwebhookconfiguration", "mpi-operator",
+                        "--ignore-not-found")
     assert "customresourcedefinition.apiextensions.k8s.io/mpijobs.kubeflow.org" in out
     assert "customresourcedefinition.apiextensions.k8s.io/tfjobs.kubeflow.org" in out
     assert "customresourcedefinition.apiextensions.k8s.io/pytorchjobs.kubeflow.org" in out
@@ -60,9 +67,6 @@ def test_overlay_applies_cleanly(cluster: Cluster, overlay: str, namespace: str)
                                     "namespace": namespace}]
     # Scale the fake in-cluster controller down again: KWOK would only pretend to run it.
     cluster.kubectl("scale", "deployment/mpi-operator", "-n", namespace, "--replicas=0")
-    # And take its webhooks out of the API server's path (every MPIJob write would try the
-    # Service that no pod backs; TFJob and PyTorchJob writes would fail, failurePolicy Fail).
-    cluster.kubectl("delete", "validatingwebhookconfiguration", "mpi-operator")
     wait_for(lambda: cluster.kubectl("get", "deployment", "mpi-operator", "-n", namespace,
                                      "-o", "jsonpath={.spec.replicas}") == "0",
              timeout=30, what="the deployment to scale to 0")
