@@ -24,6 +24,7 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from e2e.chaos.hostile import _set as hostile_set
 from e2e.chaos.kinds import KINDS
 
 __all__ = ["BadJob", "at_limit_jobs", "generate_for_kinds", "names_field"]
@@ -63,12 +64,9 @@ Mutation = Callable[[dict[str, Any]], None]
 
 
 def _set(path: tuple[str, ...], value: Any) -> Mutation:
-    def apply(body: dict[str, Any]) -> None:
-        node = body
-        for key in path[:-1]:
-            node = node.setdefault(key, {})
-        node[path[-1]] = value
-    return apply
+    """Sets ``value`` at ``path`` of a body (:func:`e2e.chaos.hostile._set`)."""
+    setter: Mutation = hostile_set(path, value)
+    return setter
 
 
 # -- training-operator kinds ------------------------------------------------------------------

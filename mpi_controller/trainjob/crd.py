@@ -13,10 +13,14 @@ Equal to upstream's files up to descriptions (``tests/unit/trainjob/test_crd.py`
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from mpi_controller.kube.crd import CRD, Version
+from mpi_controller.kube.openapi import SPECIAL
 from mpi_controller.trainjob import constants
+
+OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 
 __all__ = ["CLUSTER_TRAINING_RUNTIME", "COMPONENTS", "TRAINING_RUNTIME", "TRAINJOB",
            "runtime_schema", "trainjob_schema"]
@@ -74,14 +78,9 @@ def _with(schema: Schema, /, **extra: Any) -> Schema:
 
 
 def embedded_meta(description: str) -> Schema:
-    """controller-gen's schema of an embedded ``metav1.ObjectMeta``."""
-    return _obj(description, {
-        "annotations": {"type": "object", "additionalProperties": {"type": "string"}},
-        "finalizers": {"type": "array", "items": {"type": "string"}},
-        "labels": {"type": "object", "additionalProperties": {"type": "string"}},
-        "name": {"type": "string"},
-        "namespace": {"type": "string"},
-    })
+    """controller-gen's schema of an embedded ``metav1.ObjectMeta`` (the one the other kinds'
+    CRDs embed, :data:`mpi_controller.kube.openapi.SPECIAL`)."""
+    return _obj(description, copy.deepcopy(SPECIAL[OBJECT_META]["properties"]))
 
 
 class K8s:
