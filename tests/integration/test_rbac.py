@@ -119,8 +119,10 @@ class Variant:
         return self.proc.log() if self.proc is not None else ""
 
     def forbidden(self) -> bool:
-        text = self.log().lower()
-        return "forbidden" in text
+        """The controller logged an RBAC denial (``... is forbidden: User "..." cannot ...``),
+        not any 'Forbidden' (a server without WatchList refuses a streaming list with
+        ``sendInitialEvents: Forbidden``, a 422 the reflector answers with a LIST)."""
+        return "is forbidden: user" in self.log().lower()
 
     def exited(self) -> bool:
         return self.proc is not None and not self.proc.alive()
