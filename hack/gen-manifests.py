@@ -42,8 +42,8 @@ ROLE_HEADER = """\
 # Least privilege for mpi-controller: every rule is needed (tests/integration/test_rbac.py
 # removes each rule in turn and shows a step of a job's life then fails).
 # Unlike the Go operators' roles: no wildcard verbs, no endpoints, no CRD create.
-# No jobs/status either: the Job controller clears a suspended Job's status.startTime itself,
-# so a resume never has to (if it ever tried first, the sync is retried once it has).
+# jobs/status: on Kubernetes 1.36 the Job controller clears a suspended Job's startTime
+# itself, so there the rule goes unused (test_rbac.py knows); before 1.36 a resume needs it.
 # `get` on child kinds: a create answered AlreadyExists reads the object (the caches are
 # label-narrowed) to report a foreign one with ErrResourceExists. `get` on the jobs: a child
 # seen deleted is created again only after the job is read from the API server.

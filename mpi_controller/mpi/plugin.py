@@ -142,6 +142,11 @@ PLUGIN = KindPlugin(
         RbacRule("batch", ("jobs",), (*_RW, "delete"),
                  "the launcher Job; delete: the TTL of an evicted job's launcher "
                  "(CleanUpEvictedJobs opt-in)"),
+        RbacRule("batch", ("jobs/status",), ("update",),
+                 "resuming an MPIJob whose launcher had started: before Kubernetes 1.36 "
+                 "(MutableSchedulingDirectivesForSuspendedJobs off) the Job controller keeps a "
+                 "suspended Job's status.startTime, which must be cleared before the resumed "
+                 "launcher's template is updated (as mpi-operator's sync does)"),
     ),
     children=(CONFIGMAPS, SECRETS, JOBS, SERVICE_ACCOUNTS, ROLES, ROLE_BINDINGS, STATEFUL_SETS),
     examples=("examples/pi.yaml", "examples/pi-intel.yaml", "examples/pi-mpich.yaml",

@@ -62,6 +62,19 @@ RULES: list[dict[str, Any]] = [
 STEP_TIMEOUT = 45.0
 
 
+# A rule only older servers need: from 1.36 (MutableSchedulingDirectivesForSuspendedJobs on by
+# default) the Job controller clears a suspended Job's status.startTime itself, so resuming an
+# MPIJob no longer writes the launcher's status (before, it must: mpi/plugin.py says why).
+ONLY_BEFORE_1_36 = "batch:jobs/status"
+
+
+def unused_on_this_server(kube_api: Any) -> list[str]:
+    """The rules the whole suite cannot show needed on this API server's version."""
+    version = client.VersionApi(kube_api).get_code()
+    minor = int("".join(c for c in version.minor if c.isdigit()))
+    return [ONLY_BEFORE_1_36] if (int(version.major), minor) >= (1, 36) else []
+
+
 def _rule_id(rule: dict[str, Any]) -> str:
     return f"{'|'.join(rule['apiGroups']) or 'core'}:{','.join(rule['resources'])}"
 
@@ -293,7 +306,8 @@ def variants(cluster: Cluster, kube_api: Any, mpijob_crd: str, tfjob_crd: str,
             v.tear_down()
 
 
-def test_every_rule_of_the_cluster_role_is_needed(variants: list[Variant]) -> None:
+def test_every_rule_of_the_cluster_role_is_needed(variants: list[Variant],
+                                                  kube_api: Any) -> None:
     threads = [threading.Thread(target=v.drive_both, daemon=True) for v in variants]
     for t in threads:
         t.start()
@@ -317,7 +331,8 @@ def test_every_rule_of_the_cluster_role_is_needed(variants: list[Variant]) -> No
         assert v.skip is not None
         if v.failed_step is None and not v.forbidden() and not v.exited():
             spare.append(_rule_id(RULES[v.skip]))
-    assert not spare, f"rules the controller did without: {spare}"
+    assert spare == unused_on_this_server(kube_api), \
+        f"rules the controller did without: {spare}"
 
 
 def test_foreign_objects_are_reported_under_the_role(
