@@ -81,6 +81,10 @@ class Handover:
             client.CoreV1Api(self.kube_api).create_namespace({"metadata": {"name": LEASE[0]}})
         return self._start(operators.reference_factory(name)(self.kubeconfig, list(flags), log))
 
+    def start(self, name: str) -> OperatorProcess:
+        """``ours`` or a reference operator (``hack/reference-operators.sh`` names), defaults."""
+        return self.ours() if name == "ours" else self.go(name)
+
     def _start(self, proc: OperatorProcess) -> OperatorProcess:
         proc.start()
         self.running.append(proc)
@@ -157,8 +161,7 @@ def _reasons(jobs: MPIJobs, name: str) -> list[str]:
 def _handed_over_mpijob(operators_of: Handover, namespace: str, first: str,
                         then: str) -> None:
     jobs = MPIJobs(operators_of.kube_api, namespace)
-    start = operators_of.ours if first == "ours" else lambda: operators_of.go(first)
-    before = start()
+    before = operators_of.start(first)
     name = unique_name("handover")
     jobs.create(small_job(name, workers=2, launcher_runs="30s"))
     created = _condition(jobs.wait_condition(name, "Running", timeout=120), "Created")
@@ -172,7 +175,7 @@ def _handed_over_mpijob(operators_of: Handover, namespace: str, first: str,
         f"Pod/{name}-worker-0", f"Pod/{name}-worker-1"}
     operators_of.stop(before)
 
-    (operators_of.ours() if then == "ours" else operators_of.go(then))
+    operators_of.start(then)
     job = jobs.wait_condition(name, "Succeeded", timeout=180)
     status = job["status"]
     assert [c["type"] for c in status["conditions"]] == ["Created", "Running", "Succeeded"]
