@@ -164,4 +164,4 @@ def job_crds(cluster: Cluster, kube_api: object, mpijob_crd: str) -> dict[str, s
     from mpi_controller.kinds import plugins
 
     return {p.scheme: mpijob_crd if p.scheme == "mpijob" else install_crd(
-        cluster, kube_api, f"deploy/crd/{p.crd.file_name}", p.crd_name) for p in plugins()}
+        cluster, kube_api, f"deploy/{p.crd_dir}/{p.crd.file_name}", p.crd_name) for p in plugins()}

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Generate the CRDs in deploy/crd/ (one file per kind of :mod:`mpi_controller.kinds`,
-``<group>_<plural>.yaml``).
+``<group>_<plural>.yaml``; an explicit kind's in ``deploy/crd/<scheme>/``).
 
 Each kind's schema is written in its package (``mpi_controller/<kind>/crd.py``); the pod
 template schema is
@@ -38,8 +38,10 @@ from mpi_controller.kinds import plugins  # noqa: E402
 from mpi_controller.kube.crd import CRD  # noqa: E402
 from mpi_controller.kube.openapi import component_schema, pod_template_schema  # noqa: E402
 
-OUTPUT_DIR = REPO / "deploy" / "crd"
-CRDS: dict[str, CRD] = {c.plural: c for p in plugins() for c in (p.crd, *p.extra_crds)}
+OUTPUT_DIR = REPO / "deploy"
+"""``-o``: the directory of each kind's ``KindPlugin.crd_dir``."""
+CRDS: dict[str, tuple[str, CRD]] = {c.plural: (p.crd_dir, c) for p in plugins()
+                                    for c in (p.crd, *p.extra_crds)}
 DOCUMENTS = ("/openapi/v3/api/v1", "/openapi/v3/apis/autoscaling/v2",
              "/openapi/v3/apis/batch/v1")
 
@@ -120,9 +122,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("give --kubeconfig (or set KUBECONFIG) or --openapi")
     stale = 0
     for plural in args.crd or sorted(CRDS):
-        crd = CRDS[plural]
+        folder, crd = CRDS[plural]
         text = render(crd, openapi, origin)
-        output = args.output_dir / crd.file_name
+        output = args.output_dir / folder / crd.file_name
         if args.check:
             current = output.read_text() if output.exists() else ""
             if _without_source(current) != _without_source(text):

@@ -166,6 +166,13 @@ class KindPlugin:
         return f"{self.plural}.{self.group}"
 
     @property
+    def crd_dir(self) -> str:
+        """Where the kind's CRD files are, relative to ``deploy/``: ``crd`` (the default install),
+        or ``crd/<scheme>`` for an :attr:`explicit` kind, whose CRDs only its overlay
+        (``deploy/overlays/<scheme>``) installs."""
+        return f"crd/{self.scheme}" if self.explicit else "crd"
+
+    @property
     def version(self) -> str:
         """The version the controller reads and writes."""
         return self.api_versions[0]

@@ -52,7 +52,7 @@ def _kubectl(addons: Addons, *args: str, stdin: str | None = None) -> str:
 def addons() -> Iterator[Addons]:
     found = open_addons()
     found.require("jobset")
-    for crd in sorted((REPO / "deploy" / "crd").glob("trainer.kubeflow.org_*.yaml")):
+    for crd in sorted((REPO / "deploy" / "crd" / "trainjob").glob("trainer.kubeflow.org_*.yaml")):
         _kubectl(found, "apply", "--server-side", "--force-conflicts", "-f", str(crd))
     for crd in ("trainjobs", "trainingruntimes", "clustertrainingruntimes"):
         _kubectl(found, "wait", "--for=condition=Established", "--timeout=60s",

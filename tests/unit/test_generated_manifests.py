@@ -21,7 +21,7 @@ def test_the_generated_files_are_up_to_date() -> None:
 
 def test_they_name_every_kind() -> None:
     kustomization = yaml.safe_load((REPO / "deploy/crd/kustomization.yaml").read_text())
-    assert kustomization["resources"] == [c.file_name for p in plugins()
+    assert kustomization["resources"] == [c.file_name for p in plugins() if not p.explicit
                                           for c in (p.crd, *p.extra_crds)]
     assert all((REPO / "deploy/crd" / name).exists() for name in kustomization["resources"])
     role = yaml.safe_load((REPO / "deploy/base/cluster-role.yaml").read_text())
@@ -33,3 +33,31 @@ def test_they_name_every_kind() -> None:
     webhooks = documents[1]["webhooks"]
     assert {w["rules"][0]["resources"][0] for w in webhooks} == {
         p.plural for p in plugins() if p.admission}
+
+
+def test_an_explicit_kinds_crds_are_kept_out_of_the_default_install() -> None:
+    """TrainJob's CRDs (Kubeflow Trainer's, which a Trainer install owns, and which Kubernetes
+    before 1.31 cannot compile) are in deploy/crd/trainjob/, installed by
+    deploy/overlays/trainjob only."""
+    [explicit] = [p for p in plugins() if p.explicit]
+    assert explicit.crd_dir == "crd/trainjob"
+    kustomization = yaml.safe_load((REPO / "deploy/crd/trainjob/kustomization.yaml").read_text())
+    assert kustomization["resources"] == [
+        "trainer.kubeflow.org_trainjobs.yaml", "trainer.kubeflow.org_trainingruntimes.yaml",
+        "trainer.kubeflow.org_clustertrainingruntimes.yaml"]
+    assert all((REPO / "deploy/crd/trainjob" / name).exists()
+               for name in kustomization["resources"])
+    assert not list((REPO / "deploy/crd").glob("trainer.kubeflow.org_*"))
+
+
+def test_an_explicit_kinds_overlay_adds_its_crds_and_names_every_scheme() -> None:
+    """deploy/overlays/trainjob is the standalone install, TrainJob's CRDs, and one
+    --enable-scheme per kind (naming one turns the unnamed ones off)."""
+    overlay = yaml.safe_load((REPO / "deploy/overlays/trainjob/kustomization.yaml").read_text())
+    assert overlay["resources"] == ["../standalone", "../../crd/trainjob"]
+    [patch] = overlay["patches"]
+    assert patch["target"] == {"kind": "Deployment", "name": "mpi-operator"}
+    assert [op["value"] for op in yaml.safe_load(patch["patch"])] == [
+        "--enable-scheme=mpijob", "--enable-scheme=tfjob", "--enable-scheme=pytorchjob",
+        "--enable-scheme=xgboostjob", "--enable-scheme=paddlejob", "--enable-scheme=jaxjob",
+        "--enable-scheme=trainjob"]
