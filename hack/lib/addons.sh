@@ -250,6 +250,8 @@ kueue_webhooks() {  # kueue_webhooks MODULE_DIR
 import json, sys
 url, ca, kinds = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
 allowed = {("batch", "jobs")} | {("kubeflow.org", kind + "s") for kind in kinds}
+if sys.argv[4] == "trainjob":
+    allowed.add(("trainer.kubeflow.org", "trainjobs"))
 text, objects, decoder = sys.stdin.read(), [], json.JSONDecoder()
 position = 0
 while text[position:].strip():  # kubectl prints one JSON document per object
@@ -273,12 +275,21 @@ for obj in objects:
     out.append(obj)
 json.dump({"apiVersion": "v1", "kind": "List", "items": out}, sys.stdout)
 ' "https://127.0.0.1:$KUEUE_WEBHOOK_PORT" "$ca" "$(IFS=,; echo "${KUEUE_KUBEFLOW_KINDS[*]}")" \
+    "$(kueue_trainjob && echo trainjob)" \
     | kubectl_ apply --server-side --force-conflicts -f - >/dev/null
+}
+
+# Kueue's TrainJob integration (trainer.kubeflow.org/trainjob) owns JobSets: it is enabled when
+# the JobSet CRD is installed (the jobset addon, started before Kueue), with the
+# trainer.kubeflow.org CRDs (deploy/crd/trainjob) installed before Kueue starts.
+kueue_trainjob() {
+  kubectl_ get crd jobsets.jobset.x-k8s.io >/dev/null 2>&1
 }
 
 kueue_config() {
   local frameworks="  - batch/job" kind
   for kind in "${KUEUE_KUBEFLOW_KINDS[@]}"; do frameworks+=$'\n'"  - kubeflow.org/$kind"; done
+  if kueue_trainjob; then frameworks+=$'\n'"  - trainer.kubeflow.org/trainjob"; fi
   sed -e "s#@NAMESPACE@#$KUEUE_NAMESPACE#" -e "s#@HEALTH_PORT@#$KUEUE_HEALTH_PORT#" \
       -e "s#@METRICS_PORT@#$KUEUE_METRICS_PORT#" -e "s#@WEBHOOK_PORT@#$KUEUE_WEBHOOK_PORT#" \
       -e "s#@CERT_DIR@#$ADDON_STATE/kueue/certs#" "$HACK/addons/kueue-config.yaml" \
@@ -298,6 +309,9 @@ kueue_up() {
   # sets up its controller at start (Kueue otherwise polls for a missing API, backing off to
   # 2 minutes).
   KUBECONFIG=$STATE/kubeconfig bash "$HACK/install-crd.sh" >/dev/null
+  if kueue_trainjob; then
+    KUBECONFIG=$STATE/kubeconfig bash "$HACK/install-crd.sh" deploy/crd/trainjob >/dev/null
+  fi
   cat >"$STATE/run/kueue.sh" <<EOF
 KUBECONFIG=$STATE/kubeconfig exec $(addon_bin_dir kueue)/kueue --config=$ADDON_STATE/kueue/config.yaml \
   --kubeconfig=$STATE/kubeconfig --zap-log-level=info
@@ -440,7 +454,11 @@ addons_up() {  # addons_up ADDON...: on the running cluster; skips those already
   mkdir -p "$ADDON_STATE" "$STATE/run"
   # shellcheck disable=SC1091
   source "$STATE/ports.env"
-  for addon in "$@"; do
+  # JobSet before Kueue: Kueue enables its TrainJob integration when the JobSet CRD is there.
+  local ordered=()
+  for addon in "$@"; do [[ $addon == jobset ]] && ordered+=("$addon"); done
+  for addon in "$@"; do [[ $addon == jobset ]] || ordered+=("$addon"); done
+  for addon in "${ordered[@]}"; do
     if addon_running "$addon"; then
       addon_log "$addon is already running"
     else
