@@ -87,6 +87,13 @@ async def async_wait_for(
     return poll.last_value  # type: ignore[return-value]
 
 
+def rbac_denied(log: str) -> bool:
+    """The controller's log shows an RBAC denial (``... is forbidden: User "..." cannot ...``),
+    not any 'Forbidden': a server without WatchList (before 1.34) refuses a streaming list with
+    ``sendInitialEvents: Forbidden``, a 422 the reflector answers with a LIST."""
+    return "is forbidden: user" in log.lower()
+
+
 def unique_name(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
 

@@ -43,7 +43,7 @@ from tests.mpijobs import MPIJobs, older_generation_job, small_job
 from tests.processes import ControllerProcess
 from tests.pytorchjobs import CPU_METRIC, PyTorchJobs, pytorchjob
 from tests.pytorchjobs import replica as pt_replica
-from tests.support import REPO, Cluster, token_kubeconfig, wait_for
+from tests.support import REPO, Cluster, rbac_denied, token_kubeconfig, wait_for
 from tests.tfjobs import DURATION, TFJobs, replica, tfjob
 
 pytestmark = pytest.mark.cluster
@@ -132,10 +132,8 @@ class Variant:
         return self.proc.log() if self.proc is not None else ""
 
     def forbidden(self) -> bool:
-        """The controller logged an RBAC denial (``... is forbidden: User "..." cannot ...``),
-        not any 'Forbidden' (a server without WatchList refuses a streaming list with
-        ``sendInitialEvents: Forbidden``, a 422 the reflector answers with a LIST)."""
-        return "is forbidden: user" in self.log().lower()
+        """The controller logged an RBAC denial (:func:`~tests.support.rbac_denied`)."""
+        return rbac_denied(self.log())
 
     def exited(self) -> bool:
         return self.proc is not None and not self.proc.alive()

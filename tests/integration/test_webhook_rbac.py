@@ -22,7 +22,7 @@ import yaml
 from kubernetes import client
 
 from tests.processes import ControllerProcess, free_port, http_get
-from tests.support import REPO, Cluster, token_kubeconfig, wait_for
+from tests.support import REPO, Cluster, rbac_denied, token_kubeconfig, wait_for
 
 pytestmark = pytest.mark.cluster
 
@@ -75,8 +75,9 @@ class Identity:
         return http_get(self.proc.health_port, "/readyz") == (200, "ok")
 
     def forbidden(self) -> bool:
+        """The controller logged an RBAC denial (:func:`~tests.support.rbac_denied`)."""
         assert self.proc is not None
-        return "forbidden" in self.proc.log().lower()
+        return rbac_denied(self.proc.log())
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.alive():
