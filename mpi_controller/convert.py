@@ -40,7 +40,7 @@ def add_convert_parser(subparsers: Any) -> argparse.ArgumentParser:
     versions = sorted({f"{p.group}/{v}" for p in plugins() if p.convert for v in p.api_versions})
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "convert", help="convert job manifests between API versions (MPIJob v2beta1, v1, "
-        "v1alpha2)",
+        "v1alpha2), or a PyTorchJob or MPIJob to its Trainer v2 TrainJob",
         description="Print the manifests converted to --to, with the conversion webhook's "
         f"conversion. Versions: {', '.join(versions)}. With --to {TRAINER_VERSION}: the "
         "TrainJob (and TrainingRuntime) equivalent to a PyTorchJob or an MPIJob, each field "
