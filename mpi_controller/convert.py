@@ -12,12 +12,12 @@ A conversion that loses fields records them in the object's annotations (as the 
 so converting back gives the original.
 
 ``--to trainer.kubeflow.org/v1alpha1`` (or ``v1alpha1``) goes from the v1 kinds to Kubeflow
-Trainer v2 (:mod:`mpi_controller.trainjob.from_v1`): a PyTorchJob or an MPIJob (any version)
-becomes its ``TrainJob``, preceded, where the shipped ``torch-distributed`` runtime does not
-fit, by a ``TrainingRuntime`` of the same name. Each field with no equivalent is a warning on
-stderr (``warning: FILE:LINE: KIND NS/NAME: FIELD: why``) and notes on behaviour that is no
-field are ``note:`` lines; exit status 0. With ``--strict`` the losses are errors: nothing on
-stdout, exit status 1. Another kind is a usage error (2).
+Trainer v2 (:mod:`mpi_controller.trainjob.from_v1`): a PyTorchJob, XGBoostJob, JAXJob or an
+MPIJob (any version) becomes its ``TrainJob``, preceded, where the shipped runtime
+(``torch-distributed``, ...) does not fit, by a ``TrainingRuntime`` of the same name. Each field
+with no equivalent is a warning on stderr (``warning: FILE:LINE: KIND NS/NAME: FIELD: why``) and
+notes on behaviour that is no field are ``note:`` lines; exit status 0. With ``--strict`` the
+losses are errors: nothing on stdout, exit status 1. Another kind is a usage error (2).
 """
 
 from __future__ import annotations
@@ -40,10 +40,11 @@ def add_convert_parser(subparsers: Any) -> argparse.ArgumentParser:
     versions = sorted({f"{p.group}/{v}" for p in plugins() if p.convert for v in p.api_versions})
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "convert", help="convert job manifests between API versions (MPIJob v2beta1, v1, "
-        "v1alpha2), or a PyTorchJob or MPIJob to its Trainer v2 TrainJob",
+        "v1alpha2), or a v1 job to its Trainer v2 TrainJob",
         description="Print the manifests converted to --to, with the conversion webhook's "
         f"conversion. Versions: {', '.join(versions)}. With --to {TRAINER_VERSION}: the "
-        "TrainJob (and TrainingRuntime) equivalent to a PyTorchJob or an MPIJob, each field "
+        "TrainJob (and TrainingRuntime) equivalent to a PyTorchJob, XGBoostJob, JAXJob or "
+        "MPIJob, each field "
         "with no equivalent a warning on stderr. Exit status 0; 1 with --strict when a field "
         "has no equivalent; 2 on bad input.")
     parser.add_argument("-f", "--filename", dest="files", action="append", required=True,
@@ -53,7 +54,8 @@ def add_convert_parser(subparsers: Any) -> argparse.ArgumentParser:
                         help="with -f DIR, also read the directories under it")
     parser.add_argument("--to", required=True, metavar="VERSION",
                         help="the version to write, e.g. v2beta1, kubeflow.org/v1, or "
-                        f"{TRAINER_VERSION} (Trainer v2, from PyTorchJob and MPIJob)")
+                        f"{TRAINER_VERSION} (Trainer v2: from PyTorchJob, XGBoostJob, JAXJob, "
+                        "MPIJob)")
     parser.add_argument("--strict", action="store_true",
                         help=f"with --to {TRAINER_VERSION}: fail (exit status 1, nothing "
                         "printed) when a field has no equivalent")

@@ -1,6 +1,7 @@
 """From the v1 kinds to Trainer v2: the ``TrainJob`` (and, where needed, the ``TrainingRuntime``)
-equivalent to a ``PyTorchJob`` (``kubeflow.org/v1``) or an ``MPIJob`` (``kubeflow.org/v2beta1``,
-``v1``, ``v1alpha2``), and what of the v1 job has no equivalent, field by field.
+equivalent to a ``PyTorchJob``, ``XGBoostJob`` or ``JAXJob`` (``kubeflow.org/v1``) or an
+``MPIJob`` (``kubeflow.org/v2beta1``, ``v1``, ``v1alpha2``), and what of the v1 job has no
+equivalent, field by field.
 
 :func:`to_trainer` is pure (plain dicts in and out, no I/O). Its contract:
 
@@ -10,15 +11,17 @@ equivalent to a ``PyTorchJob`` (``kubeflow.org/v1``) or an ``MPIJob`` (``kubeflo
   ``kueue.x-k8s.io/queue-name`` label works the same on a TrainJob);
 * ``losses`` lists each field of the input that the output does not carry, with the field's
   path in the input and why; an empty list means the output does what the input did, as far
-  as the API says (the environment a v1 operator adds to the pods is not a field: see
-  :data:`TORCH_ENV_NOTE`);
-* a PyTorchJob whose pod template is one container with only a name, image, command, args,
-  env and resources, and whose run policy needs nothing of the runtime, becomes a TrainJob on
-  the shipped ``ClusterTrainingRuntime`` ``torch-distributed`` (the container's fields in
-  ``spec.trainer``); any other becomes a ``TrainingRuntime`` named after the job holding its
-  pod template (the container renamed ``node``, as Trainer's plugins find it) and a TrainJob
-  naming it. Every node runs the Master's template (the Worker's when there is no Master);
-  ``numNodes`` is the Master and Worker replicas;
+  as the API says (the environment a v1 operator adds to the pods is not a field: ``notes``
+  say how it differs, e.g. :data:`TORCH_ENV_NOTE`);
+* a PyTorchJob (XGBoostJob, JAXJob) whose pod template is one container with only a name,
+  image, command, args, env and resources, restarted ``OnFailure``, and whose run policy needs
+  nothing of the runtime, becomes a TrainJob on the shipped ``ClusterTrainingRuntime``
+  ``torch-distributed`` (``xgboost-distributed``, ``jax-distributed``; the container's fields
+  in ``spec.trainer``); any other becomes a ``TrainingRuntime`` named after the job holding
+  its pod template (the container renamed ``node``, as Trainer's plugins find it) with the
+  torch (XGBoost, JAX) policy, and a TrainJob naming it. Every node runs the Master's
+  template (the Worker's when there is no Master); ``numNodes`` is the Master and Worker
+  replicas; a PyTorchJob's ``nprocPerNode`` is ``numProcPerNode``;
 * an MPIJob becomes a ``TrainingRuntime`` shaped like the shipped ``deepspeed-distributed``
   (the replicated Jobs ``node``, the workers (``parallelism`` the Worker replicas), and
   ``launcher``, the trainer step, whose success ends the JobSet; ``publishNotReadyAddresses``)
@@ -32,8 +35,9 @@ equivalent to a ``PyTorchJob`` (``kubeflow.org/v1``) or an ``MPIJob`` (``kubeflo
   ``ttlSecondsAfterFinished`` to the JobSet template, ``backoffLimit`` to the trainer step's
   Job; ``managedBy`` ``kueue.x-k8s.io/multikueue`` is kept, the v1 operators' own values
   dropped; ``cleanPodPolicy`` and ``schedulingPolicy`` are lost;
-* a replica's ``restartPolicy`` ``OnFailure`` or ``Never`` becomes its pod template's;
-  ``Always`` and ``ExitCode`` (which Jobs do not have) are lost (``OnFailure`` is used).
+* a replica's ``restartPolicy`` (the kind's default when unset) ``OnFailure`` or ``Never``
+  becomes its pod template's; ``ExitCode`` becomes ``Never`` (as the v1 pods had it) and its
+  retry of exit codes 128-255 is lost; ``Always`` is lost (``OnFailure`` is used).
 
 Any other kind raises :class:`NotConvertible`.
 """
@@ -47,22 +51,57 @@ from typing import Any
 
 from mpi_controller.trainjob import constants
 
-__all__ = ["CONVERTIBLE_KINDS", "DISCOVER_HOSTS", "FRAMEWORK_LABEL", "TORCH_ENV_NOTE",
-           "TORCH_RUNTIME", "Converted", "Loss", "NotConvertible", "to_trainer"]
+__all__ = ["CONVERTIBLE_KINDS", "DISCOVER_HOSTS", "FRAMEWORK_LABEL", "JAX_ENV_NOTE",
+           "TORCH_ENV_NOTE", "TORCH_RUNTIME", "XGBOOST_ENV_NOTE", "Converted", "Loss",
+           "NotConvertible", "to_trainer"]
 
 Obj = dict[str, Any]
 API_VERSION = f"{constants.GROUP}/{constants.VERSION}"
 TORCH_RUNTIME = "torch-distributed"
 FRAMEWORK_LABEL = "trainer.kubeflow.org/framework"
-CONVERTIBLE_KINDS = ("PyTorchJob", "MPIJob")
+CONVERTIBLE_KINDS = ("PyTorchJob", "XGBoostJob", "JAXJob", "MPIJob")
 TORCH_ENV_NOTE = ("the v1 operator also set MASTER_ADDR, MASTER_PORT, WORLD_SIZE and RANK; "
                   "Trainer's torch policy sets the PET_* variables torchrun reads")
+XGBOOST_ENV_NOTE = ("the v1 operator set MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK, "
+                    "WORKER_ADDRS and WORKER_PORT; Trainer's XGBoost policy sets DMLC_TRACKER_URI, "
+                    "DMLC_TRACKER_PORT, DMLC_TASK_ID and DMLC_NUM_WORKER (the Rabit tracker's)")
+JAX_ENV_NOTE = ("the v1 operator set COORDINATOR_ADDRESS, COORDINATOR_PORT, NUM_PROCESSES and "
+                "PROCESS_ID; Trainer's JAX policy sets JAX_COORDINATOR_ADDRESS, "
+                "JAX_NUM_PROCESSES and JAX_PROCESS_ID")
 _TRAINER_FIELDS = ("image", "command", "args", "env")
 _JOB_RESTART_POLICIES = ("OnFailure", "Never")
 DISCOVER_HOSTS = "/etc/mpi/discover_hosts.sh"
 _OWN_MANAGERS = ("kubeflow.org/training-operator", "kubeflow.org/mpi-operator")
 _CONVERSION_PREFIX = "conversion.mpi-controller.io/"
 _CONVERSION_ORIGIN = "mpi-controller.io/conversion"
+
+
+@dataclass(frozen=True)
+class _Framework:
+    """A v1 kind whose replicas all become the Job ``node`` of one ML policy: its replica
+    specs' key and types (the first one's template runs every node), the policy (also the
+    ``trainer.kubeflow.org/framework`` label), the shipped runtime, the kind's default
+    ``restartPolicy``, the spec fields it reads beyond the replicas and run policy, and the
+    note on the environment."""
+
+    replicas: str
+    roles: tuple[str, ...]
+    policy: str
+    runtime: str
+    restart: str
+    fields: tuple[str, ...]
+    note: str
+
+
+_FRAMEWORKS = {
+    "PyTorchJob": _Framework("pytorchReplicaSpecs", ("Master", "Worker"), "torch",
+                             TORCH_RUNTIME, "OnFailure", ("nprocPerNode", "elasticPolicy"),
+                             TORCH_ENV_NOTE),
+    "XGBoostJob": _Framework("xgbReplicaSpecs", ("Master", "Worker"), "xgboost",
+                             "xgboost-distributed", "Never", (), XGBOOST_ENV_NOTE),
+    "JAXJob": _Framework("jaxReplicaSpecs", ("Worker",), "jax", "jax-distributed", "Never", (),
+                         JAX_ENV_NOTE),
+}
 
 
 class NotConvertible(ValueError):
@@ -98,8 +137,8 @@ def to_trainer(job: Mapping[str, Any],
     ``v1`` or ``v1alpha2`` to ``v2beta1`` (the conversion webhook's conversion); without it
     such an MPIJob is :class:`NotConvertible`."""
     kind, api_version = job.get("kind"), job.get("apiVersion")
-    if kind == "PyTorchJob" and api_version == "kubeflow.org/v1":
-        return _Conversion(job).pytorch()
+    if kind in _FRAMEWORKS and api_version == "kubeflow.org/v1":
+        return _Conversion(job).single_policy(_FRAMEWORKS[str(kind)])
     if kind == "MPIJob" and api_version == "kubeflow.org/v2beta1":
         return _Conversion(job).mpi(origin=None)
     if kind == "MPIJob" and api_version in ("kubeflow.org/v1", "kubeflow.org/v1alpha2"):
@@ -108,7 +147,7 @@ def to_trainer(job: Mapping[str, Any],
         return _Conversion(to_v2beta1(job)).mpi(origin=str(api_version))
     raise NotConvertible(
         f"kind {kind!r} (apiVersion {api_version!r}) has no conversion to {API_VERSION} "
-        "(PyTorchJob and MPIJob have)")
+        "(PyTorchJob, XGBoostJob, JAXJob and MPIJob have)")
 
 
 class _Conversion:
@@ -181,11 +220,15 @@ class _Conversion:
             containers[0]["name"] = constants.NODE
         restart = replica.get("restartPolicy") or default_restart
         if restart in _JOB_RESTART_POLICIES:
-            pod.setdefault("restartPolicy", restart)
+            pod["restartPolicy"] = restart
+        elif restart == "ExitCode":
+            self.lose(f"{path}.restartPolicy", "'ExitCode': no retry of exit codes 128-255 "
+                      "(the pods restart Never, as the v1 pods did)")
+            pod["restartPolicy"] = "Never"
         else:
             self.lose(f"{path}.restartPolicy", f"{restart!r}: a Job's pods restart "
                       "OnFailure or Never (OnFailure is used)")
-            pod.setdefault("restartPolicy", "OnFailure")
+            pod["restartPolicy"] = "OnFailure"
         return template
 
     @staticmethod
@@ -204,28 +247,56 @@ class _Conversion:
             if key not in known:
                 self.lose(f"spec.{key}", "no equivalent")
 
-    # -- PyTorchJob ---------------------------------------------------------------------------
+    # -- PyTorchJob, XGBoostJob, JAXJob -----------------------------------------------------
 
-    def pytorch(self) -> Converted:
-        replicas: Obj = self.spec.get("pytorchReplicaSpecs") or {}
-        if not replicas.get("Master") and not replicas.get("Worker"):
-            raise NotConvertible("PyTorchJob has no Master or Worker replica")
-        first = "Master" if replicas.get("Master") else "Worker"
-        nodes = sum(int((replicas.get(r) or {}).get("replicas", 1)) for r in ("Master", "Worker")
-                    if replicas.get(r))
-        path = f"spec.pytorchReplicaSpecs.{first}"
-        template = self.pod_template(path, replicas[first], "OnFailure")
-        if first == "Master" and replicas.get("Worker"):
-            other = self.pod_template("spec.pytorchReplicaSpecs.Worker", replicas["Worker"],
-                                      "OnFailure")
-            if other != template:
-                self.lose("spec.pytorchReplicaSpecs.Worker.template",
-                          "differs from the Master's: every node runs the Master's template")
+    def single_policy(self, fw: _Framework) -> Converted:
+        kind = self.job.get("kind")
+        replicas: Obj = self.spec.get(fw.replicas) or {}
+        present = [r for r in fw.roles if replicas.get(r)]
+        if not present:
+            raise NotConvertible(f"{kind} has no {' or '.join(fw.roles)} replica")
+        first = present[0]
+        nodes = sum(int(replicas[r].get("replicas", 1)) for r in present)
+        template = self.pod_template(f"spec.{fw.replicas}.{first}", replicas[first], fw.restart)
+        for role in present[1:]:
+            path = f"spec.{fw.replicas}.{role}"
+            if self.pod_template(path, replicas[role], fw.restart) != template:
+                self.lose(f"{path}.template", f"differs from the {first}'s: every node runs "
+                          f"the {first}'s template")
         for name in replicas:
-            if name not in ("Master", "Worker"):
-                self.lose(f"spec.pytorchReplicaSpecs.{name}", "no equivalent (Master and "
-                          "Worker only)")
+            if name not in fw.roles:
+                self.lose(f"spec.{fw.replicas}.{name}", f"no equivalent ({' and '.join(fw.roles)} "
+                          "only)")
         trainer: Obj = {"numNodes": nodes}
+        if fw.policy == "torch":
+            self._torch_fields(trainer)
+        self.unknown_fields((fw.replicas, "runPolicy", *fw.fields))
+        trainjob_spec: Obj = {}
+        jobset_spec: Obj = {}
+        node_job: Obj = {}
+        self.run_policy("spec.runPolicy", self.spec.get("runPolicy") or {}, trainjob_spec,
+                        jobset_spec, node_job)
+        if self._fits_shipped_runtime(template) and not jobset_spec and not node_job:
+            container = template["spec"]["containers"][0]
+            trainer.update({k: container[k] for k in _TRAINER_FIELDS if k in container})
+            if "resources" in container:
+                trainer["resourcesPerNode"] = container["resources"]
+            return Converted([self.trainjob(fw.runtime, constants.CLUSTER_RUNTIME_KIND,
+                                            {"trainer": trainer, **trainjob_spec})],
+                             self.losses, (fw.note,))
+        name = self.metadata()["name"]
+        job_template: Obj = {"metadata": {"labels": {
+            constants.LABEL_TRAINJOB_ANCESTOR: constants.ANCESTOR_TRAINER}},
+            "spec": {**node_job, "template": template}}
+        runtime = self.runtime(self.metadata(), fw.policy, {
+            "mlPolicy": {"numNodes": nodes, fw.policy: {}},
+            "template": {"spec": {**jobset_spec, "replicatedJobs": [
+                {"name": constants.NODE, "template": job_template}]}}})
+        return Converted([runtime, self.trainjob(name, constants.RUNTIME_KIND,
+                                                 {"trainer": trainer, **trainjob_spec})],
+                         self.losses, (fw.note,))
+
+    def _torch_fields(self, trainer: Obj) -> None:
         nproc = self.spec.get("nprocPerNode")
         if nproc is not None:
             if str(nproc).isdigit():
@@ -235,36 +306,9 @@ class _Conversion:
         if self.spec.get("elasticPolicy") is not None:
             self.lose("spec.elasticPolicy", "no equivalent (Trainer v2.3.0 has no elastic "
                       "training)")
-        self.unknown_fields(("pytorchReplicaSpecs", "runPolicy", "nprocPerNode",
-                             "elasticPolicy"))
-        trainjob_spec: Obj = {}
-        jobset_spec: Obj = {}
-        node_job: Obj = {}
-        self.run_policy("spec.runPolicy", self.spec.get("runPolicy") or {}, trainjob_spec,
-                        jobset_spec, node_job)
-        fits = self._fits_torch_runtime(template) and not jobset_spec and not node_job
-        if fits:
-            container = template["spec"]["containers"][0]
-            trainer.update({k: container[k] for k in _TRAINER_FIELDS if k in container})
-            if "resources" in container:
-                trainer["resourcesPerNode"] = container["resources"]
-            return Converted([self.trainjob(TORCH_RUNTIME, constants.CLUSTER_RUNTIME_KIND,
-                                            {"trainer": trainer, **trainjob_spec})],
-                             self.losses, (TORCH_ENV_NOTE,))
-        name = self.metadata()["name"]
-        job_template: Obj = {"metadata": {"labels": {
-            constants.LABEL_TRAINJOB_ANCESTOR: constants.ANCESTOR_TRAINER}},
-            "spec": {**node_job, "template": template}}
-        runtime = self.runtime(self.metadata(), "torch", {
-            "mlPolicy": {"numNodes": nodes, "torch": {}},
-            "template": {"spec": {**jobset_spec, "replicatedJobs": [
-                {"name": constants.NODE, "template": job_template}]}}})
-        return Converted([runtime, self.trainjob(name, constants.RUNTIME_KIND,
-                                                 {"trainer": trainer, **trainjob_spec})],
-                         self.losses, (TORCH_ENV_NOTE,))
 
     @staticmethod
-    def _fits_torch_runtime(template: Obj) -> bool:
+    def _fits_shipped_runtime(template: Obj) -> bool:
         pod = template.get("spec") or {}
         containers = pod.get("containers") or []
         if template.keys() - {"spec"} or pod.keys() - {"containers", "restartPolicy"}:

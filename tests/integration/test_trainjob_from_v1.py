@@ -1,9 +1,10 @@
 """``mpi-controller convert --to trainer.kubeflow.org/v1alpha1`` round trip on a cluster: the
-TrainingRuntime and TrainJob converted from ``examples/pytorch-simple.yaml`` (a PyTorchJob) and
-``examples/pi.yaml`` (an MPIJob) pass the API server's validation of our CRDs and, run by our
-controller and the real JobSet controller (the ``jobset`` addon; pods on KWOK nodes), reach
-``Complete``; the JobSet has the v1 job's nodes (2 for the PyTorchJob's Master and Worker;
-the MPIJob's 2 workers and its launcher) and containers.
+TrainingRuntime and TrainJob converted from ``examples/pytorch-simple.yaml`` (a PyTorchJob),
+``examples/pi.yaml`` (an MPIJob) and ``examples/jax/demo.yaml`` (a JAXJob) pass the API server's
+validation of our CRDs and, run by our controller and the real JobSet controller (the ``jobset``
+addon; pods on KWOK nodes), reach ``Complete``; the JobSet has the v1 job's nodes (2 for the
+PyTorchJob's Master and Worker; the MPIJob's 2 workers and its launcher; the JAXJob's 2 workers)
+and containers.
 
 Run on a cluster with the JobSet addon (``make addons-test``); skipped, saying so, otherwise.
 """
@@ -42,6 +43,7 @@ def converted(example: str) -> list[dict[str, Any]]:
 @pytest.mark.parametrize(("example", "nodes", "image"), [
     ("pytorch-simple.yaml", {"node": 2}, "docker.io/kubeflowkatib/pytorch-mnist:v1beta1-45c5727"),
     ("pi.yaml", {"node": 2, "launcher": 1}, "mpioperator/mpi-pi:openmpi"),
+    ("jax/demo.yaml", {"node": 2}, "ghcr.io/kubeflow/training-v1/jaxjob-simple:latest"),
 ])
 def test_a_converted_job_completes(
         addons: Addons,  # noqa: F811

@@ -1,6 +1,6 @@
-"""``mpi-controller convert --to trainer.kubeflow.org/v1alpha1``: a PyTorchJob or an MPIJob (any
-version) becomes its TrainJob (and TrainingRuntime), each field with no equivalent said on
-stderr (:mod:`mpi_controller.trainjob.from_v1`).
+"""``mpi-controller convert --to trainer.kubeflow.org/v1alpha1``: a PyTorchJob, XGBoostJob,
+JAXJob or MPIJob (any version) becomes its TrainJob (and TrainingRuntime), each field with no
+equivalent said on stderr (:mod:`mpi_controller.trainjob.from_v1`).
 
 Every manifest under ``examples/`` is converted (the test enumerates them: a new example must
 be added to the table), with its exact exit status and losses; each converted TrainJob on its
@@ -19,7 +19,14 @@ import yaml
 from mpi_controller.cli import main
 from mpi_controller.trainjob import api
 from mpi_controller.trainjob.build import desired_objects
-from mpi_controller.trainjob.from_v1 import TORCH_ENV_NOTE, Loss, NotConvertible, to_trainer
+from mpi_controller.trainjob.from_v1 import (
+    JAX_ENV_NOTE,
+    TORCH_ENV_NOTE,
+    XGBOOST_ENV_NOTE,
+    Loss,
+    NotConvertible,
+    to_trainer,
+)
 
 REPO = Path(__file__).resolve().parents[3]
 EXAMPLES = REPO / "examples"
@@ -32,6 +39,12 @@ DISCOVER = ("spec.mpiReplicaSpecs.Launcher.template.spec.containers[0].args: nam
 OPENMPI_ONLY = "Trainer v2.3.0's MPI policy has OpenMPI only (OpenMPI is used)"
 V1_SSH = ("apiVersion: kubeflow.org/v1 launches with kubectl exec; Trainer's MPI launcher "
           "reaches the nodes over SSH (the workers must run sshd)")
+EXIT_CODE = ("spec.xgbReplicaSpecs.Worker.restartPolicy: 'ExitCode': no retry of exit codes "
+             "128-255 (the pods restart Never, as the v1 pods did)")
+WORKER_DIFFERS = ("spec.xgbReplicaSpecs.Worker.template: differs from the Master's: every node "
+                  "runs the Master's template")
+NOTES = {"PyTorchJob": TORCH_ENV_NOTE, "XGBoostJob": XGBOOST_ENV_NOTE, "JAXJob": JAX_ENV_NOTE}
+RUNTIME_AND_JOB = ["TrainingRuntime", "TrainJob"]
 V1ALPHA2_SSH = ("apiVersion: kubeflow.org/v1alpha2 launches with kubectl exec into a "
                 "StatefulSet; Trainer's MPI launcher reaches the nodes over SSH (the workers "
                 "must run sshd)")
@@ -42,8 +55,8 @@ CONVERTED: dict[str, tuple[list[str], int, list[str]] | None] = {
     "horovod-elastic.yaml": (["TrainingRuntime", "TrainJob"], 2,
                              [f"13: MPIJob tensorflow-mnist-elastic: {CLEAN}",
                               f"23: MPIJob tensorflow-mnist-elastic: {DISCOVER}"]),
-    "jax/demo.yaml": None,
-    "jax/jaxjob_dist_spmd_mnist_gloo.yaml": None,
+    "jax/demo.yaml": (RUNTIME_AND_JOB, 2, []),
+    "jax/jaxjob_dist_spmd_mnist_gloo.yaml": (RUNTIME_AND_JOB, 2, []),
     "paddlepaddle/simple-cpu.yaml": None,
     "paddlepaddle/simple-gpu.yaml": None,
     "pi-intel.yaml": (["TrainingRuntime", "TrainJob"], 2,
@@ -66,11 +79,23 @@ CONVERTED: dict[str, tuple[list[str], int, list[str]] | None] = {
         ["TrainingRuntime", "TrainJob"], 2,
         ["7: MPIJob tensorflow-benchmarks: spec.cleanPodPolicy: \"Running\": no equivalent",
          f"1: MPIJob tensorflow-benchmarks: {V1ALPHA2_SSH}"]),
-    **{f"xgboost/{name}": None for name in (
-        "xgboostjob.yaml", "xgboostjob_v1_iris_predict.yaml",
-        "xgboostjob_v1_iris_predict_local.yaml", "xgboostjob_v1_iris_train.yaml",
-        "xgboostjob_v1_iris_train_local.yaml", "xgboostjob_v1_lightgbm_dist_training.yaml",
-        "xgboostjob_v1_rabit_test.yaml", "xgboostjob_v1alpha1_rabit_test.yaml")},
+    "xgboost/xgboostjob.yaml": (RUNTIME_AND_JOB, 3, [
+        f"28: XGBoostJob xgboost-dist-iris-test-train: {EXIT_CODE}",
+        f"29: XGBoostJob xgboost-dist-iris-test-train: {WORKER_DIFFERS}"]),
+    "xgboost/xgboostjob_v1_iris_predict.yaml": (RUNTIME_AND_JOB, 3, [
+        f"26: XGBoostJob xgboost-dist-iris-test-predict: {EXIT_CODE}"]),
+    "xgboost/xgboostjob_v1_iris_predict_local.yaml": (RUNTIME_AND_JOB, 3, [
+        f"32: XGBoostJob xgboost-dist-iris-test-predict-local: {EXIT_CODE}"]),
+    "xgboost/xgboostjob_v1_iris_train.yaml": (RUNTIME_AND_JOB, 3, [
+        f"28: XGBoostJob xgboost-dist-iris-test-train: {EXIT_CODE}",
+        f"29: XGBoostJob xgboost-dist-iris-test-train: {WORKER_DIFFERS}"]),
+    "xgboost/xgboostjob_v1_iris_train_local.yaml": (RUNTIME_AND_JOB, 3, [
+        f"35: XGBoostJob xgboost-dist-iris-test-train-local: {EXIT_CODE}",
+        f"36: XGBoostJob xgboost-dist-iris-test-train-local: {WORKER_DIFFERS}"]),
+    "xgboost/xgboostjob_v1_lightgbm_dist_training.yaml": (RUNTIME_AND_JOB, 3, [
+        f"43: XGBoostJob lightgbm-dist-train-test: {EXIT_CODE}"]),
+    "xgboost/xgboostjob_v1_rabit_test.yaml": (RUNTIME_AND_JOB, 3, []),
+    "xgboost/xgboostjob_v1alpha1_rabit_test.yaml": (RUNTIME_AND_JOB, 3, []),
 }
 
 
@@ -113,15 +138,17 @@ def test_every_example_converts_or_is_refused(example: str,
         assert (status, out) == (2, "")
         assert err == (f"error: {path}:1: kind {source['kind']!r} (apiVersion "
                        f"'kubeflow.org/v1') has no conversion to trainer.kubeflow.org/v1alpha1 "
-                       "(PyTorchJob and MPIJob have)\n")
+                       "(PyTorchJob, XGBoostJob, JAXJob and MPIJob have)\n")
         return
     kinds, nodes, warnings = expected
     objects = list(yaml.safe_load_all(out))
     assert status == 0
     assert [o["kind"] for o in objects] == kinds
     lines = [f"warning: {path}:{w}" for w in warnings]
-    if source["kind"] == "PyTorchJob":
-        lines.append(f"note: PyTorchJob kubeflow/pytorch-simple: {TORCH_ENV_NOTE}")
+    if source["kind"] in NOTES:
+        meta = source["metadata"]
+        name = f"{meta['namespace']}/{meta['name']}" if "namespace" in meta else meta["name"]
+        lines.append(f"note: {source['kind']} {name}: {NOTES[source['kind']]}")
     assert err.splitlines() == lines
     assert objects[-1]["spec"]["trainer"]["numNodes"] == nodes
     jobset = jobset_of(objects)
@@ -186,7 +213,10 @@ def test_what_a_runtime_carries_and_what_is_lost() -> None:
     converted = to_trainer(job)
     assert converted.losses == [
         Loss("spec.pytorchReplicaSpecs.Worker.restartPolicy",
-             "'ExitCode': a Job's pods restart OnFailure or Never (OnFailure is used)"),
+             "'ExitCode': no retry of exit codes 128-255 (the pods restart Never, as the v1 "
+             "pods did)"),
+    Loss("spec.pytorchReplicaSpecs.Worker.template",
+         "differs from the Master's: every node runs the Master's template"),
         Loss("spec.nprocPerNode", "'auto': numProcPerNode is a number here"),
         Loss("spec.elasticPolicy", "no equivalent (Trainer v2.3.0 has no elastic training)"),
         Loss("spec.runPolicy.cleanPodPolicy",
@@ -239,3 +269,23 @@ def test_another_kind_is_not_convertible() -> None:
         to_trainer({"apiVersion": "kubeflow.org/v1", "kind": "TFJob"})
     with pytest.raises(NotConvertible, match="needs its conversion to v2beta1"):
         to_trainer({"apiVersion": "kubeflow.org/v1", "kind": "MPIJob"})
+
+
+def test_a_plain_jaxjob_runs_on_jax_distributed() -> None:
+    converted = to_trainer({
+        "apiVersion": "kubeflow.org/v1", "kind": "JAXJob", "metadata": {"name": "j"},
+        "spec": {"jaxReplicaSpecs": {"Worker": {
+            "replicas": 3, "restartPolicy": "OnFailure",
+            "template": {"spec": {"containers": [{"name": "jax", "image": "img",
+                                                  "command": ["python3", "train.py"]}]}}}}}})
+    assert (converted.losses, converted.notes) == ([], (JAX_ENV_NOTE,))
+    assert converted.objects == [{
+        "apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+        "metadata": {"name": "j"},
+        "spec": {"runtimeRef": {"name": "jax-distributed", "kind": "ClusterTrainingRuntime"},
+                 "trainer": {"numNodes": 3, "image": "img",
+                             "command": ["python3", "train.py"]}}}]
+    node = jobset_of(converted.objects)["spec"]["replicatedJobs"][0]["template"]["spec"]
+    assert node["parallelism"] == 3
+    assert [e["name"] for e in node["template"]["spec"]["containers"][0]["env"]] == [
+        "JAX_NUM_PROCESSES", "JAX_PROCESS_ID", "JAX_COORDINATOR_ADDRESS"]
