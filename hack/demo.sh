@@ -28,14 +28,7 @@ k get nodes
 step "Installing the CRDs (mpijobs.kubeflow.org: v2beta1 stored, v1 and v1alpha2 through the conversion webhook; tfjobs, pytorchjobs, xgboostjobs, paddlejobs and jaxjobs.kubeflow.org v1)"
 bash hack/install-crd.sh
 echo "    and trainer.kubeflow.org's trainjobs, trainingruntimes and clustertrainingruntimes (v1alpha1), then the runtimes of deploy/runtimes"
-for file in deploy/crd/trainer.kubeflow.org_*.yaml; do
-  k apply --server-side --force-conflicts -f "$file" >/dev/null
-  crd=$(basename "$file" .yaml); crd=${crd#trainer.kubeflow.org_}.trainer.kubeflow.org
-  for _ in $(seq 120); do
-    [[ $(k get crd "$crd" -o jsonpath='{.status.conditions[?(@.type=="Established")].status}' 2>/dev/null) == True ]] && break
-    sleep 0.5
-  done
-done
+bash hack/install-crd.sh deploy/crd/trainjob
 k apply --server-side --force-conflicts -k deploy/runtimes
 
 step "Starting mpi-controller locally against the cluster (logs: $STATE/logs/mpi-controller.log)"
