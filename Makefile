@@ -21,7 +21,9 @@
 #               cluster of its own: their smoke tests (tests/integration/test_addons.py), gang
 #               scheduling of every kind with Volcano and Coscheduling (test_gang_scheduling.py),
 #               every kind under Kueue (test_kueue.py) and beside the Go operators under the same
-#               Kueue (test_kueue_reference.py)
+#               Kueue (test_kueue_reference.py); TrainJob through JobSet (test_trainjob.py), the
+#               TrainJobs `convert` makes of v1 examples (test_trainjob_from_v1.py) and the
+#               Kubeflow SDK's TrainerClient (test_trainer_sdk.py, in .venv-kubeflow)
 SHELL := /bin/bash
 PYTHON ?= python3.11
 VENV := .venv
@@ -32,7 +34,7 @@ PYTEST_ARGS ?=
 BENCH_CLUSTER_DIR ?= $(HOME)/.cache/mpi-controller/cluster-bench
 BENCH_ARGS ?=
 
-.PHONY: install image sdk-venv lint unit integration e2e e2e-real test test-oldest-k8s cluster-up cluster-up-real cluster-down build-cluster demo demo-down bench chaos conformance addons-test clean
+.PHONY: install image sdk-venv kubeflow-sdk-venv lint unit integration e2e e2e-real test test-oldest-k8s cluster-up cluster-up-real cluster-down build-cluster demo demo-down bench chaos conformance addons-test clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -53,6 +55,19 @@ $(SDK_STAMP): e2e/sdk/constraints.txt
 	@touch $(SDK_STAMP)
 
 sdk-venv: $(SDK_STAMP)
+
+# The Kubeflow SDK (`kubeflow` 0.5.0, TrainerClient for Trainer v2's TrainJobs; it needs
+# kubernetes<36 too and installs the package `kubeflow` kubeflow-training lives in) in a
+# virtualenv of its own, for tests/integration/test_trainer_sdk.py (which makes it when missing).
+KUBEFLOW_SDK_VENV := .venv-kubeflow
+KUBEFLOW_SDK_STAMP := $(KUBEFLOW_SDK_VENV)/.installed
+$(KUBEFLOW_SDK_STAMP): e2e/sdk/kubeflow-constraints.txt
+	@test -x $(KUBEFLOW_SDK_VENV)/bin/python || $(PYTHON) -m venv $(KUBEFLOW_SDK_VENV)
+	$(KUBEFLOW_SDK_VENV)/bin/python -m pip install --quiet --disable-pip-version-check \
+	  -c e2e/sdk/kubeflow-constraints.txt kubeflow kubernetes
+	@touch $(KUBEFLOW_SDK_STAMP)
+
+kubeflow-sdk-venv: $(KUBEFLOW_SDK_STAMP)
 
 # The controller image: make image IMAGE=registry/name:tag [BASE_IMAGE=...] [PUSH=1]
 # (docker, podman or buildah; docs/install.md).
@@ -178,8 +193,9 @@ ADDONS ?= kueue,volcano,scheduler-plugins,jobset
 ADDONS_TESTS ?= tests/integration/test_addons.py tests/integration/test_gang_scheduling.py \
   tests/integration/test_kueue.py tests/integration/test_kueue_reference.py \
   tests/integration/test_jobset_addon.py tests/integration/test_trainjob.py \
-  tests/integration/test_kueue_trainjob.py
-addons-test: $(STAMP)
+  tests/integration/test_kueue_trainjob.py tests/integration/test_trainjob_from_v1.py \
+  tests/integration/test_trainer_sdk.py
+addons-test: $(STAMP) $(KUBEFLOW_SDK_STAMP)
 	set -o pipefail; MPI_CONTROLLER_CLUSTER_DIR=$(ADDONS_CLUSTER_DIR) bash $(CLUSTER) up --addons $(ADDONS) | tail -1
 	@if [[ " $(ADDONS_TESTS) " == *test_kueue_reference.py* ]]; then \
 	  bash hack/reference-operators.sh build mpi-operator training-operator; fi
@@ -187,4 +203,4 @@ addons-test: $(STAMP)
 	  --durations=0 $(ADDONS_TESTS) $(PYTEST_ARGS)
 
 clean:
-	rm -rf $(VENV) $(SDK_VENV) .mypy_cache .ruff_cache .pytest_cache bench-results conformance-results
+	rm -rf $(VENV) $(SDK_VENV) $(KUBEFLOW_SDK_VENV) .mypy_cache .ruff_cache .pytest_cache bench-results conformance-results

@@ -4,7 +4,9 @@
 # examples/pi.yaml and follows the job until it succeeds, then does the same with the TFJob
 # examples/tensorflow-dist-mnist.yaml, the PyTorchJob examples/pytorch-simple.yaml, the
 # XGBoostJob examples/xgboost/xgboostjob.yaml, the PaddleJob examples/paddlepaddle/simple-cpu.yaml
-# and the JAXJob examples/jax/demo.yaml.
+# and the JAXJob examples/jax/demo.yaml; then, through the real JobSet controller (the cluster's
+# jobset addon), a Kubeflow Trainer v2 TrainJob on the shipped ClusterTrainingRuntime
+# torch-distributed (deploy/runtimes).
 # `hack/demo.sh down` stops the controller and the cluster. MPI_CONTROLLER_CLUSTER_DIR picks the
 # cluster's state directory (default ~/.cache/mpi-controller/cluster).
 set -euo pipefail
@@ -14,9 +16,9 @@ if [[ ${1:-} == down ]]; then exec bash "$CLUSTER" down; fi
 
 step() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
 
-step "Starting the local Kubernetes control plane (etcd, kube-apiserver, controller-manager, scheduler, KWOK fake nodes)"
-echo "    (the first run builds it from Go modules: that takes a while, later runs reuse the cache)"
-KUBECONFIG=$(bash "$CLUSTER" up | tail -n 1)
+step "Starting the local Kubernetes control plane (etcd, kube-apiserver, controller-manager, scheduler, KWOK fake nodes) and the JobSet controller"
+echo "    (the first run builds them from Go modules: that takes a while, later runs reuse the cache)"
+KUBECONFIG=$(bash "$CLUSTER" up --addons jobset | tail -n 1)
 export KUBECONFIG
 STATE=$(dirname "$KUBECONFIG")
 KUBECTL="$(bash "$CLUSTER" bin-dir)/kubectl"
@@ -25,6 +27,9 @@ k get nodes
 
 step "Installing the CRDs (mpijobs.kubeflow.org: v2beta1 stored, v1 and v1alpha2 through the conversion webhook; tfjobs, pytorchjobs, xgboostjobs, paddlejobs and jaxjobs.kubeflow.org v1)"
 bash hack/install-crd.sh
+echo "    and trainer.kubeflow.org's trainjobs, trainingruntimes and clustertrainingruntimes (v1alpha1), then the runtimes of deploy/runtimes"
+bash hack/install-crd.sh deploy/crd/trainjob
+k apply --server-side --force-conflicts -k deploy/runtimes
 
 step "Starting mpi-controller locally against the cluster (logs: $STATE/logs/mpi-controller.log)"
 if [[ -f $STATE/pids/mpi-controller.pid ]] && kill -0 "$(cat "$STATE/pids/mpi-controller.pid")" 2>/dev/null; then
@@ -34,7 +39,10 @@ else
   # The API server runs on 127.0.0.1 too, so it can call the webhooks of this local process:
   # --webhook-url points the CRD's conversion and the ValidatingWebhookConfiguration at it.
   port=$(.venv/bin/python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  setsid .venv/bin/mpi-controller run --kubeConfig "$KUBECONFIG" --monitoring-port 0 --health-port 0 \
+  # TrainJob runs only when named (Kubeflow Trainer may serve its CRD): name every kind.
+  schemes=()
+  for scheme in mpijob tfjob pytorchjob xgboostjob paddlejob jaxjob trainjob; do schemes+=(--enable-scheme "$scheme"); done
+  setsid .venv/bin/mpi-controller run --kubeConfig "$KUBECONFIG" --monitoring-port 0 --health-port 0 "${schemes[@]}" \
     --webhook-url "https://127.0.0.1:$port" --webhook-server-port "$port" \
     --log-format console >>"$STATE/logs/mpi-controller.log" 2>&1 </dev/null &
   echo $! >"$STATE/pids/mpi-controller.pid"
@@ -174,13 +182,52 @@ echo
 echo "The environment of worker 1 (COORDINATOR_*, NUM_PROCESSES, PROCESS_ID):"
 env_of jaxjob-simple-worker-1
 
-step "The six kubeflow.org kinds this controller serves"
+step "Submitting a TrainJob (trainer.kubeflow.org/v1alpha1) of 2 nodes on the ClusterTrainingRuntime torch-distributed"
+echo "    (mpi-controller builds its JobSet; the JobSet controller makes the Jobs; KWOK ends their pods)"
+k -n kubeflow delete trainjob demo-torch --ignore-not-found --wait=true >/dev/null
+k -n kubeflow create -f - <<'EOF'
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: demo-torch
+spec:
+  runtimeRef:
+    name: torch-distributed
+  trainer:
+    numNodes: 2
+    command: [torchrun, /workspace/train.py]
+EOF
+last="" deadline=$((SECONDS + 180))
+while ((SECONDS < deadline)); do
+  conds=$(k -n kubeflow get trainjob demo-torch \
+    -o jsonpath='{range .status.conditions[*]}{.type}={.status} {end}' 2>/dev/null || true)
+  if [[ $conds != "$last" ]]; then
+    printf '    %s  %s\n' "$(date +%H:%M:%S)" "${conds:-(no status yet)}"
+    last=$conds
+  fi
+  [[ $conds == *"Complete=True"* ]] && break
+  if [[ $conds == *"Failed=True"* ]]; then echo "the TrainJob failed; see $STATE/logs/mpi-controller.log"; exit 1; fi
+  sleep 0.5
+done
+if [[ $last != *"Complete=True"* ]]; then
+  echo "the TrainJob did not complete within 180s; see $STATE/logs/mpi-controller.log"; exit 1
+fi
+k -n kubeflow get trainjob demo-torch
+k -n kubeflow get jobset demo-torch
+k -n kubeflow get jobs,pods -l jobset.sigs.k8s.io/jobset-name=demo-torch
+echo
+echo "The environment of node 0 (PET_* for torchrun, from the torch ML policy):"
+env_of "$(k -n kubeflow get pods -l jobset.sigs.k8s.io/jobset-name=demo-torch,batch.kubernetes.io/job-completion-index=0 -o jsonpath='{.items[0].metadata.name}')"
+echo
+echo "The TrainJob equivalent to a PyTorchJob: .venv/bin/mpi-controller convert -f examples/pytorch-simple.yaml --to trainer.kubeflow.org/v1alpha1"
+
+step "The six kubeflow.org kinds this controller serves, and TrainJob"
 k get crd -o custom-columns='NAME:.metadata.name,KIND:.spec.names.kind,VERSIONS:.spec.versions[*].name,SCALE:.spec.versions[0].subresources.scale.specReplicasPath' |
   awk 'NR == 1 || /kubeflow\.org/'
 echo
-k -n kubeflow get tfjobs,pytorchjobs,xgboostjobs,paddlejobs,jaxjobs
+k -n kubeflow get tfjobs,pytorchjobs,xgboostjobs,paddlejobs,jaxjobs,trainjobs
 
-step "Done. The MPIJob pi, the TFJob tf-dist-mnist-for-e2e-test, the PyTorchJob pytorch-simple, the XGBoostJob xgboost-dist-iris-test-train, the PaddleJob paddle-simple-cpu and the JAXJob jaxjob-simple succeeded."
+step "Done. The MPIJob pi, the TFJob tf-dist-mnist-for-e2e-test, the PyTorchJob pytorch-simple, the XGBoostJob xgboost-dist-iris-test-train, the PaddleJob paddle-simple-cpu and the JAXJob jaxjob-simple succeeded; the TrainJob demo-torch completed."
 echo "    The cluster and the controller keep running: export KUBECONFIG=$KUBECONFIG"
 echo "    It serves MPIJob v2beta1, v1 and v1alpha2: kubectl create -f examples/v1/tensorflow-mnist-elastic.yaml"
 echo "    Stop everything with: make demo-down   (or: hack/local-cluster.sh down)"

@@ -26,6 +26,7 @@ from typing import Any
 from mpi_controller import __version__
 from mpi_controller.completion import add_completion_parser
 from mpi_controller.convert import add_convert_parser
+from mpi_controller.engine.plugin import KindPlugin
 from mpi_controller.kinds import plugins
 from mpi_controller.options import add_run_arguments, options_from_args
 from mpi_controller.render import add_render_parser
@@ -70,10 +71,15 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
 
 
 def _description() -> str:
-    kinds = [p.kind if p.scheme != "mpijob" else
-             f"{p.kind} ({p.group}/{', '.join(p.api_versions)})" for p in plugins()]
+    """The kinds served: MPIJob with its versions, the other ``kubeflow.org/v1`` kinds, then
+    those of other groups (TrainJob) with their group and versions."""
+    def versioned(p: KindPlugin) -> str:
+        return f"{p.kind} ({p.group}/{', '.join(p.api_versions)})"
+    v1 = [p.kind if p.scheme != "mpijob" else versioned(p) for p in plugins()
+          if p.group == "kubeflow.org"]
+    others = "".join(f", and {versioned(p)}" for p in plugins() if p.group != "kubeflow.org")
     return textwrap.fill("A Python implementation of the Kubeflow training operators, serving "
-                         f"{', '.join(kinds[:-1])} and {kinds[-1]} (kubeflow.org/v1).", 90)
+                         f"{', '.join(v1[:-1])} and {v1[-1]} (kubeflow.org/v1){others}.", 90)
 
 
 def build_parser() -> argparse.ArgumentParser:

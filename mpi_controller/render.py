@@ -11,7 +11,10 @@ stream, per job in creation order, what the first sync of the job creates: for a
 Service, ConfigMap, SSH Secret, PodGroup (with ``--gang-scheduling``), worker pods, launcher
 Job; for a training-operator kind (TFJob, PyTorchJob, ...) its companions (an elastic
 PyTorchJob's HPA), the PodGroup (with ``--gang-scheduling``), then per replica type its pods
-(with the kind's environment) and headless Services. Objects carry the controller's owner
+(with the kind's environment) and headless Services; for a TrainJob (``trainer.kubeflow.org/
+v1alpha1``) on a runtime given with ``-f`` (a ``ClusterTrainingRuntime`` or
+``TrainingRuntime`` manifest) or shipped in ``deploy/runtimes``, the MPI SSH Secret and
+hostfile ConfigMap (MPI runtimes), then its JobSet. Objects carry the controller's owner
 reference (``metadata.uid`` of the manifest, or a placeholder). A suspended MPIJob gets no
 PodGroup and no workers, and a suspended launcher; a suspended training job nothing.
 
@@ -32,7 +35,15 @@ from typing import Any, TextIO
 from mpi_controller.engine.plugin import KindPlugin, RenderOptions
 from mpi_controller.kinds import plugins
 from mpi_controller.kube.jsonvalue import as_dict, as_str
-from mpi_controller.manifests import ManifestError, dump_manifests, read_manifests
+from mpi_controller.manifests import Manifest, ManifestError, dump_manifests, read_manifests
+from mpi_controller.trainjob import constants as trainer
+from mpi_controller.trainjob.render import (
+    Runtimes,
+    TrainJobRenderError,
+    is_runtime,
+    render_trainjob,
+    shipped_runtimes,
+)
 
 __all__ = ["PLACEHOLDER_UID", "RenderError", "add_render_parser", "render_command", "render_job"]
 
@@ -44,7 +55,10 @@ manifests (MPIJob, and every kubeflow.org/v1 training kind it serves), in creati
 MPIJob: Service, ConfigMap, SSH Secret, PodGroup (only with --gang-scheduling), worker pods,
 launcher Job. Training kinds (TFJob, PyTorchJob, ...): the HPA (an elastic PyTorchJob with
 metrics), PodGroup (only with --gang-scheduling), then per replica type its pods (with the
-kind's environment) and headless Services. Jobs are defaulted and validated first. Owner
+kind's environment) and headless Services. TrainJob (trainer.kubeflow.org/v1alpha1): the SSH
+Secret and hostfile ConfigMap (MPI runtimes), then the JobSet, on the runtime it names: a
+ClusterTrainingRuntime or TrainingRuntime given with -f, else one shipped in deploy/runtimes
+(in a source checkout). Jobs are defaulted and validated first. Owner
 references use the manifest's metadata.uid, or a placeholder UID.
 
 The SSH Secret's key pair is freshly generated on every run (the controller generates its own
@@ -205,17 +219,56 @@ def render_job(job: dict[str, Any], options: RenderOptions) -> list[dict[str, An
     return described.renderer.objects(job, options)
 
 
+def _is_trainjob(obj: object) -> bool:
+    return isinstance(obj, dict) and (obj.get("kind"), obj.get("apiVersion")) == (
+        trainer.KIND, f"{trainer.GROUP}/{trainer.VERSION}")
+
+
+def _runtimes(manifests: Sequence[Manifest], namespace: str) -> Runtimes:
+    """The shipped runtimes (a source checkout's ``deploy/runtimes``), then the given ones."""
+    runtimes = Runtimes()
+    for runtime in shipped_runtimes():
+        runtimes.add(runtime)
+    for manifest in manifests:
+        if is_runtime(manifest.obj):
+            runtimes.add(manifest.obj, namespace=namespace)
+    return runtimes
+
+
+def _trainjob(manifest: Manifest, runtimes: Runtimes, namespace: str) -> list[dict[str, Any]]:
+    job = dict(manifest.obj)
+    meta = job["metadata"] = dict(as_dict(job.get("metadata")))
+    meta.setdefault("namespace", namespace)
+    meta.setdefault("uid", PLACEHOLDER_UID)
+    try:
+        return render_trainjob(job, runtimes)
+    except TrainJobRenderError as err:
+        raise RenderError(f"{manifest.where}: TrainJob {meta['namespace']}/"
+                          f"{as_str(meta.get('name'))}: {err}") from None
+
+
 def _collect(files: Sequence[str], options: RenderOptions, stderr: TextIO, *,
-             recursive: bool = False) -> list[dict[str, Any]]:
-    """Parse, check and validate every object (:func:`read_manifests`); raise RenderError
-    listing all problems, each with its file and line."""
+             recursive: bool = False) -> list[list[dict[str, Any]]]:
+    """Parse, check and validate every object (:func:`read_manifests`); the objects of each
+    job; raise RenderError listing all problems, each with its file and line. TrainJobs are
+    rendered on the runtimes given beside them or shipped (:mod:`mpi_controller.trainjob.
+    render`)."""
     try:
         manifests = read_manifests(files, recursive=recursive)
     except ManifestError as exc:
         raise RenderError(str(exc)) from None
     problems: list[str] = []
-    jobs: list[dict[str, Any]] = []
+    jobs: list[list[dict[str, Any]]] = []
+    runtimes = _runtimes(manifests, options.namespace)
     for manifest in manifests:
+        if is_runtime(manifest.obj):
+            continue
+        if _is_trainjob(manifest.obj):
+            try:
+                jobs.append(_trainjob(manifest, runtimes, options.namespace))
+            except RenderError as exc:
+                problems.append(str(exc))
+            continue
         try:
             described, checked = _check_kind(manifest.where, manifest.obj)
         except RenderError as exc:
@@ -229,7 +282,7 @@ def _collect(files: Sequence[str], options: RenderOptions, stderr: TextIO, *,
         problems += [f"{manifest.source}:{manifest.line_of(err.field)}: {name}: {err}"
                      for err in errors]
         if not errors:
-            jobs.append(job)
+            jobs.append(render_job(job, options))
             origin = manifest.obj.get("apiVersion")
             if origin != checked.get("apiVersion"):
                 warnings = [*warnings, _converted_note(origin, checked)]
@@ -254,6 +307,6 @@ def render_command(args: argparse.Namespace) -> int:
     except RenderError as exc:
         print(f"error: {exc}".replace("\n", "\nerror: "), file=sys.stderr)
         return 2
-    objects = [obj for job in jobs for obj in render_job(job, options)]
+    objects = [obj for job in jobs for obj in job]
     sys.stdout.write(dump_manifests(objects))
     return 0

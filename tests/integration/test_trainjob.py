@@ -48,6 +48,12 @@ def _kubectl(addons: Addons, *args: str, stdin: str | None = None) -> str:
     return done.stdout
 
 
+def _established(addons: Addons, name: str) -> bool:
+    crd = client.ApiextensionsV1Api(addons.api).read_custom_resource_definition(name)
+    return any(c.type == "Established" and c.status == "True"
+               for c in (crd.status.conditions or []) if crd.status)
+
+
 @pytest.fixture(scope="module")
 def addons() -> Iterator[Addons]:
     found = open_addons()
@@ -55,8 +61,9 @@ def addons() -> Iterator[Addons]:
     for crd in sorted((REPO / "deploy" / "crd" / "trainjob").glob("trainer.kubeflow.org_*.yaml")):
         _kubectl(found, "apply", "--server-side", "--force-conflicts", "-f", str(crd))
     for crd in ("trainjobs", "trainingruntimes", "clustertrainingruntimes"):
-        _kubectl(found, "wait", "--for=condition=Established", "--timeout=60s",
-                 f"crd/{crd}.{GROUP}")
+        # Polled: `kubectl wait` right after a CRD's creation fails on its missing conditions.
+        wait_for(lambda crd=crd: _established(found, f"{crd}.{GROUP}"), timeout=60,
+                 what=f"crd/{crd}.{GROUP} Established")
     yield found
     found.api.close()
 

@@ -94,6 +94,16 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().out == f"mpi-controller {__version__}\n"
 
 
+def test_the_help_names_each_kind_with_its_group(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert " ".join(capsys.readouterr().out.split()).startswith(
+        "usage: mpi-controller [-h] [--version] COMMAND ... A Python implementation of the "
+        "Kubeflow training operators, serving MPIJob (kubeflow.org/v2beta1, v1, v1alpha2), "
+        "TFJob, PyTorchJob, XGBoostJob, PaddleJob and JAXJob (kubeflow.org/v1), and TrainJob "
+        "(trainer.kubeflow.org/v1alpha1). ")
+
+
 def test_no_command_prints_usage_and_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main([]) == 2
     assert "usage: mpi-controller" in capsys.readouterr().err
