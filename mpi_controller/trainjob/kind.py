@@ -42,8 +42,8 @@ from mpi_controller.trainjob import status as st
 from mpi_controller.trainjob.build import Desired, desired_objects
 from mpi_controller.trainjob.mpi import ssh_auth_secret
 
-__all__ = ["CLUSTER_RUNTIMES", "CONTROLLER_NAME", "JOBSETS", "RESOURCES_FAILED", "RUNTIMES",
-           "TRAINJOBS", "ResourcesFailed", "TrainJobKind", "runtime_not_found"]
+__all__ = ["CLUSTER_RUNTIMES", "CONTROLLER_NAME", "EVENT_COMPONENT", "JOBSETS", "RESOURCES_FAILED",
+           "RUNTIMES", "TRAINJOBS", "ResourcesFailed", "TrainJobKind", "runtime_not_found"]
 
 TRAINJOBS = Resource(constants.GROUP, constants.VERSION, constants.PLURAL, True, constants.KIND)
 RUNTIMES = Resource(constants.GROUP, constants.VERSION, constants.RUNTIME_PLURAL, True,
@@ -54,6 +54,8 @@ CLUSTER_RUNTIMES = Resource(constants.GROUP, constants.VERSION,
 JOBSETS = Resource(constants.JOBSET_GROUP, constants.JOBSET_VERSION, constants.JOBSET_PLURAL,
                    True, constants.JOBSET_KIND)
 CONTROLLER_NAME = "trainjob-controller"
+EVENT_COMPONENT = "trainer-trainjob-controller"
+"""The reporting controller of Trainer's TrainJob Events (its manager's event recorder name)."""
 RESOURCES_FAILED = "TrainJobResourcesCreationFailed"
 FIELD_MANAGER = "trainer"
 
