@@ -473,6 +473,16 @@ RULES += (
                r'failed: runtimePatches\[[^]]+\]: patches of the JobSet spec are not supported '
                r'yet"\]'),
          when=_ours_only),
+    # Trainer applies the JobSet before it checks the deadline: a reconcile from a cache that
+    # has not seen its own DeadlineExceeded yet applies the JobSet it has just deleted (a new
+    # one, whose Job the JobSet controller cannot create while the old one is still there),
+    # then deletes it again. The recorder then follows the new JobSet, which owns nothing.
+    Rule("trainjob-stale-cache-presence", readme="Stale cache", kinds=TRAINJOB,
+         context="created-again-by-go", obj="(Job|Pod|Service)/.*", phase="presence",
+         when=lambda go, ours: go == MISSING and ours == "present"),
+    Rule("trainjob-stale-cache-status", readme="Stale cache", kinds=TRAINJOB,
+         context="created-again-by-go", obj="(JobSet|TrainJob)/.*", phase="final",
+         path=r"status(\.jobsStatus)?", when=_ours_only),
     # Trainer records through events.k8s.io/v1: no `source`, and a repeated Event becomes a
     # series whose count is written every 30 minutes; ours through core/v1, each retry counted.
     Rule("trainjob-events-api-source", readme="Events API", kinds=TRAINJOB, obj="events",
