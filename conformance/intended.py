@@ -57,6 +57,18 @@ def _one_empty_script(go: Any, ours: Any) -> bool:
                                                                            ours.strip())
 
 
+_XGBOOST_ENV = {"EXTRA", "1", "DMLC_TRACKER_URI", "DMLC_TRACKER_PORT", "29500",
+                "DMLC_TASK_ID", "DMLC_NUM_WORKER", "2"}
+
+
+def _env_entry(value: Any) -> bool:
+    """An env var of the corpus's xgboost case (a name, a plain value, a whole entry, or the
+    ``valueFrom`` its DMLC_TASK_ID has), or a DMLC_TRACKER_URI value (``<job>-node-0-0.<job>``)."""
+    if value is MISSING or isinstance(value, dict):
+        return True
+    return isinstance(value, str) and (value in _XGBOOST_ENV or value.endswith("-node-0-0.xgboost"))
+
+
 def _count_more(go: Any, ours: Any) -> bool:
     return isinstance(go, int) and isinstance(ours, int) and 1 <= go < ours
 
@@ -481,8 +493,15 @@ RULES += (
          context="created-again-by-go", obj="(Job|Pod|Service)/.*", phase="presence",
          when=lambda go, ours: go == MISSING and ours == "present"),
     Rule("trainjob-stale-cache-status", readme="Stale cache", kinds=TRAINJOB,
-         context="created-again-by-go", obj="(JobSet|TrainJob)/.*", phase="final",
-         path=r"status(\.jobsStatus)?", when=_ours_only),
+         context="created-again-by-go", obj="(Job|JobSet|TrainJob)/.*", phase="final",
+         path=r"status(\.\w+)?|metadata\.managedFields\[\d+\]", when=_ours_only),
+    # Where a plain policy and XGBoost's both add env vars, Trainer runs them in a Go map's
+    # order (the xgboost case: the TrainJob's env and DMLC_*): the same vars, in either order.
+    Rule("trainjob-plugin-order", readme="plugin order", kinds=TRAINJOB, case="xgboost",
+         obj="(JobSet|Job|Pod)/.*", phase="created|final",
+         path=(r"(spec\.replicatedJobs\[\d+\]\.template\.spec\.template\.|"
+               r"spec\.template\.)?spec\.containers\[\d+\]\.env\[\d+\](\.\w+)?"),
+         when=lambda go, ours: _env_entry(go) and _env_entry(ours)),
     # Trainer records through events.k8s.io/v1: no `source`, and a repeated Event becomes a
     # series whose count is written every 30 minutes; ours through core/v1, each retry counted.
     Rule("trainjob-events-api-source", readme="Events API", kinds=TRAINJOB, obj="events",
