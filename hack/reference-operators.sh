@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The reference operators, built from the Go module proxy (versions pinned in hack/versions.env,
-# wrapper modules in hack/tools/mpi-operator and hack/tools/training-operator, binaries cached in
+# wrapper modules in hack/tools/<operator>, binaries cached in
 # ~/.cache/mpi-controller/bin/<operator>-v<version>-<go version>/, never in the repository).
 #
 #   hack/reference-operators.sh build [OPERATOR]...   build (or reuse); default all four

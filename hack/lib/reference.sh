@@ -5,8 +5,8 @@
 #
 # `go install module/cmd@version` does not work for these modules (the proxy refuses their version
 # lists, which `go install` reads), so the wrapper modules hack/tools/mpi-operator,
-# hack/tools/mpi-operator-v0.2 and hack/tools/training-operator require them and the builds run
-# inside those.
+# hack/tools/mpi-operator-v0.2, hack/tools/training-operator and hack/tools/trainer require them
+# and the builds run inside those.
 #
 # mpi-operator-v0.2 is mpi-operator v0.2.3's `cmd/mpi-operator.v1alpha2` (MPIJob v1alpha2, client-go
 # 0.15). Its wrapper carries the module's own `replace` directives (a dependency's are ignored)
