@@ -13,7 +13,8 @@
 #   make chaos  fault runs (e2e/chaos) on a cluster of their own; results in chaos-results/
 #   make conformance  upstream's e2e suite and the differential runs (MPIJob against
 #               mpi-operator, TFJob, PyTorchJob and MPIJob v1 against training-operator, MPIJob
-#               v1alpha2 against mpi-operator v0.2.3; all built from the Go module proxy) on a cluster of their own, and the suite's
+#               v1alpha2 against mpi-operator v0.2.3, TrainJob against Kubeflow Trainer v2.3.0 with
+#               the jobset addon; all built from the Go module proxy) on a cluster of their own, and the suite's
 #               specs that need real MPI processes on the real node when it is built;
 #               conformance-results/
 #   make addons-test  the local cluster with its addons (Kueue, Volcano's scheduler, the

@@ -41,14 +41,16 @@ from conformance.kube import Kube
 REPO = operators.REPO
 
 
-def cluster_kubeconfig(args: argparse.Namespace) -> Path:
+def cluster_kubeconfig(args: argparse.Namespace, addons: list[str] | None = None) -> Path:
     """The admin kubeconfig: ``--kubeconfig``, or the local cluster in ``--cluster-dir``
-    (started, and built, if it is not running)."""
+    (started, and built, if it is not running), with ``addons`` (started where missing)."""
     if args.kubeconfig:
         return Path(args.kubeconfig)
     env = {"MPI_CONTROLLER_CLUSTER_DIR": str(args.cluster_dir)}
-    out = subprocess.run(["bash", str(REPO / "hack" / "local-cluster.sh"), "up"], check=True,
-                         text=True, stdout=subprocess.PIPE, env={**_environ(), **env})
+    extra = ["--addons", ",".join(addons)] if addons else []
+    out = subprocess.run(["bash", str(REPO / "hack" / "local-cluster.sh"), "up", *extra],
+                         check=True, text=True, stdout=subprocess.PIPE,
+                         env={**_environ(), **env})
     return Path(out.stdout.strip().splitlines()[-1])
 
 
@@ -189,7 +191,9 @@ def main(argv: list[str] | None = None) -> int:
     # part brings up a cluster of its own (it lists the suite's specs with a dry run, which
     # reaches no cluster).
     on_kwok = bool(parts & {"e2e", "differential"})
-    admin = cluster_kubeconfig(args) if on_kwok else Path(args.kubeconfig or os.devnull)
+    addons = sorted({a for k in kinds for a in KINDS[k].addons}) if "differential" in parts \
+        else []
+    admin = cluster_kubeconfig(args, addons) if on_kwok else Path(args.kubeconfig or os.devnull)
     controller = controller_kubeconfig(admin)
     kube = Kube(admin) if on_kwok else None
     failed = False

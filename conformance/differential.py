@@ -366,6 +366,8 @@ class Differential:
         to keep), both sides, compared; plus the two CRDs."""
         diffs: list[Difference] = []
         summary: dict[str, Any] = {"groups": {}, "cases": {}}
+        if self.kind.setup is not None:
+            self.kind.setup(self.s.kube, self.corpus.path)
         for group in self.corpus.groups.values():
             cases = [c for c in self.corpus.in_group(group.name, short=short)
                      if not only or c.name in only or group.name in only]

@@ -57,6 +57,18 @@ def _one_empty_script(go: Any, ours: Any) -> bool:
                                                                            ours.strip())
 
 
+_XGBOOST_ENV = {"EXTRA", "1", "DMLC_TRACKER_URI", "DMLC_TRACKER_PORT", "29500",
+                "DMLC_TASK_ID", "DMLC_NUM_WORKER", "2"}
+
+
+def _env_entry(value: Any) -> bool:
+    """An env var of the corpus's xgboost case (a name, a plain value, a whole entry, or the
+    ``valueFrom`` its DMLC_TASK_ID has), or a DMLC_TRACKER_URI value (``<job>-node-0-0.<job>``)."""
+    if value is MISSING or isinstance(value, dict):
+        return True
+    return isinstance(value, str) and (value in _XGBOOST_ENV or value.endswith("-node-0-0.xgboost"))
+
+
 def _count_more(go: Any, ours: Any) -> bool:
     return isinstance(go, int) and isinstance(ours, int) and 1 <= go < ours
 
@@ -416,6 +428,89 @@ RULES += (
          kinds=MPIJOB_V1ALPHA2, obj="events", phase="events",
          path=r'\["Normal MPIJobSucceeded: MPIJob <ns>/\S+ successfully completed\."\]\.count',
          when=_count_fewer),
+)
+
+
+TRAINJOB = ("trainjob-v1alpha1",)
+_PODGROUP_MARKS = (r'(spec\.template\.)?metadata\.(labels\["scheduling\.x-k8s\.io/pod-group"\]'
+                   r'|annotations\["scheduling\.k8s\.io/group-name"\])')
+_RESOURCES_FAILED = r'\["Warning TrainJobResourcesCreationFailed: .*"\]'
+
+RULES += (
+    # -- TrainJob (docs/trainjob.md: "Differences from Trainer v2.3.0") ---
+    # Ours embeds the Kubernetes types of its CRD from the API server's OpenAPI (defaults,
+    # no atomic map type on ConfigMap and Secret references); Trainer's controller-gen
+    # writes them without defaults, atomic, and stamps its version.
+    Rule("trainjob-crd-openapi-defaults", readme="CRD embedded Kubernetes types",
+         kinds=TRAINJOB, obj="CustomResourceDefinition", phase="schema",
+         path=r"spec\.versions\[0\]\.schema\.openAPIV3Schema\..*\.default",
+         when=lambda go, ours: go == MISSING and ours in ("", 0, "ReadWrite", "Shared")),
+    Rule("trainjob-crd-map-type-atomic", readme="CRD embedded Kubernetes types", kinds=TRAINJOB,
+         obj="CustomResourceDefinition", phase="schema",
+         path=r'spec\.versions\[0\]\.schema\.openAPIV3Schema\..*\["x-kubernetes-map-type"\]',
+         when=lambda go, ours: go == "atomic" and ours == MISSING),
+    Rule("trainjob-crd-generator-annotation", readme="CRD embedded Kubernetes types",
+         kinds=TRAINJOB, obj="CustomResourceDefinition", phase="schema",
+         path=r'metadata\.annotations(\["controller-gen\.kubebuilder\.io/version"\])?'),
+    # Trainer server-side applies every object as `trainer` and patches the TrainJob's status
+    # as `trainer-controller-manager`; ours creates (and updates the hostfile) as
+    # `mpi-operator` and applies as `trainer` only while suspended: only the managed fields
+    # differ, never the objects' content.
+    Rule("trainjob-field-manager", readme="Field manager", kinds=TRAINJOB,
+         obj="(JobSet|ConfigMap|Secret|TrainJob)/.*", phase="created|final",
+         path=r"metadata\.managedFields(\[\d+\](\..*)?)?"),
+    # Not built here yet (docs/trainjob.md, "What is left").
+    Rule("trainjob-runtime-snapshot", readme="Runtime snapshot", kinds=TRAINJOB,
+         obj="ConfigMap/.*-runtime-snapshot", phase="presence", when=_go_only),
+    # Being added in mpi_controller/trainjob/ beside this work (issue 27): PodGroups, and
+    # runtime patches of the JobSet's spec (refused here with a Warning until then).
+    Rule("trainjob-podgroups", readme="PodGroups", kinds=TRAINJOB, case="coscheduling|volcano",
+         obj="PodGroup/.*", phase="presence", when=_go_only),
+    Rule("trainjob-podgroup-marks", readme="PodGroups", kinds=TRAINJOB,
+         case="coscheduling|volcano", obj="(JobSet|Job|Pod)/.*", phase="created|final",
+         path=(_PODGROUP_MARKS + r"|spec\.replicatedJobs\[\d+\]\.template\.spec\.template\."
+               r"metadata\.(labels|annotations)"
+               r'|metadata\.managedFields\[\d+\]\.fieldsV1.*\["f:(scheduling\.x-k8s\.io/pod-group'
+               r'|scheduling\.k8s\.io/group-name)"\]'),
+         when=_go_only),
+    Rule("trainjob-jobset-spec-patches", readme="Runtime patches of the JobSet spec",
+         kinds=TRAINJOB, case="example-runtime-patches",
+         obj="(JobSet|Job|Service|Pod)/.*", phase="presence", when=_go_only),
+    Rule("trainjob-jobset-spec-patches-status", readme="Runtime patches of the JobSet spec",
+         kinds=TRAINJOB, case="example-runtime-patches", obj="TrainJob/.*", phase="final",
+         path=r"status(\.jobsStatus.*)?", when=_go_only),
+    Rule("trainjob-jobset-spec-patches-event", readme="Runtime patches of the JobSet spec",
+         kinds=TRAINJOB, case="example-runtime-patches", obj="events", phase="events",
+         path=(r'\["Warning TrainJobResourcesCreationFailed: TrainJob resources reconciliation '
+               r'failed: runtimePatches\[[^]]+\]: patches of the JobSet spec are not supported '
+               r'yet"\]'),
+         when=_ours_only),
+    # Trainer applies the JobSet before it checks the deadline: a reconcile from a cache that
+    # has not seen its own DeadlineExceeded yet applies the JobSet it has just deleted (a new
+    # one, whose Job the JobSet controller cannot create while the old one is still there),
+    # then deletes it again. The recorder then follows the new JobSet, which owns nothing.
+    Rule("trainjob-stale-cache-presence", readme="Stale cache", kinds=TRAINJOB,
+         context="created-again-by-go", obj="(Job|Pod|Service)/.*", phase="presence",
+         when=lambda go, ours: go == MISSING and ours == "present"),
+    Rule("trainjob-stale-cache-status", readme="Stale cache", kinds=TRAINJOB,
+         context="created-again-by-go", obj="(Job|JobSet|TrainJob)/.*", phase="final",
+         path=r"status(\.\w+)?|metadata\.managedFields\[\d+\]", when=_ours_only),
+    # Where a plain policy and XGBoost's both add env vars, Trainer runs them in a Go map's
+    # order (the xgboost case: the TrainJob's env and DMLC_*): the same vars, in either order.
+    Rule("trainjob-plugin-order", readme="plugin order", kinds=TRAINJOB, case="xgboost",
+         obj="(JobSet|Job|Pod)/.*", phase="created|final",
+         path=(r"(spec\.replicatedJobs\[\d+\]\.template\.spec\.template\.|"
+               r"spec\.template\.)?spec\.containers\[\d+\]\.env\[\d+\](\.\w+)?"),
+         when=lambda go, ours: _env_entry(go) and _env_entry(ours)),
+    # Trainer records through events.k8s.io/v1: no `source`, and a repeated Event becomes a
+    # series whose count is written every 30 minutes; ours through core/v1, each retry counted.
+    Rule("trainjob-events-api-source", readme="Events API", kinds=TRAINJOB, obj="events",
+         phase="events", path=_RESOURCES_FAILED + r"\.source",
+         when=lambda go, ours: go is None and ours == "trainer-trainjob-controller"),
+    Rule("trainjob-events-api-count", readme="Events API", kinds=TRAINJOB, obj="events",
+         phase="events", path=_RESOURCES_FAILED + r"\.count",
+         when=lambda go, ours: isinstance(go, int) and isinstance(ours, int)
+         and go >= 1 and ours >= 1),
 )
 
 

@@ -8,6 +8,11 @@ compared with training-operator v1.9.2 (:func:`registered_training_kinds`): it n
 corpus directory and its differences section in ``docs/training-kinds.md`` (the rules in
 ``conformance.intended`` name rows there).
 
+TrainJob (``trainer.kubeflow.org/v1alpha1``) is compared with Kubeflow Trainer v2.3.0's
+controller manager (:mod:`conformance.trainer`): both make JobSets, which the local cluster's
+JobSet controller (its ``jobset`` addon, ``addons``) runs for either; the runtimes both read are
+installed once before the run (``setup``).
+
 A kind ours serves through its conversion webhook (MPIJob ``v1``: the reference's CRD has the
 same name, ``mpijobs.kubeflow.org``, and serves that version alone) sets ``conversion``: see
 :class:`KindSpec`.
@@ -107,6 +112,10 @@ class KindSpec:
     ``training-kinds.md``) whose differences tables the kind's intended differences
     (``conformance.intended``) must name.
 
+    ``addons``: the local cluster's addons the kind needs (``hack/local-cluster.sh up --addons``).
+    ``setup``: run once before the corpus, with the admin client and the corpus directory (what
+    both sides read but neither owns, e.g. TrainJob's runtimes).
+
     ``conversion``: ours serves ``api_version`` from its multi-version CRD through its
     conversion webhook, and the reference's CRD has the same name. Each side then deletes
     the installed CRD and waits until it is gone before creating its own (a CRD cannot drop
@@ -128,6 +137,8 @@ class KindSpec:
     optional: dict[str, Resource] = field(default_factory=dict)  # per-group extra resources
     flags_for_ours: dict[str, str] = field(default_factory=dict)
     conversion: bool = False
+    addons: tuple[str, ...] = ()
+    setup: Callable[[Any, Path], None] | None = None
 
     @property
     def version(self) -> str:
@@ -231,7 +242,33 @@ MPIJOB_V1ALPHA2 = KindSpec(
     conversion=True,
 )
 
+JOBSETS = Resource("jobset.x-k8s.io/v1alpha2", "JobSet", "jobsets")
+
+
+def _trainjob_setup(kube: Any, corpus: Path) -> None:
+    """The runtime CRDs, the five shipped ClusterTrainingRuntimes and the corpus's own
+    (``<corpus>/runtimes/*.yaml``)."""
+    from conformance.trainer import install_runtimes, shipped_runtimes
+
+    install_runtimes(kube, [*shipped_runtimes(), *sorted((corpus / "runtimes").glob("*.yaml"))])
+
+
+# Kubeflow Trainer v2.3.0 (cmd/trainer-controller-manager): each side installs its TrainJob CRD
+# (the schemas are equal up to descriptions); the JobSets and what the JobSet controller makes of
+# them (Jobs, pods, the headless Service) are recorded with the MPI policy's ConfigMap and Secret.
+TRAINJOB_V1ALPHA1 = KindSpec(
+    name="trainjob-v1alpha1", api_version="trainer.kubeflow.org/v1alpha1", kind="TrainJob",
+    plural="trainjobs", reference="trainer", corpus=HERE / "corpus" / "trainjob-v1alpha1",
+    crds={"go": lambda: Path(reference("module-dir", "trainer"))
+          / "manifests" / "base" / "crds" / "trainer.kubeflow.org_trainjobs.yaml",
+          "ours": lambda: REPO / "deploy" / "crd" / "trainer.kubeflow.org_trainjobs.yaml"},
+    readme_sections=("Differences from Trainer v2.3.0",),
+    children=[*CORE, JOBSETS], optional=dict(POD_GROUPS),
+    flags_for_ours={"--controller-threads": "--threadiness"},
+    addons=("jobset",), setup=_trainjob_setup,
+)
+
 KINDS = {k.name: k for k in (MPIJOB_V2BETA1, *registered_training_kinds(), MPIJOB_V1,
-                             MPIJOB_V1ALPHA2)}
+                             MPIJOB_V1ALPHA2, TRAINJOB_V1ALPHA1)}
 TFJOB_V1 = KINDS["tfjob-v1"]
 PYTORCHJOB_V1 = KINDS["pytorchjob-v1"]

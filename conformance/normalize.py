@@ -17,6 +17,8 @@ the operators behaved differently:
   the managed fields' ``k:{"ip":...}``), the token volume ``kube-api-access-<gen>``;
 * ``ssh-privatekey`` / ``ssh-publickey`` become a description of the key (type, curve, whether
   the public key matches the private one);
+* the JobSet controller's ``jobset.sigs.k8s.io/job-key`` (the SHA-1 of ``<namespace>/<Job>``,
+  on its Jobs and their pods) becomes ``<job-key Job/<name>>``;
 * a Service's ``spec.ports`` are ordered by name and port: training-operator lists them in Go
   map order, random from one run to the next (docs/training-kinds.md, TFJob differences,
   "Service ports").
@@ -28,6 +30,7 @@ the operators behaved differently:
 from __future__ import annotations
 
 import base64
+import hashlib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -51,10 +54,13 @@ class Context:
     namespace: str
     uids: dict[str, str] = field(default_factory=dict)
     names: dict[str, str] = field(default_factory=dict)
+    job_keys: dict[str, str] = field(default_factory=dict)
 
     def text(self, value: str) -> str:
         if value in self.uids:
             return self.uids[value]
+        if value in self.job_keys:
+            return self.job_keys[value]
         if TIME.match(value):
             return "<time>"
         if value in self.names:
@@ -87,10 +93,17 @@ def build_context(namespace: str, objects: Iterable[Obj]) -> Context:
             ctx.names[name] = f"{prefix}<{i}>"
     for obj in objs:
         meta = obj.get("metadata") or {}
+        if obj.get("kind") == "Job" and meta.get("name"):
+            ctx.job_keys[job_key(namespace, meta["name"])] = f"<job-key Job/{meta['name']}>"
         if meta.get("uid"):
             name = ctx.names.get(meta.get("name", ""), meta.get("name", ""))
             ctx.uids[meta["uid"]] = f"<uid {obj.get('kind', '?')}/{name}>"
     return ctx
+
+
+def job_key(namespace: str, job: str) -> str:
+    """The JobSet controller's key of Job ``job`` (``jobHashKey``: SHA-1 of ``ns/name``)."""
+    return hashlib.sha1(f"{namespace}/{job}".encode()).hexdigest()
 
 
 def normalize(obj: Obj, ctx: Context) -> Obj:

@@ -6,7 +6,8 @@
   or v0.2.3 (``cmd/mpi-operator.v1alpha2``), ready once it logs ``Started workers`` (both
   always run leader election, v0.2.3 on an Endpoints lock, and serve ``/healthz`` on the
   fixed port 8080, so two of them never run at once here), or training-operator v1.9.2
-  (:mod:`conformance.training_operator`).
+  (:mod:`conformance.training_operator`), or Kubeflow Trainer v2.3.0's controller manager
+  (:mod:`conformance.trainer`).
 
 Both get the same flags; ours also gets ``--health-port`` and ``--monitoring-port`` (free
 ports, so they never collide with the reference binary's fixed 8080) and ``--log-format
@@ -94,4 +95,8 @@ def reference_factory(name: str) -> Factory:
         from conformance.training_operator import reference_process
 
         return reference_process
+    if name == "trainer":
+        from conformance.trainer import reference_process as trainer_process
+
+        return trainer_process
     raise ValueError(f"unknown reference operator {name!r}")

@@ -129,9 +129,10 @@ def check_mpijob_crd(kube: Kube) -> None:
                            + (f"one serving {', '.join(map(str, versions))}" if crd else "none"))
 
 
-def secret_certificates(kube: Kube) -> dict[str, bytes] | None:
+def secret_certificates(kube: Kube, namespace: str = NAMESPACE, secret: str = SECRET
+                        ) -> dict[str, bytes] | None:
     """The Secret's certificate files once the rotator has filled it, else None."""
-    data = kube.get(f"/api/v1/namespaces/{NAMESPACE}/secrets/{SECRET}").get("data") or {}
+    data = kube.get(f"/api/v1/namespaces/{namespace}/secrets/{secret}").get("data") or {}
     if not set(CERT_FILES) <= set(data):
         return None
     return {name: base64.b64decode(value) for name, value in data.items()}
@@ -172,39 +173,53 @@ def command(tmp: Path, flags: list[str]) -> list[str]:
             "--webhook-server-port", str(free_port()), *flags]
 
 
-class TrainingOperatorProcess(OperatorProcess):
-    """training-operator with ``flags`` (default: every scheme but MPIJob), a private ``/tmp``
-    and the cluster prepared before each start (see the module doc)."""
+class PrivateTmpProcess(OperatorProcess):
+    """A controller-runtime operator whose cert rotator keeps its serving certificates in the
+    Secret ``cert_namespace/cert_secret`` and which reads them from the fixed
+    ``/tmp/k8s-webhook-server/serving-certs``: run with a private ``/tmp`` (``self.tmp``, made
+    anew for each start), the Secret's entries written there before the start when it is
+    filled, else once the rotator has filled it (the process started again if it has not
+    noticed them within 20 s: its file check backs off exponentially). Before each start,
+    :meth:`prepare` readies the cluster and :meth:`write_files` fills the private ``/tmp``."""
 
-    def __init__(self, kube: Kube, kubeconfig: Path, log_path: Path, flags: list[str]) -> None:
+    def __init__(self, name: str, kube: Kube, tmp: Path, argv: list[str], log_path: Path, *,
+                 cert_namespace: str, cert_secret: str, ready_marker: str = "",
+                 env: dict[str, str] | None = None) -> None:
         self.kube = kube
-        self.schemes = schemes_of(flags) or list(SCHEMES)
-        if not schemes_of(flags):
-            flags = [*(f"--enable-scheme={s}" for s in SCHEMES), *flags]
-        self.tmp = Path(tempfile.mkdtemp(prefix="training-operator-tmp-"))
-        super().__init__("training-operator", command(self.tmp, flags), log_path,
-                         ready_marker=READY, env={"KUBECONFIG": str(kubeconfig)})
+        self.tmp = tmp
+        self.cert_namespace = cert_namespace
+        self.cert_secret = cert_secret
+        super().__init__(name, argv, log_path, ready_marker=ready_marker, env=env)
         self.certs_written = False
+
+    def prepare(self) -> None:
+        """What the cluster needs before the process starts (namespace, Secret, ...)."""
+
+    def write_files(self) -> None:
+        """Files the process reads from its private ``/tmp`` (``self.tmp``) from the start."""
+
+    def certificates(self) -> dict[str, bytes] | None:
+        return secret_certificates(self.kube, self.cert_namespace, self.cert_secret)
 
     def write_certificates(self, files: dict[str, bytes]) -> None:
         write_certificates(self.tmp, files)
         self.certs_written = True
 
     def start(self) -> None:
-        prepare(self.kube, self.schemes)
+        self.prepare()
         self.tmp.mkdir(exist_ok=True)
-        if not self.certs_written and (files := secret_certificates(self.kube)):
+        self.write_files()
+        if not self.certs_written and (files := self.certificates()):
             self.write_certificates(files)
         super().start()
 
     def wait_ready(self, timeout: float = 120) -> float:
-        """As :meth:`OperatorProcess.wait_ready`; on a cluster whose Secret was empty, writes
-        the certificates once the rotator has filled it and starts the process again if it
-        has not noticed them within 20 s (its file check backs off exponentially)."""
+        """As :meth:`OperatorProcess.wait_ready`, writing the certificates once the Secret is
+        filled (class doc)."""
         start = time.monotonic()
         if not self.certs_written:
-            self.write_certificates(wait(lambda: secret_certificates(self.kube), timeout=60,
-                                         what=f"the rotator to fill Secret {SECRET}"))
+            self.write_certificates(wait(self.certificates, timeout=60,
+                                         what=f"the rotator to fill Secret {self.cert_secret}"))
             try:
                 return super().wait_ready(timeout=20) + round(time.monotonic() - start, 2)
             except RuntimeError:
@@ -218,6 +233,23 @@ class TrainingOperatorProcess(OperatorProcess):
         shutil.rmtree(self.tmp, ignore_errors=True)
         self.certs_written = False
         return code
+
+
+class TrainingOperatorProcess(PrivateTmpProcess):
+    """training-operator with ``flags`` (default: every scheme but MPIJob), a private ``/tmp``
+    and the cluster prepared before each start (see the module doc)."""
+
+    def __init__(self, kube: Kube, kubeconfig: Path, log_path: Path, flags: list[str]) -> None:
+        self.schemes = schemes_of(flags) or list(SCHEMES)
+        if not schemes_of(flags):
+            flags = [*(f"--enable-scheme={s}" for s in SCHEMES), *flags]
+        tmp = Path(tempfile.mkdtemp(prefix="training-operator-tmp-"))
+        super().__init__("training-operator", kube, tmp, command(tmp, flags), log_path,
+                         cert_namespace=NAMESPACE, cert_secret=SECRET, ready_marker=READY,
+                         env={"KUBECONFIG": str(kubeconfig)})
+
+    def prepare(self) -> None:
+        prepare(self.kube, self.schemes)
 
 
 def ready_certificates(kube: Kube, kubeconfig: Path, log_path: Path) -> dict[str, bytes]:

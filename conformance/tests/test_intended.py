@@ -285,3 +285,33 @@ def test_discover_hosts_after_failure_only_when_the_reference_rewrote_it_from_a_
         assert classify([other], rules)[1] == [other]
     assert classify([d("#!/bin/sh", listed, "created-again-by-go")],
                     rules_for("mpijob-v1alpha2"))[0] == []
+
+
+def test_trainjob_rules_explain_managed_fields_and_missing_features_only() -> None:
+    rules = rules_for("trainjob-v1alpha1")
+    manager = Difference("deepspeed", "JobSet/deepspeed", "created",
+                         "metadata.managedFields[0].manager", "trainer", "mpi-operator")
+    content = Difference("deepspeed", "JobSet/deepspeed", "created",
+                         "spec.replicatedJobs[0].replicas", 1, 2)
+    snapshot = Difference("jax", "ConfigMap/jax-runtime-snapshot", "presence", "", "present",
+                          MISSING)
+    podgroup = Difference("volcano", "PodGroup/volcano", "presence", "", "present", MISSING)
+    podgroup_elsewhere = Difference("jax", "PodGroup/jax", "presence", "", "present", MISSING)
+    label = Difference("coscheduling", "Pod/coscheduling-node-0-0-<1>", "final",
+                       'metadata.labels["scheduling.x-k8s.io/pod-group"]', "coscheduling",
+                       MISSING)
+    event = ('["Warning TrainJobResourcesCreationFailed: TrainJob resources reconciliation '
+             'failed: x"]')
+    source = Difference("runtime-not-found", "events", "events", f"{event}.source", None,
+                        "trainer-trainjob-controller")
+    other_source = Difference("runtime-not-found", "events", "events", f"{event}.source", None,
+                              "trainjob-controller")
+    found, unexplained = classify([manager, content, snapshot, podgroup, podgroup_elsewhere,
+                                   label, source, other_source], rules)
+    assert [(d.obj, r.id) for d, r in found] == [
+        ("JobSet/deepspeed", "trainjob-field-manager"),
+        ("ConfigMap/jax-runtime-snapshot", "trainjob-runtime-snapshot"),
+        ("PodGroup/volcano", "trainjob-podgroups"),
+        ("Pod/coscheduling-node-0-0-<1>", "trainjob-podgroup-marks"),
+        ("events", "trainjob-events-api-source")]
+    assert unexplained == [content, podgroup_elsewhere, other_source]

@@ -115,3 +115,17 @@ def test_service_ports_are_compared_in_name_order() -> None:
     pod: dict[str, Any] = {"kind": "Pod", "metadata": {"name": "a"},
                            "spec": {"ports": [{"name": "b"}, {"name": "a"}]}}
     assert [p["name"] for p in normalize(pod, Context("ns"))["spec"]["ports"]] == ["b", "a"]
+
+
+def test_the_jobset_job_key_is_named_after_its_job() -> None:
+    """The JobSet controller labels its Jobs and their pods with SHA-1(``<ns>/<Job>``)."""
+    key = "766043a069b4192fa67d938bc7909cf6c2b213ae"  # conf-default-go-7e698/active-deadline-node-0
+    job = {"kind": "Job", "metadata": {"name": "active-deadline-node-0",
+                                       "labels": {"jobset.sigs.k8s.io/job-key": key}}}
+    pod = {"kind": "Pod", "metadata": {"name": "p", "annotations": {
+        "jobset.sigs.k8s.io/job-key": key, "other": key + "x"}}}
+    ctx = build_context("conf-default-go-7e698", [job, pod])
+    assert normalize(pod, ctx)["metadata"]["annotations"] == {
+        "jobset.sigs.k8s.io/job-key": "<job-key Job/active-deadline-node-0>", "other": key + "x"}
+    assert normalize(job, ctx)["metadata"]["labels"] == {
+        "jobset.sigs.k8s.io/job-key": "<job-key Job/active-deadline-node-0>"}

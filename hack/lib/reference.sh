@@ -5,26 +5,31 @@
 #
 # `go install module/cmd@version` does not work for these modules (the proxy refuses their version
 # lists, which `go install` reads), so the wrapper modules hack/tools/mpi-operator,
-# hack/tools/mpi-operator-v0.2 and hack/tools/training-operator require them and the builds run
-# inside those.
+# hack/tools/mpi-operator-v0.2, hack/tools/training-operator and hack/tools/trainer require them
+# and the builds run inside those.
 #
 # mpi-operator-v0.2 is mpi-operator v0.2.3's `cmd/mpi-operator.v1alpha2` (MPIJob v1alpha2, client-go
 # 0.15). Its wrapper carries the module's own `replace` directives (a dependency's are ignored)
 # and three of its own: vbom.ml/util (a vanity host that no longer serves; the same code is
 # github.com/fvbommel/util), and modern-go/reflect2 1.0.2 with json-iterator 1.1.12 (reflect2
 # 1.0.1 crashes on Go 1.18+ maps).
+#
+# trainer is Kubeflow Trainer v2's `cmd/trainer-controller-manager` (TrainJob,
+# trainer.kubeflow.org/v1alpha1), TRAINER_VERSION from the module github.com/kubeflow/trainer/v2.
 # shellcheck shell=bash
 
 MPI_OPERATOR_MODULE=github.com/kubeflow/mpi-operator
 TRAINING_OPERATOR_MODULE=github.com/kubeflow/training-operator
+TRAINER_MODULE=github.com/kubeflow/trainer/v2
 
 mpi_operator_bin_dir() { echo "$CACHE/bin/mpi-operator-v$MPI_OPERATOR_VERSION-$GO_VERSION"; }
 mpi_operator_v1alpha2_bin_dir() { echo "$CACHE/bin/mpi-operator-v$MPI_OPERATOR_V1ALPHA2_VERSION-$GO_VERSION"; }
 training_operator_bin_dir() { echo "$CACHE/bin/training-operator-v$TRAINING_OPERATOR_VERSION-$GO_VERSION"; }
+trainer_bin_dir() { echo "$CACHE/bin/trainer-v$TRAINER_VERSION-$GO_VERSION"; }
 
 # The module's source directory in the Go module cache (downloaded if needed): examples, CRDs
 # and manifests are read from there at run time, never copied into this repository.
-module_dir() {  # module_dir mpi-operator|mpi-operator-v0.2|training-operator
+module_dir() {  # module_dir mpi-operator|mpi-operator-v0.2|training-operator|trainer
   local wrapper module
   case $1 in
     mpi-operator) wrapper=$HACK/tools/mpi-operator; module=$MPI_OPERATOR_MODULE@v$MPI_OPERATOR_VERSION ;;
@@ -32,6 +37,7 @@ module_dir() {  # module_dir mpi-operator|mpi-operator-v0.2|training-operator
       wrapper=$HACK/tools/mpi-operator-v0.2; module=$MPI_OPERATOR_MODULE@v$MPI_OPERATOR_V1ALPHA2_VERSION ;;
     training-operator)
       wrapper=$HACK/tools/training-operator; module=$TRAINING_OPERATOR_MODULE@v$TRAINING_OPERATOR_VERSION ;;
+    trainer) wrapper=$HACK/tools/trainer; module=$TRAINER_MODULE@v$TRAINER_VERSION ;;
     *) echo "unknown reference operator $1" >&2; return 2 ;;
   esac
   (cd "$wrapper" && GOTOOLCHAIN=local GOFLAGS= go mod download -json "$module") \
@@ -74,9 +80,16 @@ build_training_operator() {
     "$TRAINING_OPERATOR_MODULE/cmd/training-operator.v1"
 }
 
+build_trainer() {  # Trainer v2's controller manager (TrainJob and its runtimes)
+  local BIN_DIR; BIN_DIR=$(trainer_bin_dir)
+  mkdir -p "$BIN_DIR"
+  build_one trainer-controller-manager "$HACK/tools/trainer" "-s -w" \
+    "$TRAINER_MODULE/cmd/trainer-controller-manager"
+}
+
 # Regenerates a wrapper module for the pinned version (only when bumping it; the committed
 # go.mod/go.sum keep ordinary builds reproducible). `-t` brings the e2e suite's test imports.
-gen_reference_module() {  # gen_reference_module mpi-operator|mpi-operator-v0.2|training-operator
+gen_reference_module() {  # gen_reference_module mpi-operator|mpi-operator-v0.2|training-operator|trainer
   local dir=$HACK/tools/$1
   rm -f "$dir/go.mod" "$dir/go.sum"
   mkdir -p "$dir"
@@ -98,5 +111,6 @@ gen_reference_module() {  # gen_reference_module mpi-operator|mpi-operator-v0.2|
        go get github.com/modern-go/reflect2@v1.0.2 github.com/json-iterator/go@v1.1.12 ;;
      training-operator)
        go get "$TRAINING_OPERATOR_MODULE/cmd/training-operator.v1@v$TRAINING_OPERATOR_VERSION" ;;
+     trainer) go get "$TRAINER_MODULE/cmd/trainer-controller-manager@v$TRAINER_VERSION" ;;
    esac)
 }

@@ -14,7 +14,9 @@ One sync, in upstream's order:
    never changed; with the MPI policy, the SSH Secret (once) and the hostfile ConfigMap
    (created, or its data replaced) are written first. A missing runtime, a runtime this
    version cannot build, or a TrainJob that fails the policy's checks gets a Warning
-   ``TrainJobResourcesCreationFailed`` and no JobSet;
+   ``TrainJobResourcesCreationFailed`` and no JobSet, and the sync ends with
+   :class:`ResourcesFailed` once the status is written (retried with backoff, as upstream's
+   reconciler returns the error);
 4. ``Suspended`` follows ``spec.suspend``;
 5. the JobSet's outcome and counts become the status;
 6. past ``activeDeadlineSeconds`` the TrainJob fails with ``DeadlineExceeded`` and its JobSet
@@ -33,14 +35,15 @@ from mpi_controller.kube.fielderrors import aggregate_message
 from mpi_controller.kube.jsonvalue import Obj, json_copy
 from mpi_controller.kube.resources import CONFIGMAPS, SECRETS, Resource
 from mpi_controller.kube.timefmt import format_time
+from mpi_controller.runtime.controller import ExpectedError
 from mpi_controller.runtime.informer import InformerFactory
 from mpi_controller.trainjob import api, constants
 from mpi_controller.trainjob import status as st
 from mpi_controller.trainjob.build import Desired, desired_objects
 from mpi_controller.trainjob.mpi import ssh_auth_secret
 
-__all__ = ["CLUSTER_RUNTIMES", "CONTROLLER_NAME", "JOBSETS", "RESOURCES_FAILED", "RUNTIMES",
-           "TRAINJOBS", "TrainJobKind"]
+__all__ = ["CLUSTER_RUNTIMES", "CONTROLLER_NAME", "EVENT_COMPONENT", "JOBSETS", "RESOURCES_FAILED",
+           "RUNTIMES", "TRAINJOBS", "ResourcesFailed", "TrainJobKind", "runtime_not_found"]
 
 TRAINJOBS = Resource(constants.GROUP, constants.VERSION, constants.PLURAL, True, constants.KIND)
 RUNTIMES = Resource(constants.GROUP, constants.VERSION, constants.RUNTIME_PLURAL, True,
@@ -51,8 +54,28 @@ CLUSTER_RUNTIMES = Resource(constants.GROUP, constants.VERSION,
 JOBSETS = Resource(constants.JOBSET_GROUP, constants.JOBSET_VERSION, constants.JOBSET_PLURAL,
                    True, constants.JOBSET_KIND)
 CONTROLLER_NAME = "trainjob-controller"
+EVENT_COMPONENT = "trainer-trainjob-controller"
+"""The reporting controller of Trainer's TrainJob Events (its manager's event recorder name)."""
 RESOURCES_FAILED = "TrainJobResourcesCreationFailed"
 FIELD_MANAGER = "trainer"
+
+
+class ResourcesFailed(ExpectedError):
+    """The sync could not build the TrainJob's objects (or its runtime is of an unsupported
+    kind): raised after the status is written, so the TrainJob is synced again with backoff,
+    as Trainer's reconciler returns the error (a runtime created after the TrainJob is then
+    found: runtimes have no event handlers)."""
+
+
+def runtime_not_found(ref: Mapping[str, Any]) -> str:
+    """Trainer's error for a missing runtime: its own error wrapping the API server's NotFound
+    (``pkg/runtime/core``: ``errorNotFoundSpecifiedClusterTrainingRuntime`` and
+    ``errorNotFoundSpecifiedTrainingRuntime``, worded differently)."""
+    kind = ref.get("kind") or constants.CLUSTER_RUNTIME_KIND
+    not_found = f'{kind}.{constants.GROUP} "{ref.get("name", "")}" not found'
+    if kind == constants.CLUSTER_RUNTIME_KIND:
+        return f"not found {kind} specified in TrainJob: {not_found}"
+    return f"{kind} specified in TrainJob is not found: {not_found}"
 
 
 class TrainJobKind:
@@ -96,33 +119,31 @@ class TrainJobKind:
             return self.cluster_runtimes.indexer.get_by_key(ref.get("name", ""))
         return ctx.cached(self.runtimes, ref.get("name", ""))
 
-    async def _reconcile_jobset(self, ctx: SyncContext, jobset: Obj | None) -> Obj | None:
+    async def _reconcile_jobset(self, ctx: SyncContext, jobset: Obj | None
+                                ) -> tuple[Obj | None, str]:
+        """The JobSet after this sync's writes, and the error that kept it from being built
+        ("" when none; a Warning was emitted)."""
         job = ctx.job
         runtime = self._runtime(ctx)
         if runtime is None:
-            ref = job["spec"]["runtimeRef"]
-            self._failed(ctx, f"{ref.get('kind')} specified in TrainJob is not found: "
-                              f"{ref.get('name')}")
-            return jobset
+            return jobset, self._failed(ctx, runtime_not_found(job["spec"]["runtimeRef"]))
         spec = runtime.get("spec") or {}
         errors = api.validate(job, spec)
         if errors:
-            self._failed(ctx, aggregate_message(errors))
-            return jobset
+            return jobset, self._failed(ctx, aggregate_message(errors))
         try:
             desired = desired_objects(job, spec)
         except ValueError as err:
-            self._failed(ctx, str(err))
-            return jobset
+            return jobset, self._failed(ctx, str(err))
         if jobset is None:
             await self._mpi_objects(ctx, desired)
-            return await ctx.writer.create(JOBSETS, desired.jobset)
+            return await ctx.writer.create(JOBSETS, desired.jobset), ""
         ctx.writer.check_controlled(jobset, constants.JOBSET_KIND)
         if job["spec"].get("suspend") or (jobset.get("spec") or {}).get("suspend"):
             await self._mpi_objects(ctx, desired)
             return await ctx.writer.patch_apply(JOBSETS, desired.jobset,
-                                                field_manager=FIELD_MANAGER)
-        return jobset
+                                                field_manager=FIELD_MANAGER), ""
+        return jobset, ""
 
     @staticmethod
     async def _mpi_objects(ctx: SyncContext, desired: Desired) -> None:
@@ -138,11 +159,12 @@ class TrainJobKind:
                 await ctx.writer.update(CONFIGMAPS, {**current, "data": desired.hostfile["data"]})
 
     @staticmethod
-    def _failed(ctx: SyncContext, error: str) -> None:
+    def _failed(ctx: SyncContext, error: str) -> str:
         message = f"TrainJob resources reconciliation failed: {error:.950}"
         if len(error) > 950:
             message += " ..."
         ctx.emit(Event(WARNING, RESOURCES_FAILED, message))
+        return error
 
     async def sync(self, ctx: SyncContext) -> None:
         job = ctx.job
@@ -152,11 +174,12 @@ class TrainJobKind:
         st.remove_failed(conditions)
         jobset = ctx.cached(self.jobsets, ctx.name)
         key = api.runtime_key(job)
+        failure = ""
         if key not in {f"{k}.{constants.GROUP}" for k in api.RUNTIME_KINDS}:
-            st.set_failed(conditions, f"unsupported runtime: {key}",
-                          constants.REASON_RUNTIME_NOT_SUPPORTED, now)
+            failure = f"unsupported runtime: {key}"
+            st.set_failed(conditions, failure, constants.REASON_RUNTIME_NOT_SUPPORTED, now)
         elif not st.is_finished(status):
-            jobset = await self._reconcile_jobset(ctx, jobset)
+            jobset, failure = await self._reconcile_jobset(ctx, jobset)
         st.set_suspended(conditions, bool(job["spec"].get("suspend")), now)
         kept = st.find(conditions, constants.COND_FAILED)
         if kept is not None and kept.get("reason") != constants.REASON_DEADLINE_EXCEEDED:
@@ -176,3 +199,5 @@ class TrainJobKind:
         if not conditions:
             status.pop("conditions", None)
         await ctx.write_status(status, ctx.original_status)
+        if failure:
+            raise ResourcesFailed(failure)

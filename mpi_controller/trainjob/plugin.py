@@ -10,7 +10,7 @@ from mpi_controller.engine.kind import JobKind
 from mpi_controller.engine.plugin import KindContext, KindPlugin, RbacRule
 from mpi_controller.trainjob import constants
 from mpi_controller.trainjob.crd import CLUSTER_TRAINING_RUNTIME, TRAINING_RUNTIME, TRAINJOB
-from mpi_controller.trainjob.kind import CONTROLLER_NAME, JOBSETS, TrainJobKind
+from mpi_controller.trainjob.kind import CONTROLLER_NAME, EVENT_COMPONENT, JOBSETS, TrainJobKind
 
 __all__ = ["PLUGIN"]
 
@@ -22,7 +22,7 @@ def _build(ctx: KindContext) -> JobKind:
 PLUGIN = KindPlugin(
     scheme="trainjob", kind=constants.KIND, group=constants.GROUP,
     api_versions=(constants.VERSION,), plural=constants.PLURAL, crd=TRAINJOB,
-    operator_names=(CONTROLLER_NAME,), component=CONTROLLER_NAME, build=_build,
+    operator_names=(CONTROLLER_NAME,), component=EVENT_COMPONENT, build=_build,
     rbac=(
         RbacRule(constants.JOBSET_GROUP, (constants.JOBSET_PLURAL,),
                  ("create", "delete", "get", "list", "patch", "update", "watch"),

@@ -6,8 +6,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from mpi_controller.kube.resources import CONFIGMAPS, SECRETS
-from mpi_controller.trainjob.kind import CLUSTER_RUNTIMES, JOBSETS, RUNTIMES
+from mpi_controller.trainjob.kind import (
+    CLUSTER_RUNTIMES,
+    JOBSETS,
+    RUNTIMES,
+    ResourcesFailed,
+    runtime_not_found,
+)
 from tests.engine_harness import EngineHarness
 
 TORCH = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "ClusterTrainingRuntime",
@@ -97,16 +105,28 @@ async def test_suspended_then_resumed() -> None:
         # in-memory API has no server-side apply).
 
 
-async def test_a_missing_runtime_is_a_warning_and_no_jobset() -> None:
+async def test_a_missing_runtime_is_a_warning_no_jobset_and_a_retry() -> None:
     async with harness() as h:
         h.create({**trainjob(), "spec": {"runtimeRef": {"name": "nope"}}})
         h.mark()
-        await h.sync("pi", "TrainJob")
+        with pytest.raises(ResourcesFailed, match='"nope" not found'):
+            await h.sync("pi", "TrainJob")
+        await h.settle()
         assert h.writes() == []
         assert h.events() == [(
             "Warning", "TrainJobResourcesCreationFailed",
-            "TrainJob resources reconciliation failed: ClusterTrainingRuntime specified in "
-            "TrainJob is not found: nope")]
+            "TrainJob resources reconciliation failed: not found ClusterTrainingRuntime "
+            'specified in TrainJob: ClusterTrainingRuntime.trainer.kubeflow.org "nope" not '
+            "found")]
+
+
+def test_a_missing_runtime_is_worded_as_trainer_words_it_per_kind() -> None:
+    assert runtime_not_found({"name": "r", "kind": "TrainingRuntime"}) == (
+        'TrainingRuntime specified in TrainJob is not found: TrainingRuntime.'
+        'trainer.kubeflow.org "r" not found')
+    assert runtime_not_found({"name": "c", "kind": "ClusterTrainingRuntime"}) == (
+        'not found ClusterTrainingRuntime specified in TrainJob: ClusterTrainingRuntime.'
+        'trainer.kubeflow.org "c" not found')
 
 
 async def test_an_mpi_trainjob_writes_its_secret_and_hostfile_first() -> None:
