@@ -17,7 +17,14 @@ from typing import Any, Final
 
 from mpi_controller.engine.plugin import Admission, KindPlugin
 from mpi_controller.kinds import plugins
-from mpi_controller.webhook.reviews import Converter, ValidatingWebhook, Validator, Verdict
+from mpi_controller.webhook.reviews import (
+    AsyncValidator,
+    Converter,
+    Lookup,
+    ValidatingWebhook,
+    Validator,
+    Verdict,
+)
 
 __all__ = ["CONVERT_PATH", "WebhookRegistry", "default_registry", "validating_webhook"]
 
@@ -64,7 +71,21 @@ class WebhookRegistry:
 def _validator(admission: Admission) -> Validator:
     def validate(obj: Mapping[str, Any], old: Mapping[str, Any] | None,
                  operation: str) -> Verdict:
+        if admission.judge is None:
+            return Verdict(errors=[f"{admission.name} reads the API: it has no pure judge"])
         errors, warnings = admission.judge(obj, old)
+        return Verdict(errors=errors, warnings=warnings)
+    return validate
+
+
+def _async_validator(admission: Admission) -> AsyncValidator | None:
+    judge = admission.lookup_judge
+    if judge is None:
+        return None
+
+    async def validate(lookup: Lookup, obj: Mapping[str, Any], old: Mapping[str, Any] | None,
+                       operation: str) -> Verdict:
+        errors, warnings = await judge(lookup, obj, old)
         return Verdict(errors=errors, warnings=warnings)
     return validate
 
@@ -73,8 +94,9 @@ def validating_webhook(kind: KindPlugin, admission: Admission) -> ValidatingWebh
     """The webhook that serves one admission of ``kind``."""
     return ValidatingWebhook(
         name=admission.name, path=admission.path, group=kind.group, version=admission.version,
-        resource=kind.plural, kind=kind.kind, validate=_validator(admission),
-        failure_policy=admission.failure_policy)
+        resource=admission.resource or kind.plural, kind=admission.kind or kind.kind,
+        validate=_validator(admission), failure_policy=admission.failure_policy,
+        scope=admission.scope, validate_async=_async_validator(admission))
 
 
 def default_registry() -> WebhookRegistry:
