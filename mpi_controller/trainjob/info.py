@@ -64,6 +64,8 @@ class RuntimeInfo:
     pod_sets: list[PodSet] = field(default_factory=list)
     pod_labels: dict[str, str] = field(default_factory=dict)
     """Labels every pod gets (the gang-scheduling plugins')."""
+    pod_annotations: dict[str, str] = field(default_factory=dict)
+    """Annotations every pod gets (the Volcano plugin's)."""
 
     def by_ancestor(self, ancestor: str) -> PodSet | None:
         return next((p for p in self.pod_sets if p.ancestor == ancestor), None)

@@ -12,7 +12,8 @@ One sync, in upstream's order:
    desired_objects`) and created when missing, or applied (server-side, field manager
    ``trainer``, forced) while the TrainJob or the JobSet is suspended: a running JobSet is
    never changed; with the MPI policy, the SSH Secret (once) and the hostfile ConfigMap
-   (created, or its data replaced) are written first. A missing runtime, a runtime this
+   (created, or its data replaced) are written first, and with a ``podGroupPolicy`` the
+   PodGroup (created, or its spec replaced while suspended). A missing runtime, a runtime this
    version cannot build, or a TrainJob that fails the policy's checks gets a Warning
    ``TrainJobResourcesCreationFailed`` and no JobSet;
 4. ``Suspended`` follows ``spec.suspend``;
@@ -38,6 +39,7 @@ from mpi_controller.trainjob import api, constants
 from mpi_controller.trainjob import status as st
 from mpi_controller.trainjob.build import Desired, desired_objects
 from mpi_controller.trainjob.mpi import ssh_auth_secret
+from mpi_controller.trainjob.podgroups import PLUGINS_POD_GROUPS, VOLCANO_POD_GROUPS
 
 __all__ = ["CLUSTER_RUNTIMES", "CONTROLLER_NAME", "JOBSETS", "RESOURCES_FAILED", "RUNTIMES",
            "TRAINJOBS", "TrainJobKind"]
@@ -116,13 +118,30 @@ class TrainJobKind:
             return jobset
         if jobset is None:
             await self._mpi_objects(ctx, desired)
+            await self._pod_group(ctx, desired)
             return await ctx.writer.create(JOBSETS, desired.jobset)
         ctx.writer.check_controlled(jobset, constants.JOBSET_KIND)
         if job["spec"].get("suspend") or (jobset.get("spec") or {}).get("suspend"):
             await self._mpi_objects(ctx, desired)
+            await self._pod_group(ctx, desired)
             return await ctx.writer.patch_apply(JOBSETS, desired.jobset,
                                                 field_manager=FIELD_MANAGER)
         return jobset
+
+    @staticmethod
+    async def _pod_group(ctx: SyncContext, desired: Desired) -> None:
+        """The PodGroup of a runtime with a ``podGroupPolicy``, before the JobSet: made when
+        missing, its spec replaced when it differs (only while suspended, when the JobSet is
+        written again: as upstream, which applies it only when missing or suspended)."""
+        group = desired.pod_group
+        if group is None:
+            return
+        resource = PLUGINS_POD_GROUPS if group["apiVersion"].startswith(
+            PLUGINS_POD_GROUPS.group) else VOLCANO_POD_GROUPS
+        current = await ctx.writer.create(resource, group, expect=False)
+        spec = {**(current.get("spec") or {}), **group["spec"]}
+        if spec != current.get("spec") and ctx.job["spec"].get("suspend"):
+            await ctx.writer.update(resource, {**current, "spec": spec})
 
     @staticmethod
     async def _mpi_objects(ctx: SyncContext, desired: Desired) -> None:

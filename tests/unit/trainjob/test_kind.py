@@ -140,3 +140,28 @@ async def test_past_the_deadline_it_fails_and_the_jobset_is_deleted() -> None:
         [failed] = h.job("pi", "TrainJob")["status"]["conditions"]
         assert (failed["type"], failed["reason"], failed["message"]) == (
             "Failed", "DeadlineExceeded", "TrainJob exceeded its active deadline")
+
+
+async def test_a_coscheduled_trainjob_writes_its_podgroup_before_the_jobset() -> None:
+    """Trainer v2.3.0's CoScheduling ``EnforcePodGroupPolicy`` and ``Build``: the pods' label,
+    and the PodGroup (2 members, the default timeout) before the JobSet."""
+    from mpi_controller.trainjob.podgroups import PLUGINS_POD_GROUPS
+
+    async with harness() as h:
+        h.api.register(PLUGINS_POD_GROUPS)
+        gang = {**TORCH, "metadata": {"name": "gang"},
+                "spec": {**TORCH["spec"], "podGroupPolicy": {"coscheduling": {}}}}
+        h.api.add(CLUSTER_RUNTIMES, gang)
+        h.create({**trainjob("g"), "spec": {"runtimeRef": {"name": "gang"}, "suspend": True,
+                                            "trainer": {"numNodes": 2}}})
+        h.mark()
+        await h.sync("g", "TrainJob")
+        assert [w[:2] for w in h.writes()][:2] == [("create", "podgroups"),
+                                                   ("create", "jobsets")]
+        group = h.stored(PLUGINS_POD_GROUPS, "g")
+        assert group is not None
+        assert group["spec"] == {"minMember": 2, "scheduleTimeoutSeconds": 60}
+        jobset = h.stored(JOBSETS, "g")
+        assert jobset is not None
+        assert jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"][
+            "metadata"]["labels"] == {"scheduling.x-k8s.io/pod-group": "g"}
