@@ -8,7 +8,10 @@ One sync, in upstream's order:
 2. ``Failed`` is dropped (unless ``DeadlineExceeded``);
 3. a ``runtimeRef`` of another kind or group fails the TrainJob (``Failed``,
    ``TrainingRuntimeNotSupported``, ``unsupported runtime: <Kind>.<group>``); else, unless the
-   TrainJob is finished, its JobSet is built (:func:`~mpi_controller.trainjob.build.
+   TrainJob is finished, its runtime is read from its runtime snapshot
+   (:mod:`~mpi_controller.trainjob.snapshot`, read from the API server: no informer caches
+   it), or, when there is none yet, from the cache, and the snapshot is made; its JobSet is
+   built (:func:`~mpi_controller.trainjob.build.
    desired_objects`) and created when missing, or applied (server-side, field manager
    ``trainer``, forced) while the TrainJob or the JobSet is suspended: a running JobSet is
    never changed; with the MPI policy, the SSH Secret (once) and the hostfile ConfigMap
@@ -40,6 +43,12 @@ from mpi_controller.trainjob import status as st
 from mpi_controller.trainjob.build import Desired, desired_objects
 from mpi_controller.trainjob.mpi import ssh_auth_secret
 from mpi_controller.trainjob.podgroups import PLUGINS_POD_GROUPS, VOLCANO_POD_GROUPS
+from mpi_controller.trainjob.snapshot import (
+    SnapshotError,
+    runtime_from_snapshot,
+    snapshot_configmap,
+    snapshot_name,
+)
 
 __all__ = ["CLUSTER_RUNTIMES", "CONTROLLER_NAME", "JOBSETS", "RESOURCES_FAILED", "RUNTIMES",
            "TRAINJOBS", "TrainJobKind"]
@@ -98,13 +107,32 @@ class TrainJobKind:
             return self.cluster_runtimes.indexer.get_by_key(ref.get("name", ""))
         return ctx.cached(self.runtimes, ref.get("name", ""))
 
-    async def _reconcile_jobset(self, ctx: SyncContext, jobset: Obj | None) -> Obj | None:
+    async def _snapshot_or_runtime(self, ctx: SyncContext) -> Mapping[str, Any] | None:
+        """The runtime of the TrainJob's snapshot; else the runtime from the cache, whose
+        snapshot is made first. ``None`` (a Warning emitted) when neither can be used."""
         job = ctx.job
+        ref = job["spec"]["runtimeRef"]
+        cluster = ref.get("kind") == constants.CLUSTER_RUNTIME_KIND
+        stored = await ctx.writer.read(CONFIGMAPS, snapshot_name(job))
+        if stored is not None:
+            try:
+                return runtime_from_snapshot(job, stored)
+            except SnapshotError as err:
+                how = "getting runtime snapshot" if cluster else "unable to get runtime snapshot"
+                self._failed(ctx, f"{how}: {err}")
+                return None
         runtime = self._runtime(ctx)
         if runtime is None:
-            ref = job["spec"]["runtimeRef"]
             self._failed(ctx, f"{ref.get('kind')} specified in TrainJob is not found: "
                               f"{ref.get('name')}")
+            return None
+        await ctx.writer.create(CONFIGMAPS, snapshot_configmap(job, runtime), expect=False)
+        return runtime
+
+    async def _reconcile_jobset(self, ctx: SyncContext, jobset: Obj | None) -> Obj | None:
+        job = ctx.job
+        runtime = await self._snapshot_or_runtime(ctx)
+        if runtime is None:
             return jobset
         spec = runtime.get("spec") or {}
         errors = api.validate(job, spec)

@@ -32,7 +32,8 @@ PLUGIN = KindPlugin(
         RbacRule(constants.GROUP, (constants.RUNTIME_PLURAL, constants.CLUSTER_RUNTIME_PLURAL),
                  ("get", "list", "watch"), "a TrainJob names its runtime"),
         RbacRule("", ("configmaps",), ("create", "get", "update"),
-                 "the MPI hostfile ConfigMap (get: the existing one, on AlreadyExists)"),
+                 "the runtime snapshot (read each sync, made once) and the MPI hostfile "
+                 "ConfigMap (get: the existing one, on AlreadyExists)"),
         RbacRule("", ("secrets",), ("create", "get"),
                  "the MPI SSH Secret, made once (get: the existing one, on AlreadyExists)"),
         RbacRule("scheduling.k8s.io", ("priorityclasses",), ("get",),

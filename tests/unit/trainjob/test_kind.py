@@ -53,7 +53,8 @@ async def test_the_first_sync_creates_the_jobset_and_completion_follows_it() -> 
         h.create(trainjob(trainer={"numNodes": 2}))
         h.mark()
         await h.sync("pi", "TrainJob")
-        assert h.writes() == [("create", "jobsets", "ns", "pi")]
+        assert h.writes() == [("create", "configmaps", "ns", "pi-runtime-snapshot"),
+                              ("create", "jobsets", "ns", "pi")]
         jobset = h.stored(JOBSETS, "pi")
         assert jobset is not None
         node = jobset["spec"]["replicatedJobs"][0]["template"]["spec"]
@@ -117,8 +118,8 @@ async def test_an_mpi_trainjob_writes_its_secret_and_hostfile_first() -> None:
             "trainer": {"numNodes": 2}}})
         h.mark()
         await h.sync("m", "TrainJob")
-        assert [w[:2] for w in h.writes()] == [("create", "secrets"), ("create", "configmaps"),
-                                               ("create", "jobsets")]
+        assert [w[:2] for w in h.writes()] == [("create", "configmaps"), ("create", "secrets"),
+                                               ("create", "configmaps"), ("create", "jobsets")]
         hostfile = h.stored(CONFIGMAPS, "m-mpi-hostfile")
         assert hostfile is not None
         assert hostfile["data"] == {"hostfile": "m-node-0-0.m slots=1\nm-node-0-1.m slots=1\n"}
@@ -156,8 +157,8 @@ async def test_a_coscheduled_trainjob_writes_its_podgroup_before_the_jobset() ->
                                             "trainer": {"numNodes": 2}}})
         h.mark()
         await h.sync("g", "TrainJob")
-        assert [w[:2] for w in h.writes()][:2] == [("create", "podgroups"),
-                                                   ("create", "jobsets")]
+        assert [w[:3] for w in h.writes()][1:3] == [("create", "podgroups", "ns"),
+                                                    ("create", "jobsets", "ns")]
         group = h.stored(PLUGINS_POD_GROUPS, "g")
         assert group is not None
         assert group["spec"] == {"minMember": 2, "scheduleTimeoutSeconds": 60}
