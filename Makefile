@@ -177,7 +177,9 @@ ADDONS_CLUSTER_DIR ?= $(HOME)/.cache/mpi-controller/cluster-addons
 ADDONS ?= kueue,volcano,scheduler-plugins,jobset
 ADDONS_TESTS ?= tests/integration/test_addons.py tests/integration/test_gang_scheduling.py \
   tests/integration/test_kueue.py tests/integration/test_kueue_reference.py \
-  tests/integration/test_jobset_addon.py tests/integration/test_trainjob.py
+  tests/integration/test_jobset_addon.py tests/integration/test_trainjob.py \
+  tests/integration/test_trainjob_gang.py \
+  tests/integration/test_rbac.py::test_every_trainjob_rule_is_needed
 addons-test: $(STAMP)
 	set -o pipefail; MPI_CONTROLLER_CLUSTER_DIR=$(ADDONS_CLUSTER_DIR) bash $(CLUSTER) up --addons $(ADDONS) | tail -1
 	@if [[ " $(ADDONS_TESTS) " == *test_kueue_reference.py* ]]; then \
