@@ -14,7 +14,7 @@ Public (plain dicts in, plain dicts out, no I/O):
 
 :mod:`.patches` merges a TrainJob's runtime patches, :mod:`.podgroups` makes its PodGroup,
 :mod:`.snapshot` its runtime snapshot ConfigMap, :mod:`.validation` holds the webhooks'
-checks (pure) and :mod:`.admission` serves them (reading the API through the webhook server).
+checks (pure) and :mod:`.plugin` serves them (reading the API through the webhook server).
 :mod:`.crd` holds the three CRDs, :mod:`.kind` the kind on the engine (the only module here
 that meets it, with :mod:`.plugin`, the registry entry). Enabled only by
 ``--enable-scheme trainjob``; needs JobSet installed.

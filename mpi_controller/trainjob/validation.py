@@ -1,5 +1,5 @@
 """What Trainer v2.3.0's validating webhooks check (``pkg/webhooks``), as pure functions over
-the objects they read; :mod:`.admission` reads them and serves these.
+the objects they read; :mod:`.plugin` reads them and serves these.
 
 * :func:`judge_training_runtime`, :func:`judge_cluster_training_runtime`
   (``trainingruntime_webhook.go``, ``clustertrainingruntime_webhook.go``): a replicated Job

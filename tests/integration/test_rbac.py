@@ -531,7 +531,7 @@ class TrainJobVariant(Variant):
         import asyncio
 
         from mpi_controller.runtime.rest import RestClient
-        from mpi_controller.trainjob.admission import judge_trainjob
+        from mpi_controller.trainjob.plugin import judge_trainjob
 
         async def judge() -> tuple[Any, Any]:
             kube = await RestClient.from_kubeconfig(self.kubeconfig, user_agent="rbac-test")

@@ -16,8 +16,8 @@ from aiohttp.test_utils import TestClient, TestServer
 from mpi_controller.kube.jsonvalue import Obj
 from mpi_controller.kube.resources import Resource
 from mpi_controller.testing import FakeApi
-from mpi_controller.trainjob.admission import ADMISSIONS, PRIORITY_CLASSES, judge_trainjob
 from mpi_controller.trainjob.kind import CLUSTER_RUNTIMES, JOBSETS, RUNTIMES
+from mpi_controller.trainjob.plugin import ADMISSIONS, PRIORITY_CLASSES, judge_trainjob
 from mpi_controller.trainjob.validation import (
     judge_cluster_training_runtime,
     judge_training_runtime,
