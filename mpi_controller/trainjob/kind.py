@@ -15,8 +15,9 @@ One sync, in upstream's order:
    desired_objects`) and created when missing, or applied (server-side, field manager
    ``trainer``, forced) while the TrainJob or the JobSet is suspended: a running JobSet is
    never changed; with the MPI policy, the SSH Secret (once) and the hostfile ConfigMap
-   (created, or its data replaced) are written first, and with a ``podGroupPolicy`` the
-   PodGroup (created, or its spec replaced while suspended). A missing runtime, a runtime this
+   (created, or its data replaced) are written first; with a ``podGroupPolicy`` the PodGroup
+   is read (no informer caches it) and made when missing, its spec replaced while suspended,
+   before the JobSet, whether the JobSet runs or not. A missing runtime, a runtime this
    version cannot build, or a TrainJob that fails the policy's checks gets a Warning
    ``TrainJobResourcesCreationFailed`` and no JobSet;
 4. ``Suspended`` follows ``spec.suspend``;
@@ -144,31 +145,35 @@ class TrainJobKind:
         except ValueError as err:
             self._failed(ctx, str(err))
             return jobset
+        await self._pod_group(ctx, desired)
         if jobset is None:
             await self._mpi_objects(ctx, desired)
-            await self._pod_group(ctx, desired)
             return await ctx.writer.create(JOBSETS, desired.jobset)
         ctx.writer.check_controlled(jobset, constants.JOBSET_KIND)
         if job["spec"].get("suspend") or (jobset.get("spec") or {}).get("suspend"):
             await self._mpi_objects(ctx, desired)
-            await self._pod_group(ctx, desired)
             return await ctx.writer.patch_apply(JOBSETS, desired.jobset,
                                                 field_manager=FIELD_MANAGER)
         return jobset
 
     @staticmethod
     async def _pod_group(ctx: SyncContext, desired: Desired) -> None:
-        """The PodGroup of a runtime with a ``podGroupPolicy``, before the JobSet: made when
-        missing, its spec replaced when it differs (only while suspended, when the JobSet is
-        written again: as upstream, which applies it only when missing or suspended)."""
+        """The PodGroup of a runtime with a ``podGroupPolicy``, on every sync that builds,
+        before the JobSet (upstream's ``Build``: written when missing, and while the TrainJob
+        is suspended): made when missing, its spec replaced while suspended when it
+        differs."""
         group = desired.pod_group
         if group is None:
             return
         resource = PLUGINS_POD_GROUPS if group["apiVersion"].startswith(
             PLUGINS_POD_GROUPS.group) else VOLCANO_POD_GROUPS
-        current = await ctx.writer.create(resource, group, expect=False)
+        current = await ctx.writer.read(resource, group["metadata"]["name"])
+        if current is None:
+            await ctx.writer.create(resource, group, expect=False)
+            return
         spec = {**(current.get("spec") or {}), **group["spec"]}
         if spec != current.get("spec") and ctx.job["spec"].get("suspend"):
+            ctx.writer.check_controlled(current, resource.kind)
             await ctx.writer.update(resource, {**current, "spec": spec})
 
     @staticmethod
