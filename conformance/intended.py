@@ -432,8 +432,6 @@ RULES += (
 
 
 TRAINJOB = ("trainjob-v1alpha1",)
-_PODGROUP_MARKS = (r'(spec\.template\.)?metadata\.(labels\["scheduling\.x-k8s\.io/pod-group"\]'
-                   r'|annotations\["scheduling\.k8s\.io/group-name"\])')
 _RESOURCES_FAILED = r'\["Warning TrainJobResourcesCreationFailed: .*"\]'
 
 RULES += (
@@ -459,32 +457,6 @@ RULES += (
     Rule("trainjob-field-manager", readme="Field manager", kinds=TRAINJOB,
          obj="(JobSet|ConfigMap|Secret|TrainJob)/.*", phase="created|final",
          path=r"metadata\.managedFields(\[\d+\](\..*)?)?"),
-    # Not built here yet (docs/trainjob.md, "What is left").
-    Rule("trainjob-runtime-snapshot", readme="Runtime snapshot", kinds=TRAINJOB,
-         obj="ConfigMap/.*-runtime-snapshot", phase="presence", when=_go_only),
-    # Being added in mpi_controller/trainjob/ beside this work (issue 27): PodGroups, and
-    # runtime patches of the JobSet's spec (refused here with a Warning until then).
-    Rule("trainjob-podgroups", readme="PodGroups", kinds=TRAINJOB, case="coscheduling|volcano",
-         obj="PodGroup/.*", phase="presence", when=_go_only),
-    Rule("trainjob-podgroup-marks", readme="PodGroups", kinds=TRAINJOB,
-         case="coscheduling|volcano", obj="(JobSet|Job|Pod)/.*", phase="created|final",
-         path=(_PODGROUP_MARKS + r"|spec\.replicatedJobs\[\d+\]\.template\.spec\.template\."
-               r"metadata\.(labels|annotations)"
-               r'|metadata\.managedFields\[\d+\]\.fieldsV1.*\["f:(scheduling\.x-k8s\.io/pod-group'
-               r'|scheduling\.k8s\.io/group-name)"\]'),
-         when=_go_only),
-    Rule("trainjob-jobset-spec-patches", readme="Runtime patches of the JobSet spec",
-         kinds=TRAINJOB, case="example-runtime-patches",
-         obj="(JobSet|Job|Service|Pod)/.*", phase="presence", when=_go_only),
-    Rule("trainjob-jobset-spec-patches-status", readme="Runtime patches of the JobSet spec",
-         kinds=TRAINJOB, case="example-runtime-patches", obj="TrainJob/.*", phase="final",
-         path=r"status(\.jobsStatus.*)?", when=_go_only),
-    Rule("trainjob-jobset-spec-patches-event", readme="Runtime patches of the JobSet spec",
-         kinds=TRAINJOB, case="example-runtime-patches", obj="events", phase="events",
-         path=(r'\["Warning TrainJobResourcesCreationFailed: TrainJob resources reconciliation '
-               r'failed: runtimePatches\[[^]]+\]: patches of the JobSet spec are not supported '
-               r'yet"\]'),
-         when=_ours_only),
     # Trainer applies the JobSet before it checks the deadline: a reconcile from a cache that
     # has not seen its own DeadlineExceeded yet applies the JobSet it has just deleted (a new
     # one, whose Job the JobSet controller cannot create while the old one is still there),

@@ -61,10 +61,12 @@ WEBHOOK_HEADER = """\
 # MPIJob CRD's conversion webhook (see webhook-rbac.yaml; the cert-manager overlay lets
 # cert-manager do it instead).
 # The webhook list is mpi_controller.webhook.registry.default_registry()'s: every kind's
-# admissions. MPIJobs: failurePolicy Ignore: while the webhook is down, v2beta1 MPIJobs are
-# still admitted (the controller validates them itself); v1 and v1alpha2 requests then fail at
-# the conversion webhook. The training-operator kinds: failurePolicy Fail, as
-# training-operator's webhooks (its names and paths).
+# admissions but TrainJob's (an explicit kind: deploy/overlays/trainjob adds its three, so that
+# beside Kubeflow Trainer this install does not judge Trainer's TrainJobs). MPIJobs:
+# failurePolicy Ignore: while the webhook is down, v2beta1 MPIJobs are still admitted (the
+# controller validates them itself); v1 and v1alpha2 requests then fail at the conversion
+# webhook. The training-operator kinds: failurePolicy Fail, as training-operator's webhooks
+# (its names and paths).
 """
 
 
@@ -154,15 +156,19 @@ def cluster_role_text() -> str:
     return "".join(out)
 
 
+def _service(path: str) -> dict[str, Any]:
+    """A webhook's ``clientConfig``: the Service, at ``path``."""
+    return {"service": {"name": WEBHOOK_SERVICE, "namespace": WEBHOOK_NAMESPACE, "path": path,
+                        "port": 443}}
+
+
 def webhook_text() -> str:
     service = {"apiVersion": "v1", "kind": "Service",
                "metadata": {"name": WEBHOOK_SERVICE},
                "spec": {"selector": {"app": "mpi-operator"},
                         "ports": [{"name": "webhook", "port": 443, "targetPort": "webhook"}]}}
-    configuration = default_registry().validating_configuration(
-        "mpi-operator", lambda path: {"service": {"name": WEBHOOK_SERVICE,
-                                                  "namespace": WEBHOOK_NAMESPACE,
-                                                  "path": path, "port": 443}})
+    configuration = default_registry([p for p in plugins() if not p.explicit]
+                                     ).validating_configuration("mpi-operator", _service)
     body = yaml.safe_dump_all([service, configuration], sort_keys=False, width=100)
     return GENERATED + WEBHOOK_HEADER + body
 
@@ -177,19 +183,28 @@ def crd_kustomization_text(folder: str = "crd") -> str:
 
 
 def explicit_overlay_text(scheme: str) -> str:
-    """``deploy/overlays/<scheme>``: the standalone install, the explicit kind's CRDs, and
-    the controller told to serve it beside every other kind (naming one scheme with
-    ``--enable-scheme`` turns the others off unless they are named too)."""
+    """``deploy/overlays/<scheme>``: the standalone install, the explicit kind's CRDs and
+    webhooks (the base's webhook configuration leaves them out), and the controller told to
+    serve it beside every other kind (naming one scheme with ``--enable-scheme`` turns the
+    others off unless they are named too)."""
     header = (f"# The standalone install with the {scheme} kind (an explicit kind: its CRDs\n"
               f"# are kept out of deploy/crd/kustomization.yaml, and the controller serves it\n"
               f"# only when --enable-scheme names it). See docs/install.md.\n"
               f"#   kubectl apply --server-side -k deploy/overlays/{scheme}\n")
     args = [{"op": "add", "path": "/spec/template/spec/containers/0/args/-",
              "value": f"--enable-scheme={p.scheme}"} for p in plugins()]
+    webhooks = [{"op": "add", "path": "/webhooks/-", "value": hook} for hook in
+                default_registry([plugin(scheme)]).validating_configuration(
+                    "mpi-operator", _service)["webhooks"]]
+    patches = [{"target": {"kind": "Deployment", "name": "mpi-operator"},
+                "patch": yaml.safe_dump(args, sort_keys=False, width=100)}]
+    if webhooks:
+        patches.append({"target": {"kind": "ValidatingWebhookConfiguration",
+                                   "name": "mpi-operator"},
+                        "patch": yaml.safe_dump(webhooks, sort_keys=False, width=100)})
     document = {"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
                 "resources": ["../standalone", f"../../{plugin(scheme).crd_dir}"],
-                "patches": [{"target": {"kind": "Deployment", "name": "mpi-operator"},
-                             "patch": yaml.safe_dump(args, sort_keys=False, width=100)}]}
+                "patches": patches}
     return GENERATED + header + yaml.dump(document, Dumper=_BlockDumper, sort_keys=False,
                                           width=100)
 

@@ -21,7 +21,7 @@ kind's :class:`~mpi_controller.engine.kind.JobKind` from the informers of one pr
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,8 +33,18 @@ from mpi_controller.kube.jsonvalue import Obj
 from mpi_controller.kube.resources import Resource
 from mpi_controller.runtime.informer import InformerFactory, SharedIndexInformer
 
-__all__ = ["Admission", "Converter", "FlagSet", "Judge", "KindContext", "KindPlugin", "RbacRule",
-           "RenderOptions", "Renderer"]
+__all__ = [
+    "Admission",
+    "Converter",
+    "FlagSet",
+    "Judge",
+    "KindContext",
+    "KindPlugin",
+    "LookupJudge",
+    "RbacRule",
+    "RenderOptions",
+    "Renderer",
+]
 
 Job = Mapping[str, Any]
 
@@ -68,19 +78,36 @@ class FlagSet:
 Judge = Callable[[Job, Job | None], tuple[Sequence[str], Sequence[str]]]
 """``(object, old object or None) -> (errors, warnings)``, as messages; must not raise."""
 
+LookupJudge = Callable[[Callable[[Resource, str, str | None], Awaitable[Obj]], Job, Job | None],
+                       Awaitable[tuple[Sequence[str], Sequence[str]]]]
+"""``await judge(lookup, object, old object or None) -> (errors, warnings)``: a judge that
+reads other objects through ``lookup(resource, name, namespace)`` (which raises
+:class:`~mpi_controller.runtime.errors.ApiError`); must not raise."""
+
 
 @dataclass(frozen=True)
 class Admission:
-    """One validating admission webhook of the kind (pure): ``judge`` answers for objects of
-    ``version`` (errors refuse the request; warnings are returned either way). ``name`` and
-    ``path`` are the webhook's in the ValidatingWebhookConfiguration; ``failure_policy``
-    what the API server does while no replica answers (``Fail`` or ``Ignore``)."""
+    """One validating admission webhook of the kind: ``judge`` (pure) answers for objects of
+    ``version`` (errors refuse the request; warnings are returned either way), or
+    ``lookup_judge`` where the answer needs other objects of the API (exactly one of the two).
+    ``name`` and ``path`` are the webhook's in the ValidatingWebhookConfiguration;
+    ``failure_policy`` what the API server does while no replica answers (``Fail`` or
+    ``Ignore``). ``kind``, ``resource`` and ``scope`` default to the kind's own (its jobs,
+    namespaced); a kind with several CRDs (TrainJob and its runtimes) names the others."""
 
     name: str
     path: str
     version: str
-    judge: Judge
+    judge: Judge | None = None
     failure_policy: str = "Fail"
+    lookup_judge: LookupJudge | None = None
+    kind: str = ""
+    resource: str = ""
+    scope: str = "Namespaced"
+
+    def __post_init__(self) -> None:
+        if (self.judge is None) == (self.lookup_judge is None):
+            raise ValueError(f"admission {self.name}: give judge or lookup_judge, not both")
 
 
 Converter = Callable[[Job, str], Obj]

@@ -22,6 +22,9 @@
   exists with the same uid and is not being deleted. Otherwise :class:`OwnerGone` is raised:
   the cache had not yet seen the owner's deletion (the garbage collector's deletes of its
   children can arrive first), and creating the child again would only feed the collector.
+* ``read(resource, name)`` is a GET of a child no informer caches (``None`` when it does not
+  exist), for a kind whose upstream reads an object it cannot select by label (TrainJob's
+  runtime snapshot ConfigMap).
 * Errors are returned to the caller (the controller requeues with backoff); nothing here
   retries.
 """
@@ -239,6 +242,15 @@ class ChildWriter:
 
     async def update(self, resource: Resource, obj: Mapping[str, Any]) -> Obj:
         return await self._client.update(resource, obj, namespace=self.namespace)
+
+    async def read(self, resource: Resource, name: str) -> Obj | None:
+        """The child ``name`` from the API server, or ``None`` when it does not exist."""
+        try:
+            return await self._client.get(resource, name, namespace=self.namespace)
+        except ApiError as err:
+            if err.is_not_found():
+                return None
+            raise
 
     async def patch_apply(self, resource: Resource, desired: Mapping[str, Any], *,
                           field_manager: str) -> Obj:

@@ -10,6 +10,10 @@ validations use::
 
 :func:`aggregate_message` reproduces ``ErrorList.ToAggregate().Error()``: the single message,
 or ``[msg1, msg2, ...]`` with duplicates removed.
+
+A composite bad value is printed as Go's ``json.Marshal`` of it, which follows the Go type's
+field order; where that order matters, the caller renders it (:func:`go_json`) and passes the
+text as :class:`Rendered`.
 """
 
 from __future__ import annotations
@@ -23,9 +27,12 @@ from dataclasses import dataclass
 __all__ = [
     "ErrorType",
     "FieldError",
+    "Rendered",
     "aggregate_message",
     "forbidden",
+    "go_json",
     "go_quote",
+    "internal",
     "invalid",
     "not_supported",
     "required",
@@ -39,6 +46,7 @@ class ErrorType(enum.Enum):
     INVALID = "Invalid value"
     NOT_SUPPORTED = "Unsupported value"
     FORBIDDEN = "Forbidden"
+    INTERNAL = "Internal error"
 
 
 _ESCAPES = {
@@ -72,8 +80,21 @@ def go_quote(text: str) -> str:
     return "".join(out)
 
 
+class Rendered(str):
+    """A bad value already rendered as Go prints it (printed as is, not quoted)."""
+
+
+def go_json(value: object) -> str:
+    """Compact JSON as Go's ``json.Marshal`` writes it (no spaces; keys in the given order,
+    so order them as the Go type's fields; ``<``, ``>`` and ``&`` escaped as Go does)."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
 def _format_value(value: object) -> str:
     """Format a bad value like ``field.Error.ErrorBody`` (JSON for composite values)."""
+    if isinstance(value, Rendered):
+        return str(value)
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -104,7 +125,7 @@ class FieldError:
 
     def body(self) -> str:
         """The message without the field path (``field.Error.ErrorBody``)."""
-        if self.type in (ErrorType.REQUIRED, ErrorType.FORBIDDEN):
+        if self.type in (ErrorType.REQUIRED, ErrorType.FORBIDDEN, ErrorType.INTERNAL):
             text = self.type.value
         else:
             text = f"{self.type.value}: {_format_value(self.bad_value)}"
@@ -120,6 +141,11 @@ def required(path: str, detail: str) -> FieldError:
 
 def forbidden(path: str, detail: str) -> FieldError:
     return FieldError(ErrorType.FORBIDDEN, path, None, detail)
+
+
+def internal(path: str, detail: str) -> FieldError:
+    """``field.InternalError``: ``detail`` is the error's text."""
+    return FieldError(ErrorType.INTERNAL, path, None, detail)
 
 
 def invalid(path: str, value: object, detail: str) -> FieldError:

@@ -12,6 +12,9 @@ Public (plain dicts in, plain dicts out, no I/O):
 * :mod:`.status`: the conditions (Suspended, Complete, Failed) and jobsStatus;
 * :mod:`mpi_controller.trainjob.constants` (names, labels, environment variables).
 
+:mod:`.patches` merges a TrainJob's runtime patches, :mod:`.podgroups` makes its PodGroup,
+:mod:`.snapshot` its runtime snapshot ConfigMap, :mod:`.validation` holds the webhooks'
+checks (pure) and :mod:`.plugin` serves them (reading the API through the webhook server).
 :mod:`.crd` holds the three CRDs, :mod:`.kind` the kind on the engine (the only module here
 that meets it, with :mod:`.plugin`, the registry entry). Enabled only by
 ``--enable-scheme trainjob``; needs JobSet installed.

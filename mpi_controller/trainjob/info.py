@@ -8,8 +8,11 @@ labelled ``trainer.kubeflow.org/trainjob-ancestor-step: trainer`` when the runti
 policy, the policy's ``numNodes`` (default 1); at least 1. The TrainJob's
 ``trainer.resourcesPerNode`` is merged (key by key, the TrainJob's winning) into the ``node``
 container of that Job (and of the Job named ``node`` when the MPI policy runs the launcher as
-a node). Runtime patches are not applied yet: :func:`runtime_info` refuses a TrainJob with a
-patch of the JobSet spec (:class:`UnsupportedPatch`).
+a node). The TrainJob's runtime patches are applied first: their template labels and
+annotations join the runtime's (a later patch's value winning), and their JobSet spec patches
+are merged into the spec (:func:`~mpi_controller.trainjob.patches.merge_runtime_patches`,
+which raises :class:`~mpi_controller.trainjob.patches.PatchError` where upstream's merge
+fails).
 
 Pure: plain JSON in, plain JSON out; the containers of a :class:`PodSet` are the dicts inside
 :attr:`RuntimeInfo.spec`, so a plugin's change to them is a change to the JobSet spec.
@@ -23,14 +26,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mpi_controller.trainjob import constants
+from mpi_controller.trainjob.patches import merge_runtime_patches
 
-__all__ = ["PodSet", "RuntimeInfo", "UnsupportedPatch", "pod_spec", "runtime_info"]
+__all__ = ["PodSet", "RuntimeInfo", "pod_spec", "runtime_info"]
 
 Obj = dict[str, Any]
-
-
-class UnsupportedPatch(ValueError):
-    """The TrainJob patches the runtime's JobSet spec, which this version does not apply."""
 
 
 @dataclass
@@ -64,6 +64,8 @@ class RuntimeInfo:
     pod_sets: list[PodSet] = field(default_factory=list)
     pod_labels: dict[str, str] = field(default_factory=dict)
     """Labels every pod gets (the gang-scheduling plugins')."""
+    pod_annotations: dict[str, str] = field(default_factory=dict)
+    """Annotations every pod gets (the Volcano plugin's)."""
 
     def by_ancestor(self, ancestor: str) -> PodSet | None:
         return next((p for p in self.pod_sets if p.ancestor == ancestor), None)
@@ -106,11 +108,7 @@ def runtime_info(trainjob: Mapping[str, Any], runtime_spec: Mapping[str, Any]) -
         patched = ((patch.get("trainingRuntimeSpec") or {}).get("template") or {})
         labels.update((patched.get("metadata") or {}).get("labels") or {})
         annotations.update((patched.get("metadata") or {}).get("annotations") or {})
-        if patched.get("spec"):
-            raise UnsupportedPatch(
-                f"runtimePatches[{patch.get('manager')}]: patches of the JobSet spec are not "
-                "supported yet")
-    spec: Obj = copy.deepcopy(dict(template.get("spec") or {}))
+    spec: Obj = merge_runtime_patches(template.get("spec") or {}, trainjob)
     ml_policy = copy.deepcopy(runtime_spec.get("mlPolicy"))
     info = RuntimeInfo(spec=spec, labels=labels, annotations=annotations, ml_policy=ml_policy,
                        pod_group_policy=runtime_spec.get("podGroupPolicy"))

@@ -107,11 +107,13 @@ def build_jobset(info: RuntimeInfo, trainjob: Mapping[str, Any]) -> Obj:
     spec = info.spec
     _initializers(spec, trainjob)
     _trainer(info, spec, trainjob)
-    if info.pod_labels:
+    for key, values in (("labels", info.pod_labels), ("annotations", info.pod_annotations)):
+        if not values:
+            continue
         for rjob in spec.get("replicatedJobs") or []:
             template = rjob.setdefault("template", {}).setdefault("spec", {}).setdefault(
                 "template", {})
-            template.setdefault("metadata", {}).setdefault("labels", {}).update(info.pod_labels)
+            template.setdefault("metadata", {}).setdefault(key, {}).update(values)
     job_spec = trainjob.get("spec") or {}
     if job_spec.get("suspend") is not None:
         spec["suspend"] = job_spec["suspend"]

@@ -8,11 +8,16 @@ One sync, in upstream's order:
 2. ``Failed`` is dropped (unless ``DeadlineExceeded``);
 3. a ``runtimeRef`` of another kind or group fails the TrainJob (``Failed``,
    ``TrainingRuntimeNotSupported``, ``unsupported runtime: <Kind>.<group>``); else, unless the
-   TrainJob is finished, its JobSet is built (:func:`~mpi_controller.trainjob.build.
+   TrainJob is finished, its runtime is read from its runtime snapshot
+   (:mod:`~mpi_controller.trainjob.snapshot`, read from the API server: no informer caches
+   it), or, when there is none yet, from the cache, and the snapshot is made; its JobSet is
+   built (:func:`~mpi_controller.trainjob.build.
    desired_objects`) and created when missing, or applied (server-side, field manager
    ``trainer``, forced) while the TrainJob or the JobSet is suspended: a running JobSet is
    never changed; with the MPI policy, the SSH Secret (once) and the hostfile ConfigMap
-   (created, or its data replaced) are written first. A missing runtime, a runtime this
+   (created, or its data replaced) are written first; with a ``podGroupPolicy`` the PodGroup
+   is read (no informer caches it) and made when missing, its spec replaced while suspended,
+   before the JobSet, whether the JobSet runs or not. A missing runtime, a runtime this
    version cannot build, or a TrainJob that fails the policy's checks gets a Warning
    ``TrainJobResourcesCreationFailed`` and no JobSet, and the sync ends with
    :class:`ResourcesFailed` once the status is written (retried with backoff, as upstream's
@@ -41,6 +46,13 @@ from mpi_controller.trainjob import api, constants
 from mpi_controller.trainjob import status as st
 from mpi_controller.trainjob.build import Desired, desired_objects
 from mpi_controller.trainjob.mpi import ssh_auth_secret
+from mpi_controller.trainjob.podgroups import PLUGINS_POD_GROUPS, VOLCANO_POD_GROUPS
+from mpi_controller.trainjob.snapshot import (
+    SnapshotError,
+    runtime_from_snapshot,
+    snapshot_configmap,
+    snapshot_name,
+)
 
 __all__ = ["CLUSTER_RUNTIMES", "CONTROLLER_NAME", "EVENT_COMPONENT", "JOBSETS", "RESOURCES_FAILED",
            "RUNTIMES", "TRAINJOBS", "ResourcesFailed", "TrainJobKind", "runtime_not_found"]
@@ -119,14 +131,35 @@ class TrainJobKind:
             return self.cluster_runtimes.indexer.get_by_key(ref.get("name", ""))
         return ctx.cached(self.runtimes, ref.get("name", ""))
 
+    async def _snapshot_or_runtime(self, ctx: SyncContext
+                                   ) -> tuple[Mapping[str, Any] | None, str]:
+        """The runtime of the TrainJob's snapshot; else the runtime from the cache, whose
+        snapshot is made first. ``None`` and the error (a Warning emitted) when neither can
+        be used."""
+        job = ctx.job
+        ref = job["spec"]["runtimeRef"]
+        cluster = ref.get("kind") == constants.CLUSTER_RUNTIME_KIND
+        stored = await ctx.writer.read(CONFIGMAPS, snapshot_name(job))
+        if stored is not None:
+            try:
+                return runtime_from_snapshot(job, stored), ""
+            except SnapshotError as err:
+                how = "getting runtime snapshot" if cluster else "unable to get runtime snapshot"
+                return None, self._failed(ctx, f"{how}: {err}")
+        runtime = self._runtime(ctx)
+        if runtime is None:
+            return None, self._failed(ctx, runtime_not_found(ref))
+        await ctx.writer.create(CONFIGMAPS, snapshot_configmap(job, runtime), expect=False)
+        return runtime, ""
+
     async def _reconcile_jobset(self, ctx: SyncContext, jobset: Obj | None
                                 ) -> tuple[Obj | None, str]:
         """The JobSet after this sync's writes, and the error that kept it from being built
         ("" when none; a Warning was emitted)."""
         job = ctx.job
-        runtime = self._runtime(ctx)
+        runtime, failure = await self._snapshot_or_runtime(ctx)
         if runtime is None:
-            return jobset, self._failed(ctx, runtime_not_found(job["spec"]["runtimeRef"]))
+            return jobset, failure
         spec = runtime.get("spec") or {}
         errors = api.validate(job, spec)
         if errors:
@@ -135,6 +168,7 @@ class TrainJobKind:
             desired = desired_objects(job, spec)
         except ValueError as err:
             return jobset, self._failed(ctx, str(err))
+        await self._pod_group(ctx, desired)
         if jobset is None:
             await self._mpi_objects(ctx, desired)
             return await ctx.writer.create(JOBSETS, desired.jobset), ""
@@ -144,6 +178,26 @@ class TrainJobKind:
             return await ctx.writer.patch_apply(JOBSETS, desired.jobset,
                                                 field_manager=FIELD_MANAGER), ""
         return jobset, ""
+
+    @staticmethod
+    async def _pod_group(ctx: SyncContext, desired: Desired) -> None:
+        """The PodGroup of a runtime with a ``podGroupPolicy``, on every sync that builds,
+        before the JobSet (upstream's ``Build``: written when missing, and while the TrainJob
+        is suspended): made when missing, its spec replaced while suspended when it
+        differs."""
+        group = desired.pod_group
+        if group is None:
+            return
+        resource = PLUGINS_POD_GROUPS if group["apiVersion"].startswith(
+            PLUGINS_POD_GROUPS.group) else VOLCANO_POD_GROUPS
+        current = await ctx.writer.read(resource, group["metadata"]["name"])
+        if current is None:
+            await ctx.writer.create(resource, group, expect=False)
+            return
+        spec = {**(current.get("spec") or {}), **group["spec"]}
+        if spec != current.get("spec") and ctx.job["spec"].get("suspend"):
+            ctx.writer.check_controlled(current, resource.kind)
+            await ctx.writer.update(resource, {**current, "spec": spec})
 
     @staticmethod
     async def _mpi_objects(ctx: SyncContext, desired: Desired) -> None:

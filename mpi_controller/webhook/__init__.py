@@ -21,6 +21,8 @@ import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from mpi_controller.kube.jsonvalue import Obj
+from mpi_controller.kube.resources import Resource
 from mpi_controller.kube.timefmt import utcnow
 from mpi_controller.runtime.clock import Clock
 from mpi_controller.runtime.https import HttpsServer
@@ -89,7 +91,10 @@ def build_webhook(client: KubeClient, opts: WebhookOptions, *, namespace: str,
     """The HTTPS server and its certificate source, as every-replica runnables."""
     registry = registry or default_registry()
     host = urllib.parse.urlsplit(opts.url).hostname if opts.url else None
-    server = HttpsServer(host or "0.0.0.0", opts.port, webhook_routes(registry),
+    async def lookup(resource: Resource, name: str, namespace: str | None) -> Obj:
+        return await client.get(resource, name, namespace=namespace)
+
+    server = HttpsServer(host or "0.0.0.0", opts.port, webhook_routes(registry, lookup),
                          name="webhook", client_max_size=MAX_BODY)
     source: Runnable
     if opts.cert_dir:

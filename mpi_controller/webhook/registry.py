@@ -12,12 +12,19 @@ test).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
 from mpi_controller.engine.plugin import Admission, KindPlugin
 from mpi_controller.kinds import plugins
-from mpi_controller.webhook.reviews import Converter, ValidatingWebhook, Validator, Verdict
+from mpi_controller.webhook.reviews import (
+    AsyncValidator,
+    Converter,
+    Lookup,
+    ValidatingWebhook,
+    Validator,
+    Verdict,
+)
 
 __all__ = ["CONVERT_PATH", "WebhookRegistry", "default_registry", "validating_webhook"]
 
@@ -64,7 +71,21 @@ class WebhookRegistry:
 def _validator(admission: Admission) -> Validator:
     def validate(obj: Mapping[str, Any], old: Mapping[str, Any] | None,
                  operation: str) -> Verdict:
+        if admission.judge is None:
+            return Verdict(errors=[f"{admission.name} reads the API: it has no pure judge"])
         errors, warnings = admission.judge(obj, old)
+        return Verdict(errors=errors, warnings=warnings)
+    return validate
+
+
+def _async_validator(admission: Admission) -> AsyncValidator | None:
+    judge = admission.lookup_judge
+    if judge is None:
+        return None
+
+    async def validate(lookup: Lookup, obj: Mapping[str, Any], old: Mapping[str, Any] | None,
+                       operation: str) -> Verdict:
+        errors, warnings = await judge(lookup, obj, old)
         return Verdict(errors=errors, warnings=warnings)
     return validate
 
@@ -73,14 +94,15 @@ def validating_webhook(kind: KindPlugin, admission: Admission) -> ValidatingWebh
     """The webhook that serves one admission of ``kind``."""
     return ValidatingWebhook(
         name=admission.name, path=admission.path, group=kind.group, version=admission.version,
-        resource=kind.plural, kind=kind.kind, validate=_validator(admission),
-        failure_policy=admission.failure_policy)
+        resource=admission.resource or kind.plural, kind=admission.kind or kind.kind,
+        validate=_validator(admission), failure_policy=admission.failure_policy,
+        scope=admission.scope, validate_async=_async_validator(admission))
 
 
-def default_registry() -> WebhookRegistry:
-    """Every job kind's webhooks (module doc)."""
+def default_registry(kinds: Iterable[KindPlugin] | None = None) -> WebhookRegistry:
+    """Every job kind's webhooks (module doc), or those of ``kinds``."""
     registry = WebhookRegistry()
-    for kind in plugins():
+    for kind in plugins() if kinds is None else kinds:
         if kind.convert is not None:
             registry.add_conversion(kind.crd_name, kind.group, kind.kind, kind.convert)
         for admission in kind.admission:

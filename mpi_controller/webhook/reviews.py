@@ -9,26 +9,34 @@
   allowed, or denied with ``status: {code: 403, reason: Forbidden, message}``, the errors
   joined as Kubernetes aggregates them (one message, or ``[a, b]``), as controller-runtime's
   validators answer; a malformed review is denied with code 400 and the problem.
+* :func:`admission_review_async` answers the same for a webhook whose validator reads other
+  objects of the API (:attr:`ValidatingWebhook.validate_async`, given a :data:`Lookup`, as
+  Kubeflow Trainer's TrainJob webhook reads the runtime a TrainJob names).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 from mpi_controller.kube.fielderrors import aggregate_message
+from mpi_controller.kube.jsonvalue import Obj
+from mpi_controller.kube.resources import Resource
 
 __all__ = [
     "ADMISSION_API_VERSION",
     "CONVERSION_API_VERSION",
+    "AsyncValidator",
     "Converter",
     "Converters",
+    "Lookup",
     "ReviewError",
     "ValidatingWebhook",
     "Validator",
     "Verdict",
     "admission_review",
+    "admission_review_async",
     "convert_review",
 ]
 
@@ -57,6 +65,15 @@ class Verdict:
 Validator = Callable[[Mapping[str, Any], Mapping[str, Any] | None, str], Verdict]
 """``(object, old object or None, operation) -> Verdict``. Must not raise."""
 
+Lookup = Callable[[Resource, str, str | None], Awaitable[Obj]]
+"""``await lookup(resource, name, namespace or None)``: the object from the API server;
+raises :class:`~mpi_controller.runtime.errors.ApiError` (not found, forbidden, ...)."""
+
+AsyncValidator = Callable[[Lookup, Mapping[str, Any], Mapping[str, Any] | None, str],
+                          Awaitable[Verdict]]
+"""``(lookup, object, old object or None, operation) -> Verdict``, for a validator that reads
+other objects. Must not raise (a failed lookup is part of its verdict)."""
+
 
 @dataclass(frozen=True)
 class ValidatingWebhook:
@@ -76,6 +93,8 @@ class ValidatingWebhook:
     validate: Validator
     operations: tuple[str, ...] = ("CREATE", "UPDATE")
     failure_policy: str = "Fail"
+    scope: str = "Namespaced"
+    validate_async: AsyncValidator | None = None
 
     def configuration_entry(self, client_config: Mapping[str, Any]) -> dict[str, Any]:
         """This webhook's entry in a ValidatingWebhookConfiguration."""
@@ -87,7 +106,7 @@ class ValidatingWebhook:
             "matchPolicy": "Exact",
             "rules": [{"apiGroups": [self.group], "apiVersions": [self.version],
                        "operations": list(self.operations), "resources": [self.resource],
-                       "scope": "Namespaced"}],
+                       "scope": self.scope}],
             "sideEffects": "None",
             "timeoutSeconds": 10,
         }
@@ -194,8 +213,9 @@ def _check_request(request: dict[str, Any], webhook: ValidatingWebhook) -> str:
     return str(operation)
 
 
-def admission_review(body: object, webhook: ValidatingWebhook) -> dict[str, Any]:
-    """The AdmissionReview response of ``webhook`` to ``body`` (never raises)."""
+def _parse_admission(body: object, webhook: ValidatingWebhook
+                     ) -> tuple[str, str, dict[str, Any], dict[str, Any] | None] | dict[str, Any]:
+    """``(uid, operation, object, old object)``, or the response refusing a malformed review."""
     uid = _uid_of(body)
     try:
         request, uid = _review(body, ADMISSION_API_VERSION, "AdmissionReview")
@@ -203,7 +223,32 @@ def admission_review(body: object, webhook: ValidatingWebhook) -> dict[str, Any]
     except ReviewError as err:
         return _admission_response(uid, allowed=False, code=400, message=str(err))
     old = request.get("oldObject") if operation == "UPDATE" else None
-    verdict = webhook.validate(request["object"], old, operation)
+    return uid, operation, request["object"], old
+
+
+def admission_review(body: object, webhook: ValidatingWebhook) -> dict[str, Any]:
+    """The AdmissionReview response of ``webhook`` to ``body`` (never raises)."""
+    parsed = _parse_admission(body, webhook)
+    if isinstance(parsed, dict):
+        return parsed
+    uid, operation, obj, old = parsed
+    return _verdict_response(uid, webhook.validate(obj, old, operation))
+
+
+async def admission_review_async(body: object, webhook: ValidatingWebhook,
+                                 lookup: Lookup) -> dict[str, Any]:
+    """The AdmissionReview response of ``webhook`` to ``body``, through its
+    ``validate_async`` when it has one (never raises but for cancellation)."""
+    if webhook.validate_async is None:
+        return admission_review(body, webhook)
+    parsed = _parse_admission(body, webhook)
+    if isinstance(parsed, dict):
+        return parsed
+    uid, operation, obj, old = parsed
+    return _verdict_response(uid, await webhook.validate_async(lookup, obj, old, operation))
+
+
+def _verdict_response(uid: str, verdict: Verdict) -> dict[str, Any]:
     if verdict.errors:
         return _admission_response(uid, allowed=False, code=403,
                                    message=aggregate_message(verdict.errors),

@@ -4,8 +4,9 @@
 :func:`webhook_routes` adds ``POST /convert`` (ConversionReview) and one ``POST <path>`` per
 validating webhook (AdmissionReview) of a :class:`~.registry.WebhookRegistry`. A body that is
 not JSON gets HTTP 400 with a review whose message names the problem; every other answer is
-HTTP 200 with the review (see :mod:`.reviews`). Request bodies up to 64 MiB are read (a
-ConversionReview of a large list carries every object).
+HTTP 200 with the review (see :mod:`.reviews`). A webhook that reads other objects
+(``validate_async``) reads them through the ``lookup`` the routes are given. Request bodies
+up to 64 MiB are read (a ConversionReview of a large list carries every object).
 
 Metrics, as controller-runtime names them (label ``webhook`` is the path):
 ``controller_runtime_webhook_requests_total{webhook,code}``,
@@ -28,8 +29,9 @@ from mpi_controller.runtime.metrics import REGISTRY
 from mpi_controller.webhook.registry import CONVERT_PATH, WebhookRegistry
 from mpi_controller.webhook.reviews import (
     ADMISSION_API_VERSION,
+    Lookup,
     ValidatingWebhook,
-    admission_review,
+    admission_review_async,
     conversion_failure,
     convert_review,
 )
@@ -89,7 +91,8 @@ def _conversion_handler(registry: WebhookRegistry) -> Callable[[web.Request], An
     return convert
 
 
-def _admission_handler(webhook: ValidatingWebhook) -> Callable[[web.Request], Any]:
+def _admission_handler(webhook: ValidatingWebhook,
+                       lookup: Lookup) -> Callable[[web.Request], Any]:
     async def admit(request: web.Request) -> web.Response:
         body, problem = await _body(request)
         if problem is not None:
@@ -98,19 +101,29 @@ def _admission_handler(webhook: ValidatingWebhook) -> Callable[[web.Request], An
                           "response": {"uid": "", "allowed": False, "status": {
                               "code": 400, "reason": "BadRequest", "message": problem}}},
                          status=400)
-        return _json(admission_review(body, webhook))
+        return _json(await admission_review_async(body, webhook, lookup))
 
     return admit
 
 
-def webhook_routes(registry: WebhookRegistry) -> Callable[[web.Application], None]:
-    """The routes callback for an HttpsServer serving ``registry``."""
+async def _no_lookup(resource: Any, name: str, namespace: str | None) -> Any:
+    raise RuntimeError(f"this webhook server reads no objects (asked for {name})")
+
+
+def webhook_routes(registry: WebhookRegistry,
+                   lookup: Lookup | None = None) -> Callable[[web.Application], None]:
+    """The routes callback for an HttpsServer serving ``registry``; ``lookup`` reads the
+    objects a webhook's ``validate_async`` needs (required when one has it)."""
+    if lookup is None and any(w.validate_async for w in registry.validating):
+        raise ValueError("a webhook reads objects of the API: webhook_routes needs a lookup")
+    reader: Lookup = lookup or _no_lookup
 
     def add(app: web.Application) -> None:
         if registry.converters:
             app.router.add_post(CONVERT_PATH, _measured(
                 CONVERT_PATH, _conversion_handler(registry)))
         for webhook in registry.validating:
-            app.router.add_post(webhook.path, _measured(webhook.path, _admission_handler(webhook)))
+            app.router.add_post(webhook.path, _measured(webhook.path,
+                                                           _admission_handler(webhook, reader)))
 
     return add

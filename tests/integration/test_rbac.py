@@ -14,7 +14,15 @@ exits). All variants run at once, each in its own namespace (also its Lease's). 
 role, a foreign object of each child kind outside the caches is reported with ErrResourceExists
 (the create's AlreadyExists answer is followed by a GET), not Forbidden. The opt-ins that delete
 (a TTL deleting the MPIJob, an evicted job's launcher Job) work under the role, and fail
-Forbidden without its `delete` on mpijobs or on jobs."""
+Forbidden without its `delete` on mpijobs or on jobs.
+
+TrainJob's rules (``--enable-scheme trainjob``; the addons cluster with JobSet, ``make
+addons-test``, else skipped) are proven the same way: with the role (less the MPIJob
+ConfigMap and Secret rule, which would cover TrainJob's own) a TrainJob on the MPI runtime
+``deepspeed-distributed`` is created suspended (its runtime snapshot, SSH Secret, hostfile and
+suspended JobSet made, ``Suspended`` written), resumed (the JobSet applied) and completes, and
+the TrainJob webhook's reads (the runtime, a Volcano runtime's PriorityClass) succeed with the
+role's identity; without any one TrainJob rule a step fails or the controller logs Forbidden."""
 
 from __future__ import annotations
 
@@ -54,8 +62,8 @@ TRAINJOB_RULES = {
     ("trainer.kubeflow.org", ("trainjobs",), ("get", "list", "watch")),
     ("trainer.kubeflow.org", ("trainjobs/status",), ("update",)),
     ("trainer.kubeflow.org", ("trainjobs/finalizers",), ("update",))}
-"""The rules only TrainJob needs: not proven here (TrainJob needs JobSet, the local cluster's
-``jobset`` addon; tests/integration/test_trainjob.py runs it with the cluster's admin)."""
+"""The rules only TrainJob needs: proven by :func:`test_every_trainjob_rule_is_needed` (TrainJob
+needs JobSet, the local cluster's ``jobset`` addon)."""
 RULES: list[dict[str, Any]] = [
     r for r in ROLE["rules"]
     if (r["apiGroups"][0], tuple(r["resources"]), tuple(r["verbs"])) not in TRAINJOB_RULES]
@@ -447,3 +455,181 @@ def test_the_deleting_opt_ins_need_and_have_their_delete_verbs(
     finally:
         for v in made:
             v.tear_down()
+
+
+# -- TrainJob -------------------------------------------------------------------------------
+
+MPI_CHILDREN_RULE = ("", ("configmaps", "secrets"),
+                     ("get", "create", "list", "watch", "update"))
+"""MPIJob's ConfigMap and Secret rule, which covers TrainJob's narrower ones: left out of the
+role the TrainJob variants start from."""
+TJ_BASE = [r for r in ROLE["rules"]
+           if (r["apiGroups"][0], tuple(r["resources"]), tuple(r["verbs"]))
+           not in TRAINJOB_RULES | {MPI_CHILDREN_RULE}]
+TJ_RULES = [r for r in ROLE["rules"]
+            if (r["apiGroups"][0], tuple(r["resources"]), tuple(r["verbs"])) in TRAINJOB_RULES]
+TJ_STEP_TIMEOUT = 120.0
+
+
+class TrainJobVariant(Variant):
+    """The role's base less MPIJob's ConfigMap and Secret rule, plus TrainJob's rules but
+    ``skip``, running ``--enable-scheme trainjob`` in its namespace."""
+
+    def __init__(self, tag: str, skip: int | None, cluster: Cluster, api: Any,
+                 tmp: Path) -> None:
+        super().__init__(tag, skip, cluster, api, tmp, "--enable-scheme", "trainjob")
+        self.name = f"rbac-{tag}-tj-{'all' if skip is None else skip}"
+        self.custom = client.CustomObjectsApi(api)
+        self.kubeconfig = ""
+
+    def rules(self) -> list[dict[str, Any]]:
+        return [copy.deepcopy(r) for r in TJ_BASE] + [
+            copy.deepcopy(r) for i, r in enumerate(TJ_RULES) if i != self.skip]
+
+    def set_up(self) -> None:
+        super().set_up()
+        self.kubeconfig = str(self.tmp / f"{self.name}.kubeconfig")
+
+    def _trainjob(self) -> dict[str, Any]:
+        found: dict[str, Any] = self.custom.get_namespaced_custom_object(
+            "trainer.kubeflow.org", "v1alpha1", self.name, "trainjobs", "tj")
+        return found
+
+    def _tj_cond(self, ctype: str) -> Callable[[], bool]:
+        return lambda: any(c["type"] == ctype and c["status"] == "True" for c in (
+            self._trainjob().get("status") or {}).get("conditions") or [])
+
+    def _made_suspended(self) -> bool:
+        jobset = self.custom.get_namespaced_custom_object(
+            "jobset.x-k8s.io", "v1alpha2", self.name, "jobsets", "tj")
+        names = {c.metadata.name for c in self.core.list_namespaced_config_map(self.name).items}
+        self.core.read_namespaced_secret("tj-mpi-ssh-auth", self.name)
+        return (bool(jobset["spec"].get("suspend"))
+                and {"tj-runtime-snapshot", "tj-mpi-hostfile"} <= names
+                and self._tj_cond("Suspended")())
+
+    def _wait_long(self, step: str, probe: Callable[[], bool]) -> bool:
+        deadline = time.monotonic() + TJ_STEP_TIMEOUT
+        while time.monotonic() < deadline:
+            try:
+                if probe():
+                    self.steps.append(step)
+                    return True
+            except client.ApiException:
+                pass
+            if self.exited():
+                break
+            time.sleep(1.0)
+        self.failed_step = step
+        return False
+
+    def _webhook_reads(self) -> bool:
+        """The TrainJob webhook's judge, reading through a client of the role's identity: a
+        TrainJob on a Volcano runtime whose pods name an existing PriorityClass is admitted."""
+        import asyncio
+
+        from mpi_controller.runtime.rest import RestClient
+        from mpi_controller.trainjob.plugin import judge_trainjob
+
+        async def judge() -> tuple[Any, Any]:
+            kube = await RestClient.from_kubeconfig(self.kubeconfig, user_agent="rbac-test")
+            try:
+                async def lookup(resource: Any, name: str, namespace: str | None) -> Any:
+                    return await kube.get(resource, name, namespace=namespace)
+                return await judge_trainjob(lookup, {
+                    "apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+                    "metadata": {"name": "hook", "namespace": self.name},
+                    "spec": {"runtimeRef": {"name": "gang", "apiGroup": "trainer.kubeflow.org",
+                                            "kind": "TrainingRuntime"}}}, None)
+            finally:
+                await kube.close()
+        errors, _ = asyncio.run(judge())
+        self.webhook_errors = list(errors)
+        return not errors
+
+    def drive_trainjob(self, priority: str) -> None:
+        self.custom.create_namespaced_custom_object(
+            "trainer.kubeflow.org", "v1alpha1", self.name, "trainingruntimes", {
+                "apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainingRuntime",
+                "metadata": {"name": "gang"},
+                "spec": {"mlPolicy": {"torch": {}}, "podGroupPolicy": {"volcano": {}},
+                         "template": {"spec": {"replicatedJobs": [{
+                             "name": "node", "replicas": 1, "template": {
+                                 "metadata": {"labels": {
+                                     "trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
+                                 "spec": {"template": {"spec": {
+                                     "priorityClassName": priority,
+                                     "containers": [{"name": "node",
+                                                     "image": "busybox"}]}}}}}]}}}})
+        if not self._wait_long("tj-webhook", self._webhook_reads):
+            return
+        self.custom.create_namespaced_custom_object(
+            "trainer.kubeflow.org", "v1alpha1", self.name, "trainjobs", {
+                "apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+                "metadata": {"name": "tj"},
+                "spec": {"runtimeRef": {"name": "deepspeed-distributed"}, "suspend": True,
+                         "trainer": {"numNodes": 2}}})
+        if not self._wait_long("tj-suspended", self._made_suspended):
+            return
+        self.custom.patch_namespaced_custom_object(
+            "trainer.kubeflow.org", "v1alpha1", self.name, "trainjobs", "tj",
+            {"spec": {"suspend": False}})
+        self._wait_long("tj-complete", self._tj_cond("Complete"))
+
+
+@pytest.fixture
+def trainjob_variants(tmp_path: Path) -> Iterator[tuple[list[TrainJobVariant], str]]:
+    from tests.addons import open_addons
+    from tests.integration.test_trainjob import _kubectl
+
+    addons = open_addons()
+    try:
+        addons.require("jobset")
+        for crd in sorted((REPO / "deploy" / "crd").glob("trainer.kubeflow.org_*.yaml")):
+            _kubectl(addons, "apply", "--server-side", "--force-conflicts", "-f", str(crd))
+        for crd in ("trainjobs", "trainingruntimes", "clustertrainingruntimes"):
+            _kubectl(addons, "wait", "--for=condition=Established", "--timeout=60s",
+                     f"crd/{crd}.trainer.kubeflow.org")
+        _kubectl(addons, "apply", "--server-side", "--force-conflicts", "-k",
+                 str(REPO / "deploy" / "runtimes"))
+        cluster = Cluster(kubeconfig=str(addons.kubeconfig), local=True)
+        tag = uuid.uuid4().hex[:5]
+        priority = f"rbac-{tag}-high"
+        client.SchedulingV1Api(addons.api).create_priority_class(
+            {"metadata": {"name": priority}, "value": 10})
+        made = [TrainJobVariant(tag, skip, cluster, addons.api, tmp_path)
+                for skip in [None, *range(len(TJ_RULES))]]
+        try:
+            for v in made:
+                v.set_up()
+            yield made, priority
+        finally:
+            for v in made:
+                v.tear_down()
+            with contextlib.suppress(client.ApiException):
+                client.SchedulingV1Api(addons.api).delete_priority_class(priority)
+    finally:
+        addons.api.close()
+
+
+def test_every_trainjob_rule_is_needed(
+        trainjob_variants: tuple[list[TrainJobVariant], str]) -> None:
+    variants, priority = trainjob_variants
+    threads = [threading.Thread(target=v.drive_trainjob, args=(priority,), daemon=True)
+               for v in variants]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=3 * TJ_STEP_TIMEOUT + 30)
+    full, partial = variants[0], variants[1:]
+    assert full.failed_step is None, (full.steps, getattr(full, "webhook_errors", None),
+                                      full.log()[-3000:])
+    assert full.steps == ["tj-webhook", "tj-suspended", "tj-complete"]
+    assert not full.forbidden(), full.log()[-3000:]
+    spare = []
+    for v in partial:
+        assert v.skip is not None
+        if v.failed_step is None and not v.forbidden() and not v.exited():
+            spare.append(_rule_id(TJ_RULES[v.skip]))
+    assert spare == [], f"TrainJob rules the controller did without: {spare}"
+

@@ -228,3 +228,40 @@ def test_each_shipped_runtime_completes(addons: Addons, controller: None, namesp
     else:
         assert names == ["node"]
         assert made["spec"]["replicatedJobs"][0]["template"]["spec"]["parallelism"] == 2
+
+
+def test_runtime_patches_and_the_runtime_snapshot(addons: Addons, controller: None,
+                                                  namespace: str) -> None:
+    """A TrainJob whose runtime patch (as Kueue writes one) gives the trainer's pods a node
+    selector, a volume and its mount: the JobSet has them merged into the runtime's template
+    (Trainer v2.3.0 ``mergeRuntimePatches``), and the runtime snapshot
+    ``<trainjob>-runtime-snapshot`` holds the runtime, controlled by the TrainJob
+    (``snapshot.go``)."""
+    patch = {"manager": "kueue.x-k8s.io/manager", "trainingRuntimeSpec": {"template": {
+        "metadata": {"labels": {"patched": "yes"}},
+        "spec": {"replicatedJobs": [{"name": "node", "template": {"spec": {"template": {
+            "spec": {"nodeSelector": {"type": "kwok"},
+                     "volumes": [{"name": "scratch", "emptyDir": {}}],
+                     "containers": [{"name": "node", "volumeMounts": [
+                         {"name": "scratch", "mountPath": "/scratch"}]}]}}}}}]}}}}
+    addons.custom.create_namespaced_custom_object(
+        GROUP, VERSION, namespace, "trainjobs",
+        trainjob("patched", runtimePatches=[patch], trainer={"image": "busybox"}))
+    complete = wait_for(lambda: condition(addons, namespace, "patched", "Complete"),
+                        timeout=120, what="the patched TrainJob Complete")
+    assert complete["status"] == "True"
+    made = jobset(addons, namespace, "patched")
+    assert made is not None
+    assert made["metadata"]["labels"]["patched"] == "yes"
+    pod = made["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    assert pod["nodeSelector"] == {"type": "kwok"}
+    assert pod["volumes"] == [{"name": "scratch", "emptyDir": {}}]
+    node = pod["containers"][0]
+    assert (node["name"], node["image"]) == ("node", "busybox")
+    assert node["volumeMounts"] == [{"name": "scratch", "mountPath": "/scratch"}]
+    uid = get(addons, namespace, "patched")["metadata"]["uid"]
+    snapshot = addons.core.read_namespaced_config_map("patched-runtime-snapshot", namespace)
+    assert [(o.kind, o.name, o.uid, o.controller) for o in snapshot.metadata.owner_references] \
+        == [("TrainJob", "patched", uid, True)]
+    assert "kind: ClusterTrainingRuntime\n" in snapshot.data["runtime"]
+    assert "name: torch-distributed\n" in snapshot.data["runtime"]

@@ -32,7 +32,7 @@ def test_they_name_every_kind() -> None:
     documents = list(yaml.safe_load_all((REPO / "deploy/base/webhook.yaml").read_text()))
     webhooks = documents[1]["webhooks"]
     assert {w["rules"][0]["resources"][0] for w in webhooks} == {
-        p.plural for p in plugins() if p.admission}
+        a.resource or p.plural for p in plugins() if not p.explicit for a in p.admission}
 
 
 def test_an_explicit_kinds_crds_are_kept_out_of_the_default_install() -> None:
@@ -51,13 +51,21 @@ def test_an_explicit_kinds_crds_are_kept_out_of_the_default_install() -> None:
 
 
 def test_an_explicit_kinds_overlay_adds_its_crds_and_names_every_scheme() -> None:
-    """deploy/overlays/trainjob is the standalone install, TrainJob's CRDs, and one
-    --enable-scheme per kind (naming one turns the unnamed ones off)."""
+    """deploy/overlays/trainjob is the standalone install, TrainJob's CRDs and webhooks, and
+    one --enable-scheme per kind (naming one turns the unnamed ones off)."""
     overlay = yaml.safe_load((REPO / "deploy/overlays/trainjob/kustomization.yaml").read_text())
     assert overlay["resources"] == ["../standalone", "../../crd/trainjob"]
-    [patch] = overlay["patches"]
-    assert patch["target"] == {"kind": "Deployment", "name": "mpi-operator"}
-    assert [op["value"] for op in yaml.safe_load(patch["patch"])] == [
+    args, webhooks = overlay["patches"]
+    assert args["target"] == {"kind": "Deployment", "name": "mpi-operator"}
+    assert [op["value"] for op in yaml.safe_load(args["patch"])] == [
         "--enable-scheme=mpijob", "--enable-scheme=tfjob", "--enable-scheme=pytorchjob",
         "--enable-scheme=xgboostjob", "--enable-scheme=paddlejob", "--enable-scheme=jaxjob",
         "--enable-scheme=trainjob"]
+    # TrainJob's webhooks, which the base's configuration leaves out.
+    assert webhooks["target"] == {"kind": "ValidatingWebhookConfiguration",
+                                  "name": "mpi-operator"}
+    assert [(op["op"], op["path"], op["value"]["name"])
+            for op in yaml.safe_load(webhooks["patch"])] == [
+        ("add", "/webhooks/-", "validator.clustertrainingruntime.trainer.kubeflow.org"),
+        ("add", "/webhooks/-", "validator.trainingruntime.trainer.kubeflow.org"),
+        ("add", "/webhooks/-", "validator.trainjob.trainer.kubeflow.org")]

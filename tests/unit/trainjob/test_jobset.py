@@ -16,7 +16,6 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from mpi_controller.trainjob.apply import upsert_ports
 from mpi_controller.trainjob.build import UnsupportedPolicy, desired_jobset, desired_objects
-from mpi_controller.trainjob.info import UnsupportedPatch
 from mpi_controller.trainjob.mpi import ssh_auth_secret
 
 TORCH = {"mlPolicy": {"numNodes": 1, "torch": {}}, "template": {"spec": {"replicatedJobs": [{
@@ -116,11 +115,23 @@ def test_suspend_labels_and_annotations_of_the_template_and_patches() -> None:
     assert jobset["spec"]["suspend"] is True
 
 
-def test_a_patch_of_the_jobset_spec_is_refused() -> None:
-    job = trainjob(runtimePatches=[{"manager": "x.io/m", "trainingRuntimeSpec": {"template": {
-        "spec": {"replicatedJobs": [{"name": "node"}]}}}}])
-    with pytest.raises(UnsupportedPatch, match="not supported yet"):
-        desired_jobset(job, TORCH)
+def test_a_patch_of_the_jobset_spec_is_merged_before_the_plugins() -> None:
+    """``newRuntimeInfo`` merges the patches, then the torch plugin adds its env: the patch's
+    node selector, volume and mount are in the JobSet, with PET_* after them."""
+    job = trainjob(trainer={"numNodes": 1}, runtimePatches=[{
+        "manager": "x.io/m", "trainingRuntimeSpec": {"template": {
+        "spec": {"replicatedJobs": [{"name": "node", "template": {"spec": {"template": {
+            "spec": {"nodeSelector": {"pool": "a100"},
+                     "volumes": [{"name": "data", "emptyDir": {}}],
+                     "containers": [{"name": "node", "volumeMounts": [
+                         {"name": "data", "mountPath": "/data"}]}]}}}}}]}}}}])
+    pod = node_job(desired_jobset(job, TORCH))["template"]["spec"]["template"]["spec"]
+    assert pod["nodeSelector"] == {"pool": "a100"}
+    assert pod["volumes"] == [{"name": "data", "emptyDir": {}}]
+    node = pod["containers"][0]
+    assert node["image"] == "pytorch/pytorch:2.13.0"
+    assert node["volumeMounts"] == [{"name": "data", "mountPath": "/data"}]
+    assert [e["name"] for e in node["env"]][:2] == ["PET_NNODES", "PET_NPROC_PER_NODE"]
 
 
 def test_env_injection_targets_get_the_master_too() -> None:

@@ -61,7 +61,8 @@ async def test_the_first_sync_creates_the_jobset_and_completion_follows_it() -> 
         h.create(trainjob(trainer={"numNodes": 2}))
         h.mark()
         await h.sync("pi", "TrainJob")
-        assert h.writes() == [("create", "jobsets", "ns", "pi")]
+        assert h.writes() == [("create", "configmaps", "ns", "pi-runtime-snapshot"),
+                              ("create", "jobsets", "ns", "pi")]
         jobset = h.stored(JOBSETS, "pi")
         assert jobset is not None
         node = jobset["spec"]["replicatedJobs"][0]["template"]["spec"]
@@ -137,8 +138,8 @@ async def test_an_mpi_trainjob_writes_its_secret_and_hostfile_first() -> None:
             "trainer": {"numNodes": 2}}})
         h.mark()
         await h.sync("m", "TrainJob")
-        assert [w[:2] for w in h.writes()] == [("create", "secrets"), ("create", "configmaps"),
-                                               ("create", "jobsets")]
+        assert [w[:2] for w in h.writes()] == [("create", "configmaps"), ("create", "secrets"),
+                                               ("create", "configmaps"), ("create", "jobsets")]
         hostfile = h.stored(CONFIGMAPS, "m-mpi-hostfile")
         assert hostfile is not None
         assert hostfile["data"] == {"hostfile": "m-node-0-0.m slots=1\nm-node-0-1.m slots=1\n"}
@@ -160,3 +161,83 @@ async def test_past_the_deadline_it_fails_and_the_jobset_is_deleted() -> None:
         [failed] = h.job("pi", "TrainJob")["status"]["conditions"]
         assert (failed["type"], failed["reason"], failed["message"]) == (
             "Failed", "DeadlineExceeded", "TrainJob exceeded its active deadline")
+
+
+async def test_a_coscheduled_trainjob_writes_its_podgroup_before_the_jobset() -> None:
+    """Trainer v2.3.0's CoScheduling ``EnforcePodGroupPolicy`` and ``Build``: the pods' label,
+    and the PodGroup (2 members, the default timeout) before the JobSet."""
+    from mpi_controller.trainjob.podgroups import PLUGINS_POD_GROUPS
+
+    async with harness() as h:
+        h.api.register(PLUGINS_POD_GROUPS)
+        gang = {**TORCH, "metadata": {"name": "gang"},
+                "spec": {**TORCH["spec"], "podGroupPolicy": {"coscheduling": {}}}}
+        h.api.add(CLUSTER_RUNTIMES, gang)
+        h.create({**trainjob("g"), "spec": {"runtimeRef": {"name": "gang"}, "suspend": True,
+                                            "trainer": {"numNodes": 2}}})
+        h.mark()
+        await h.sync("g", "TrainJob")
+        assert [w[:3] for w in h.writes()][1:3] == [("create", "podgroups", "ns"),
+                                                    ("create", "jobsets", "ns")]
+        group = h.stored(PLUGINS_POD_GROUPS, "g")
+        assert group is not None
+        assert group["spec"] == {"minMember": 2, "scheduleTimeoutSeconds": 60}
+        jobset = h.stored(JOBSETS, "g")
+        assert jobset is not None
+        assert jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"][
+            "metadata"]["labels"] == {"scheduling.x-k8s.io/pod-group": "g"}
+
+
+async def test_a_running_trainjobs_deleted_podgroup_is_made_again_and_left_alone_else(
+        ) -> None:
+    """Upstream's ``Build`` returns the PodGroup when it is missing (so a deleted one is made
+    again, the TrainJob running or not) and, while the TrainJob runs, leaves an existing one
+    as it is."""
+    from mpi_controller.trainjob.podgroups import PLUGINS_POD_GROUPS
+
+    async with harness() as h:
+        h.api.register(PLUGINS_POD_GROUPS)
+        gang = {**TORCH, "metadata": {"name": "gang"},
+                "spec": {**TORCH["spec"], "podGroupPolicy": {"coscheduling": {}}}}
+        h.api.add(CLUSTER_RUNTIMES, gang)
+        h.create({**trainjob("g"), "spec": {"runtimeRef": {"name": "gang"},
+                                            "trainer": {"numNodes": 2}}})
+        await h.sync("g", "TrainJob")
+        h.api.modify(PLUGINS_POD_GROUPS, "g", lambda g: g["spec"].update(minMember=7),
+                     namespace="ns")
+        h.mark()
+        await h.sync("g", "TrainJob")
+        assert [w[:2] for w in h.writes()] == []
+        await h.api.delete(PLUGINS_POD_GROUPS, "g", namespace="ns")
+        h.mark()
+        await h.sync("g", "TrainJob")
+        assert [w[:2] for w in h.writes()] == [("create", "podgroups")]
+        group = h.stored(PLUGINS_POD_GROUPS, "g")
+        assert group is not None
+        assert group["spec"]["minMember"] == 2
+
+
+async def test_a_suspended_trainjobs_podgroup_spec_is_put_back() -> None:
+    """While suspended upstream applies the PodGroup on every reconcile: a changed spec is
+    replaced by the desired one (here with an update, before the JobSet is applied)."""
+    import pytest
+
+    from mpi_controller.trainjob.podgroups import PLUGINS_POD_GROUPS
+
+    async with harness() as h:
+        h.api.register(PLUGINS_POD_GROUPS)
+        gang = {**TORCH, "metadata": {"name": "gang"},
+                "spec": {**TORCH["spec"], "podGroupPolicy": {"coscheduling": {}}}}
+        h.api.add(CLUSTER_RUNTIMES, gang)
+        h.create({**trainjob("g"), "spec": {"runtimeRef": {"name": "gang"}, "suspend": True,
+                                            "trainer": {"numNodes": 2}}})
+        await h.sync("g", "TrainJob")
+        h.api.modify(PLUGINS_POD_GROUPS, "g", lambda g: g["spec"].update(minMember=7),
+                     namespace="ns")
+        h.mark()
+        with pytest.raises(NotImplementedError):  # the JobSet's server-side apply, next
+            await h.sync("g", "TrainJob")
+        assert [w[:2] for w in h.writes()] == [("update", "podgroups"), ("patch", "jobsets")]
+        group = h.stored(PLUGINS_POD_GROUPS, "g")
+        assert group is not None
+        assert group["spec"] == {"minMember": 2, "scheduleTimeoutSeconds": 60}

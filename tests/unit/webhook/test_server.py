@@ -16,7 +16,10 @@ import yaml
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
+from mpi_controller.kube.jsonvalue import Obj
+from mpi_controller.kube.resources import Resource
 from mpi_controller.kube.timefmt import utcnow
+from mpi_controller.testing import FakeApi
 from mpi_controller.webhook import WebhookOptions, build_webhook, webhook_identity
 from mpi_controller.webhook.certmanager import CertificateManager
 from mpi_controller.webhook.registry import default_registry
@@ -29,7 +32,12 @@ V1_JOB = yaml.safe_load((REPO / "examples/v1/tensorflow-mnist-elastic.yaml").rea
 
 async def client() -> TestClient[web.Request, web.Application]:
     app = web.Application()
-    webhook_routes(default_registry())(app)
+    fake = FakeApi()
+
+    async def lookup(resource: Resource, name: str, namespace: str | None) -> Obj:
+        return await fake.get(resource, name, namespace=namespace)
+
+    webhook_routes(default_registry(), lookup)(app)
     test_client = TestClient(TestServer(app))
     await test_client.start_server()
     return test_client
