@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+import yaml
+
 from conformance.diff import MISSING, Difference
 from conformance.kinds import registered_training_kinds
 
@@ -82,6 +84,30 @@ def _job_tracking_only(go: Any, ours: Any) -> bool:
     def tracking(value: Any) -> bool:
         return bool(value == [_JOB_TRACKING] or value == {".": {}, f'v:"{_JOB_TRACKING}"': {}})
     return (go == MISSING and tracking(ours)) or (ours == MISSING and tracking(go))
+
+
+def _same_runtime(go: Any, ours: Any) -> bool:
+    """Two runtime snapshots (YAML) that are one runtime: equal without managedFields and
+    without the empty ``metadata`` and ``resources`` (Go structs' zero values, written as
+    ``{}``)."""
+    def meaning(text: Any) -> Any:
+        doc = yaml.safe_load(text) if isinstance(text, str) else None
+        if isinstance(doc, dict):
+            (doc.get("metadata") or {}).pop("managedFields", None)
+        return _without_empty(doc)
+    return isinstance(go, str) and isinstance(ours, str) and meaning(go) == meaning(ours)
+
+
+_ZERO_STRUCTS = ("metadata", "resources")
+
+
+def _without_empty(value: Any) -> Any:
+    if isinstance(value, dict):
+        kept = {k: _without_empty(v) for k, v in value.items()}
+        return {k: v for k, v in kept.items() if not (k in _ZERO_STRUCTS and v == {})}
+    if isinstance(value, list):
+        return [_without_empty(v) for v in value]
+    return value
 
 
 def _ours_only(go: Any, ours: Any) -> bool:
@@ -455,8 +481,14 @@ RULES += (
     # `mpi-operator` and applies as `trainer` only while suspended: only the managed fields
     # differ, never the objects' content.
     Rule("trainjob-field-manager", readme="Field manager", kinds=TRAINJOB,
-         obj="(JobSet|ConfigMap|Secret|TrainJob)/.*", phase="created|final",
+         obj="(JobSet|ConfigMap|Secret|TrainJob|PodGroup)/.*", phase="created|final",
          path=r"metadata\.managedFields(\[\d+\](\..*)?)?"),
+    # Trainer writes the snapshot by marshalling its typed runtime (managedFields kept, empty
+    # structs as {}, Go's quoting); ours writes the runtime as the API server served it:
+    # explained only where both parse to the same runtime.
+    Rule("trainjob-snapshot-serialization", readme="Runtime snapshot serialization",
+         kinds=TRAINJOB, obj="ConfigMap/.*-runtime-snapshot", phase="created|final",
+         path=r"data\.runtime", when=_same_runtime),
     # Trainer applies the JobSet before it checks the deadline: a reconcile from a cache that
     # has not seen its own DeadlineExceeded yet applies the JobSet it has just deleted (a new
     # one, whose Job the JobSet controller cannot create while the old one is still there),

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.kube import Resource
-from conformance.operators import REPO, reference
+from conformance.operators import REPO, TRAINER_CRDS, reference
 
 Obj = dict[str, Any]
 HERE = Path(__file__).resolve().parent
@@ -261,7 +261,7 @@ TRAINJOB_V1ALPHA1 = KindSpec(
     plural="trainjobs", reference="trainer", corpus=HERE / "corpus" / "trainjob-v1alpha1",
     crds={"go": lambda: Path(reference("module-dir", "trainer"))
           / "manifests" / "base" / "crds" / "trainer.kubeflow.org_trainjobs.yaml",
-          "ours": lambda: REPO / "deploy" / "crd" / "trainer.kubeflow.org_trainjobs.yaml"},
+          "ours": lambda: TRAINER_CRDS / "trainer.kubeflow.org_trainjobs.yaml"},
     readme_sections=("Differences from Trainer v2.3.0",),
     children=[*CORE, JOBSETS], optional=dict(POD_GROUPS),
     flags_for_ours={"--controller-threads": "--threadiness"},

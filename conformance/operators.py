@@ -29,6 +29,8 @@ from pathlib import Path
 from tests.processes import ControllerProcess, OperatorProcess
 
 REPO = Path(__file__).resolve().parent.parent
+TRAINER_CRDS = REPO / "deploy" / "crd" / "trainjob"
+"""Our ``trainer.kubeflow.org`` CRDs (outside the default install: ``deploy/crd/trainjob``)."""
 REFERENCE_SCRIPT = REPO / "hack" / "reference-operators.sh"
 
 

@@ -150,7 +150,7 @@ def install_runtimes(kube: Kube, runtimes: list[Path]) -> None:
     descriptions: ``tests/unit/trainjob/test_crd.py``) and the ClusterTrainingRuntimes of the
     files ``runtimes`` (replaced when present: both operators see the same runtimes)."""
     for name in RUNTIME_CRDS:
-        install_crd(kube, read_crd(operators.REPO / "deploy" / "crd" / name))
+        install_crd(kube, read_crd(operators.TRAINER_CRDS / name))
     for path in runtimes:
         for doc in yaml.safe_load_all(path.read_text()):
             if doc and doc.get("kind") == "ClusterTrainingRuntime":
@@ -220,8 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     kube = Kube(args.cluster_dir / "kubeconfig")
     operators.build_reference("trainer")
-    install_crd(kube, read_crd(operators.REPO / "deploy" / "crd"
-                               / "trainer.kubeflow.org_trainjobs.yaml"))
+    install_crd(kube, read_crd(operators.TRAINER_CRDS / "trainer.kubeflow.org_trainjobs.yaml"))
     install_runtimes(kube, shipped_runtimes())
     proc = TrainerProcess(kube, args.cluster_dir / "kubeconfig-controller",
                           args.cluster_dir / "logs" / "trainer.log", [])

@@ -313,3 +313,31 @@ def test_trainjob_rules_explain_managed_fields_and_not_the_features_built_since(
         ("JobSet/deepspeed", "trainjob-field-manager"),
         ("events", "trainjob-events-api-source")]
     assert unexplained == [content, snapshot, podgroup, label, other_source]
+
+
+def test_a_trainjob_snapshot_is_explained_only_when_both_sides_are_one_runtime() -> None:
+    """Trainer's snapshot is its typed runtime marshalled (managedFields, `metadata: {}`,
+    `resources: {}`, double quotes); ours is the served runtime: the same runtime once parsed
+    is explained, a different image is not."""
+    rules = rules_for("trainjob-v1alpha1")
+    go = ('apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\n'
+          'metadata:\n  managedFields:\n  - manager: x\n  name: r\n  resourceVersion: "264"\n'
+          'spec:\n  mlPolicy:\n    xgboost: {}\n  template:\n    metadata: {}\n    spec:\n'
+          '      replicatedJobs:\n      - name: node\n        template:\n          spec:\n'
+          '            template:\n              spec:\n                containers:\n'
+          '                - image: img\n                  resources: {}\n')
+    ours = ("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\n"
+            "metadata:\n  name: r\n  resourceVersion: '264'\nspec:\n  mlPolicy:\n"
+            "    xgboost: {}\n  template:\n    spec:\n      replicatedJobs:\n"
+            "      - name: node\n        template:\n          spec:\n            template:\n"
+            "              spec:\n                containers:\n                - image: img\n")
+    same = Difference("xgboost", "ConfigMap/xgboost-runtime-snapshot", "created",
+                      "data.runtime", go, ours)
+    other = Difference("xgboost", "ConfigMap/xgboost-runtime-snapshot", "final",
+                       "data.runtime", go, ours.replace("image: img", "image: other"))
+    no_policy = Difference("xgboost", "ConfigMap/xgboost-runtime-snapshot", "final",
+                           "data.runtime", go, ours.replace("    xgboost: {}\n", ""))
+    found, unexplained = classify([same, other, no_policy], rules)
+    assert [(d.phase, r.id) for d, r in found] == [
+        ("created", "trainjob-snapshot-serialization")]
+    assert unexplained == [other, no_policy]

@@ -129,10 +129,9 @@ def pod_group(info: RuntimeInfo, trainjob: Mapping[str, Any],
     if resource is None:
         return None
     meta = trainjob["metadata"]
-    spec: dict[str, Any] = {"minMember": sum(p.count for p in info.pod_sets)}
-    resources = _min_resources(info, requests)
-    if resources:
-        spec["minResources"] = resources
+    # minResources even when empty: upstream's apply configuration sets the (empty) map.
+    spec: dict[str, Any] = {"minMember": sum(p.count for p in info.pod_sets),
+                            "minResources": _min_resources(info, requests)}
     coscheduling = _policy(info).get("coscheduling")
     if coscheduling is not None:
         spec["scheduleTimeoutSeconds"] = coscheduling.get("scheduleTimeoutSeconds",

@@ -181,7 +181,7 @@ async def test_a_coscheduled_trainjob_writes_its_podgroup_before_the_jobset() ->
                                                     ("create", "jobsets", "ns")]
         group = h.stored(PLUGINS_POD_GROUPS, "g")
         assert group is not None
-        assert group["spec"] == {"minMember": 2, "scheduleTimeoutSeconds": 60}
+        assert group["spec"] == {"minMember": 2, "minResources": {}, "scheduleTimeoutSeconds": 60}
         jobset = h.stored(JOBSETS, "g")
         assert jobset is not None
         assert jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"][
@@ -240,4 +240,4 @@ async def test_a_suspended_trainjobs_podgroup_spec_is_put_back() -> None:
         assert [w[:2] for w in h.writes()] == [("update", "podgroups"), ("patch", "jobsets")]
         group = h.stored(PLUGINS_POD_GROUPS, "g")
         assert group is not None
-        assert group["spec"] == {"minMember": 2, "scheduleTimeoutSeconds": 60}
+        assert group["spec"] == {"minMember": 2, "minResources": {}, "scheduleTimeoutSeconds": 60}
