@@ -25,7 +25,16 @@ one answer``. Printed as a table, written to
 ``bench-results/conversion.json``. A program, not a test: nothing asserts on timing.
 
     .venv/bin/python bench/conversion_bench.py --cluster-dir ~/.cache/mpi-controller/cluster-x \
-        [--jobs 1000] [--concurrency 20,100,500] [--rounds 2] [--requests list,get]
+        [--jobs 1000] [--concurrency 20,100,500] [--rounds 2] [--requests list,get] \
+        [--client-kubeconfig FILE] [--apiserver-rss-limit MB]
+
+``--client-kubeconfig`` sends the waves as another user: the cluster's admin is in
+``system:masters``, which API Priority and Fairness exempts from every limit, so its waves run
+all at once (about 40 MB of kube-apiserver memory per list of 1,000 MPIJobs in flight); an
+ordinary user's (a ServiceAccount token) are queued by the server's priority levels. The
+cluster's kube-apiserver resident memory is watched (``bench/rss_watch.py``): a wave that
+reaches ``--apiserver-rss-limit`` (default 4,000 MB) is cancelled, its rows say so, and no
+higher concurrency is tried.
 """
 
 from __future__ import annotations
@@ -47,6 +56,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench.rss_watch import RssWatch  # noqa: E402
 from e2e.chaos.webhooks import WebhookSet  # noqa: E402
 from tests.mpijobs import small_job  # noqa: E402
 
@@ -150,8 +160,15 @@ async def conversion_calls(rest: Any) -> float:
 
 
 async def measure(kubeconfig: str, namespace: str, jobs: int, levels: list[int],
-                  rounds: int, requests: list[str]) -> list[dict[str, Any]]:
-    rest = await _client(kubeconfig, max(levels) + 10)
+                  rounds: int, requests: list[str], *, client_kubeconfig: str | None = None,
+                  watch: RssWatch | None = None) -> list[dict[str, Any]]:
+    """The rows of every (request, concurrency, version). The waves are sent as the user of
+    ``client_kubeconfig`` (default: ``kubeconfig``'s); the API server's metrics are read as
+    ``kubeconfig``'s. With ``watch``, a wave that drives the API server's memory to its limit
+    is cancelled: its row says so (``aborted_at_rss_limit``) and the request kind stops there
+    (no higher concurrency)."""
+    admin = await _client(kubeconfig, 4)
+    rest = await _client(client_kubeconfig or kubeconfig, max(levels) + 10)
     rows = []
     try:
         for version in ("v2beta1", "v1"):  # warm both paths once
@@ -159,31 +176,59 @@ async def measure(kubeconfig: str, namespace: str, jobs: int, levels: list[int],
                                decode=lambda b: b)
         for request in requests:
             for level in levels:
-                latencies: dict[str, list[float]] = {"v2beta1": [], "v1": []}
-                failed = dict.fromkeys(latencies, 0)
-                walls = dict.fromkeys(latencies, 0.0)
-                sizes = dict.fromkeys(latencies, 0)
-                calls = dict.fromkeys(latencies, 0.0)
-                for r in range(rounds):  # the versions in turn, each first every other round
-                    for version in (("v2beta1", "v1") if r % 2 == 0 else ("v1", "v2beta1")):
-                        before = await conversion_calls(rest)
-                        ok, bad, wall, size = await wave(rest, _paths(
-                            request, version, namespace, level, jobs, r * level))
-                        calls[version] += await conversion_calls(rest) - before
-                        latencies[version] += ok
-                        failed[version] += bad
-                        walls[version] += wall
-                        sizes[version] = size or sizes[version]
-                for version, done in latencies.items():
-                    row = _row(version, level, rounds, done, failed[version], walls[version],
-                               sizes[version], jobs if request == "list" else 1)
-                    row["request"] = request
-                    row["webhook_calls"] = (None if calls[version] != calls[version]
-                                            else int(calls[version]))
-                    rows.append(row)
-                    print(_line(row), flush=True)
+                level_rows = await _level(admin, rest, request, namespace, jobs, level, rounds,
+                                          watch)
+                rows += level_rows
+                if any(r["aborted_at_rss_limit"] for r in level_rows):
+                    break
     finally:
         await rest.close()
+        await admin.close()
+    return rows
+
+
+async def _level(admin: Any, rest: Any, request: str, namespace: str, jobs: int, level: int,
+                 rounds: int, watch: RssWatch | None) -> list[dict[str, Any]]:
+    latencies: dict[str, list[float]] = {"v2beta1": [], "v1": []}
+    failed = dict.fromkeys(latencies, 0)
+    walls = dict.fromkeys(latencies, 0.0)
+    sizes = dict.fromkeys(latencies, 0)
+    calls = dict.fromkeys(latencies, 0.0)
+    peaks = dict.fromkeys(latencies, 0.0)
+    aborted = dict.fromkeys(latencies, False)
+    for r in range(rounds):  # the versions in turn, each first every other round
+        for version in (("v2beta1", "v1") if r % 2 == 0 else ("v1", "v2beta1")):
+            if any(aborted.values()):
+                break
+            before = await conversion_calls(admin)
+            paths = _paths(request, version, namespace, level, jobs, r * level)
+            if watch is None:
+                result: tuple[list[float], int, float, int] | None = await wave(rest, paths)
+            else:
+                watch.reset()
+                result = await watch.guard(wave(rest, paths))
+                peaks[version] = max(peaks[version], watch.peak_mb)
+            calls[version] += await conversion_calls(admin) - before
+            if result is None:
+                aborted[version] = True
+                print(f"  {request} {version} x{level}: the API server reached "
+                      f"{watch.peak_mb if watch else 0:.0f} MB; wave cancelled", flush=True)
+                continue
+            ok, bad, wall, size = result
+            latencies[version] += ok
+            failed[version] += bad
+            walls[version] += wall
+            sizes[version] = size or sizes[version]
+    rows = []
+    for version, done in latencies.items():
+        row = _row(version, level, rounds, done, failed[version], walls[version],
+                   sizes[version], jobs if request == "list" else 1)
+        row["request"] = request
+        row["webhook_calls"] = None if calls[version] != calls[version] else int(calls[version])
+        row["apiserver_peak_rss_mb"] = round(peaks[version]) if watch else None
+        row["aborted_at_rss_limit"] = aborted[version]
+        rows.append(row)
+        print(_line(row), flush=True)
     return rows
 
 
@@ -205,7 +250,8 @@ def _line(row: dict[str, Any]) -> str:
     return (f"| {row['request']} | {row['version']} | {row['concurrency']} | {row['requests']} "
             f"| {row['failed']} | {row['p50_ms']} | {row['p95_ms']} | {row['max_ms']} "
             f"| {row['requests_per_s']} | {row['jobs_per_s']} | {row['bytes_per_answer']} "
-            f"| {row['webhook_calls']} |")
+            f"| {row['webhook_calls']} | {row.get('apiserver_peak_rss_mb')} "
+            f"| {'yes' if row.get('aborted_at_rss_limit') else ''} |")
 
 
 def per_job_cost(rows: list[dict[str, Any]], jobs: int) -> dict[str, dict[int, float | None]]:
@@ -234,6 +280,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--requests", default=",".join(REQUESTS),
                         help="list (as kubectl get mpijobs), get (one job each), or both")
     parser.add_argument("--out", type=Path, default=REPO / "bench-results" / "conversion.json")
+    parser.add_argument("--client-kubeconfig", type=Path, default=None,
+                        help="send the waves as this kubeconfig's user (default: the cluster's "
+                        "admin, whose system:masters group API Priority and Fairness exempts)")
+    parser.add_argument("--apiserver-rss-limit", type=float, default=4000.0, metavar="MB",
+                        help="cancel a wave when the cluster's kube-apiserver reaches this "
+                        "resident memory, and go no higher (0: no watch; the server keeps "
+                        "growing for up to its 60 s request timeout after it)")
     args = parser.parse_args(argv)
     levels = [int(c) for c in args.concurrency.split(",") if c]
     kubeconfig = str(args.cluster_dir / "kubeconfig")
@@ -255,10 +308,16 @@ def main(argv: list[str] | None = None) -> int:
         created = create_jobs(kubeconfig, namespace, args.jobs)
         print(f"{args.jobs} MPIJobs created through v2beta1 in {created:.1f}s", flush=True)
         print("| request | version | concurrent | requests | failed | p50 ms | p95 ms | max ms "
-              "| requests/s | jobs/s | bytes/answer | conversion webhook calls |\n"
-              "|---|---|---|---|---|---|---|---|---|---|---|---|", flush=True)
-        rows = asyncio.run(measure(kubeconfig, namespace, args.jobs, levels, args.rounds,
-                                   [r for r in args.requests.split(",") if r]))
+              "| requests/s | jobs/s | bytes/answer | conversion webhook calls "
+              "| kube-apiserver peak RSS MB | cancelled at the RSS limit |\n"
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|", flush=True)
+        pid_file = args.cluster_dir / "pids" / "kube-apiserver.pid"
+        watch = (RssWatch(int(pid_file.read_text()), limit_mb=args.apiserver_rss_limit)
+                 if args.apiserver_rss_limit > 0 else None)
+        rows = asyncio.run(measure(
+            kubeconfig, namespace, args.jobs, levels, args.rounds,
+            [r for r in args.requests.split(",") if r], watch=watch,
+            client_kubeconfig=str(args.client_kubeconfig) if args.client_kubeconfig else None))
     finally:
         hooks.__exit__()
         for ns in (namespace, home, f"{home}-idle"):

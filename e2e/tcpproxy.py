@@ -6,12 +6,16 @@ Each accepted connection goes to the next backend in turn. A connection older th
 a server closes an idle keep-alive connection), so a client that keeps its connections alive
 (the API server's webhook client does) still spreads over the backends.
 It runs in a thread of its own; ``with RoundRobinProxy([...]) as proxy:`` gives ``proxy.port``.
+
+Each connection is piped by a thread of its own waiting on its two sockets with
+:mod:`selectors` (epoll or poll), not ``select()``: the proxy works whatever the file
+descriptor numbers, beyond ``select()``'s 1024 (``FD_SETSIZE``) too.
 """
 
 from __future__ import annotations
 
 import itertools
-import select
+import selectors
 import socket
 import threading
 import time
@@ -69,13 +73,16 @@ class RoundRobinProxy:
         old_at = time.monotonic() + self.max_age
         peers = {client: backend, backend: client}
         last, answered = time.monotonic(), False
+        selector = selectors.DefaultSelector()
         try:
+            for sock in peers:
+                selector.register(sock, selectors.EVENT_READ, sock)
             while not self._stop.is_set():
                 now = time.monotonic()
                 if now > old_at and answered and now - last > self.idle:
                     return
-                ready, _, _ = select.select(list(peers), [], [], 0.05)
-                for sock in ready:
+                for key, _ in selector.select(0.05):
+                    sock = key.data
                     data = sock.recv(65536)
                     if not data:
                         return
@@ -84,5 +91,6 @@ class RoundRobinProxy:
         except OSError:
             return
         finally:
+            selector.close()
             client.close()
             backend.close()

@@ -89,7 +89,8 @@ def _training_change(draw: st.DrawFn, key: str) -> tuple[str, Mutation | None, s
     field = _specs_field(base)
     rtype = "Worker"
     path = f"spec.{field}[{rtype}]"
-    choices = ["name-dot", "image", "container-name", "negative-replicas", "unknown-type"]
+    choices = ["name-dot", "image", "container-name", "negative-replicas", "unknown-type",
+               "clean-pod-policy", "negative-run-policy"]
     choices += [] if key in _MANAGED_BY_UNCHECKED else ["managed-by"]
     choices += {"tfjob": ["two-chiefs"], "pytorchjob": ["elastic-min-max"]}.get(key, [])
     what = draw(st.sampled_from(choices))
@@ -120,6 +121,14 @@ def _training_change(draw: st.DrawFn, key: str) -> tuple[str, Mutation | None, s
             body["spec"][field][new] = copy.deepcopy(body["spec"][field][rtype])
             body["spec"][field][new]["replicas"] = 1
         return f"spec.{field}[{new}]", add_type, None
+    if what == "clean-pod-policy":
+        return "spec.runPolicy.cleanPodPolicy", _set(
+            ("spec", "runPolicy", "cleanPodPolicy"),
+            draw(_TEXT.filter(lambda s: s not in ("All", "Running", "None")))), None
+    if what == "negative-run-policy":
+        name = draw(st.sampled_from(["backoffLimit", "activeDeadlineSeconds",
+                                     "ttlSecondsAfterFinished"]))
+        return f"spec.runPolicy.{name}", _set(("spec", "runPolicy", name), draw(_NEGATIVE)), None
     if what == "managed-by":
         return "spec.runPolicy.managedBy", _set(("spec", "runPolicy", "managedBy"),
                                                 draw(_TEXT)), None
@@ -138,13 +147,13 @@ def _training_change(draw: st.DrawFn, key: str) -> tuple[str, Mutation | None, s
 
 def _training_problems(key: str, body: dict[str, Any]) -> list[str]:
     """The fields the controller's own checks name for ``body`` (errors and admitted)."""
-    from mpi_controller.engine.training.validation import negative_replicas
+    from mpi_controller.engine.training.validation import negative_replicas, run_policy_problems
     module = importlib.import_module(f"mpi_controller.{_PACKAGES[key]}.v1")
     job = module.set_defaults(copy.deepcopy(body))
     admitted = getattr(module, "admitted_problems",
                        lambda j: negative_replicas(j, _specs_field(j)))
     validate = getattr(module, "validate_sync", module.validate)  # what the controller runs
-    return [e.field for e in [*validate(job), *admitted(job)]]
+    return [e.field for e in [*validate(job), *admitted(job), *run_policy_problems(job)]]
 
 
 # -- MPIJob v1 and v1alpha2 -------------------------------------------------------------------

@@ -11,8 +11,9 @@
   placed on the real node (the local cluster's other nodes are KWOK's) and given the local
   images of the PyTorchJob workers' init container (``peers``) and of the MPIJob ``v1`` and
   ``v1alpha2`` launchers (``kubectl-delivery``), which a cluster with registry access pulls
-  instead; then the page's ``rollout status`` waits for it. Every job in these tests is run by
-  it (every kind and MPIJob generation).
+  instead; then the page's ``rollout status`` waits for it. The Deployment runs two replicas
+  (both on the real node: the anti-affinity is preferred); the fixture yields the one holding
+  the Lease. Every job in these tests is run by it (every kind and MPIJob generation).
 """
 
 from __future__ import annotations
@@ -116,12 +117,27 @@ def placed_on(node: RealNode, manifest: str) -> str:
     return yaml.safe_dump_all(docs, sort_keys=False)
 
 
+def serving_pods(cluster: Cluster) -> list[dict[str, Any]]:
+    """The controller's Ready pods that are not being deleted."""
+    return [p for p in controller_pods(cluster)
+            if pod_ready(p) and "deletionTimestamp" not in p["metadata"]]
+
+
+def lease_holder(cluster: Cluster) -> str:
+    """The pod name in the ``mpi-operator`` Lease's holder identity (``<pod>_<uuid>``; "" when
+    none holds it)."""
+    holder = cluster.kubectl("-n", CONTROLLER_NAMESPACE, "get", "lease", "mpi-operator",
+                             "-o", "jsonpath={.spec.holderIdentity}", check=False)
+    return holder.rpartition("_")[0]
+
+
 @pytest.fixture(scope="session")
 def deployed_controller(cluster: Cluster, real_node: RealNode,
                         job_crds: dict[str, str]) -> Iterator[dict[str, Any]]:
-    """Installs the controller as docs/install.md says and yields its Ready pod (as JSON);
-    deletes the Deployment afterwards. Every kind's CRD is Established first, so the controller
-    runs them all."""
+    """Installs the controller as docs/install.md says and yields its leading pod (as JSON:
+    Ready, holding the Lease) once every replica of the Deployment is Ready; deletes the
+    Deployment afterwards. Every kind's CRD is Established first, so the controller runs them
+    all."""
     command, rollout = install_commands()
     image = real_node.image("controller")
     manifest = subprocess.run(["bash", "-c", command.replace(DOC_IMAGE, image)], cwd=REPO,
@@ -130,10 +146,10 @@ def deployed_controller(cluster: Cluster, real_node: RealNode,
     cluster.kubectl("apply", "--server-side", "--force-conflicts", "-f", "-",
                     input=placed_on(real_node, manifest))
     cluster.kubectl(*rollout, "--timeout=180s")
-    pod = wait_for(lambda: next((p for p in controller_pods(cluster)
-                                 if pod_ready(p) and "deletionTimestamp" not in p["metadata"]),
-                                None),
-                   timeout=180, what="a Ready mpi-operator pod")
-    yield pod
+
+    def leader() -> dict[str, Any] | None:
+        holder = lease_holder(cluster)
+        return next((p for p in serving_pods(cluster) if p["metadata"]["name"] == holder), None)
+    yield wait_for(leader, timeout=180, what="a Ready mpi-operator pod holding the Lease")
     cluster.kubectl("-n", CONTROLLER_NAMESPACE, "delete", "deployment", "mpi-operator",
                     "--ignore-not-found", "--wait=true", "--timeout=60s", check=False)

@@ -4,10 +4,11 @@ functions and names: :class:`TrainingHooks`.
 A kind gives its ``constants`` module (the names of
 :class:`~mpi_controller.engine.training.names.KindNames`: kind, plural, controller, framework,
 replica specs field, default container, the reasons of a TTL deletion), ``parse`` (its typed
-view of a job), ``set_defaults``, ``validate``, ``admitted`` (the problems upstream admits; default:
-negative ``replicas``), ``pod_env`` (the variables of pod
-``<rtype>-<index>``, appended to every container; ``None``: none), ``is_master_role`` and
-``update_status`` (its status rules over the typed view), and its companions. A kind whose
+view of a job), ``set_defaults``, ``validate``, ``admitted`` (the problems upstream admits;
+default: negative ``replicas``; every kind's are followed by ``spec.runPolicy``'s), ``pod_env``
+(the variables of pod ``<rtype>-<index>``, appended to every container; ``None``: none),
+``is_master_role`` and ``update_status`` (its status rules over the typed view), and its
+companions. A kind whose
 cluster spec is more than environment variables (TFJob's ``TF_CONFIG``, PyTorchJob's init
 container) subclasses it and extends :meth:`TrainingHooks.set_cluster_spec`.
 
@@ -26,7 +27,7 @@ from mpi_controller.engine.training.api import ReplicaSpec, TrainingJob
 from mpi_controller.engine.training.env import add_pod_env
 from mpi_controller.engine.training.framework import Companion
 from mpi_controller.engine.training.names import KindNames
-from mpi_controller.engine.training.validation import negative_replicas
+from mpi_controller.engine.training.validation import negative_replicas, run_policy_problems
 from mpi_controller.kube.events import Event
 from mpi_controller.kube.fielderrors import FieldError
 from mpi_controller.kube.jsonvalue import Obj
@@ -96,7 +97,8 @@ class TrainingHooks(Generic[View]):
         return self._validate(job)
 
     def admitted(self, job: Job) -> list[FieldError]:
-        return self._admitted(job)
+        """The kind's own admitted problems, then those of ``spec.runPolicy`` (every kind)."""
+        return [*self._admitted(job), *run_policy_problems(job)]
 
     def set_cluster_spec(self, job: Job, template: Obj, rtype: str, index: int) -> None:
         """``pod_env``'s variables appended to every container of ``template``."""

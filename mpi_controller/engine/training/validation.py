@@ -29,21 +29,35 @@ run: :mod:`mpi_controller.engine.admitted`):
   reconcile cannot run them (``tensorflow.v1.validate_sync``).
 * :func:`unknown_replica_types`: ``spec.<field>[<type>]: Unsupported value``, for a kind whose
   webhook does not check the types (upstream makes their pods anyway).
+* :func:`run_policy_problems`, every kind: the ``runPolicy`` fields neither upstream's schema
+  nor its webhooks check. ``cleanPodPolicy`` other than ``All``, ``Running`` or ``None``
+  (Unsupported value; the engine, as upstream's, then deletes every pod of the finished job, as
+  ``All`` does), and ``backoffLimit``, ``activeDeadlineSeconds`` or ``ttlSecondsAfterFinished``
+  below 0 (Invalid value: the job fails at once, past its backoff limit before any pod failed;
+  fails as past its deadline as soon as it starts; is deleted as soon as it finishes).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
-from mpi_controller.engine.training.api import KUBEFLOW_JOBS_CONTROLLER, MULTIKUEUE_CONTROLLER
+from mpi_controller.engine.training.api import (
+    CLEAN_POD_POLICY_ALL,
+    CLEAN_POD_POLICY_NONE,
+    CLEAN_POD_POLICY_RUNNING,
+    KUBEFLOW_JOBS_CONTROLLER,
+    MULTIKUEUE_CONTROLLER,
+)
 from mpi_controller.kube.fielderrors import FieldError, go_quote, invalid, not_supported, required
 from mpi_controller.kube.jsonvalue import as_dict, as_list, as_str
 from mpi_controller.kube.names import is_dns1035_label
 
 __all__ = ["ReplicaCheck", "SpecCheck", "negative_replicas", "replica_container_errors",
-           "unknown_replica_types", "validate_job", "validate_job_update", "validate_name",
-           "validate_replica_specs", "validate_run_policy", "validate_run_policy_update"]
+           "run_policy_problems", "unknown_replica_types", "validate_job", "validate_job_update",
+           "validate_name", "validate_replica_specs", "validate_run_policy",
+           "validate_run_policy_update"]
 
 MANAGED_BY_PATH = "spec.runPolicy.managedBy"
 SUPPORTED_MANAGERS = (KUBEFLOW_JOBS_CONTROLLER, MULTIKUEUE_CONTROLLER)
@@ -151,3 +165,30 @@ def unknown_replica_types(job: Mapping[str, Any], specs_field: str,
     specs = as_dict(as_dict(job.get("spec")).get(specs_field))
     return [not_supported(f"spec.{specs_field}[{rtype}]", rtype, types)
             for rtype in specs if rtype not in types]
+
+
+CLEAN_POD_POLICIES = (CLEAN_POD_POLICY_ALL, CLEAN_POD_POLICY_RUNNING, CLEAN_POD_POLICY_NONE)
+_NON_NEGATIVE = (
+    ("backoffLimit", "the job fails at once, past its backoff limit"),
+    ("activeDeadlineSeconds", "the job fails as past its deadline as soon as it starts"),
+    ("ttlSecondsAfterFinished", "the job is deleted as soon as it finishes"),
+)
+
+
+def run_policy_problems(job: Mapping[str, Any]) -> list[FieldError]:
+    """What of ``spec.runPolicy`` nothing upstream checks cannot do what was meant (module doc):
+    an unknown ``cleanPodPolicy``, and ``backoffLimit``, ``activeDeadlineSeconds`` or
+    ``ttlSecondsAfterFinished`` below 0, in that order."""
+    policy = as_dict(as_dict(job.get("spec")).get("runPolicy"))
+    errors: list[FieldError] = []
+    clean = policy.get("cleanPodPolicy")
+    if isinstance(clean, str) and clean not in CLEAN_POD_POLICIES:
+        error = not_supported("spec.runPolicy.cleanPodPolicy", clean, CLEAN_POD_POLICIES)
+        errors.append(replace(error, detail=f"{error.detail}: every pod is deleted when the job "
+                                            "finishes, as with All"))
+    for name, effect in _NON_NEGATIVE:
+        value = policy.get(name)
+        if isinstance(value, int) and not isinstance(value, bool) and value < 0:
+            errors.append(invalid(f"spec.runPolicy.{name}", value,
+                                  f"must be greater than or equal to 0: {effect}"))
+    return errors
