@@ -3,10 +3,18 @@
 Contract:
 
 * :meth:`EventRecorder.event` is a plain, non-blocking call: it stamps the time, builds the
-  event and puts it on a bounded queue (when full, the event is dropped and logged, as
-  client-go does). :meth:`EventRecorder.run` owns the writes and runs until cancelled;
+  event and puts it on a bounded queue of pending events (``queue_size`` distinct events).
+  :meth:`EventRecorder.run` owns the writes and runs until cancelled;
   :meth:`EventRecorder.flush` waits until everything queued so far has been written or given
   up on.
+* **Coalescing before the queue**: an event identical to one still pending (same object,
+  component, type, reason and message) takes no queue space: it raises the pending event's
+  ``count`` and moves its ``lastTimestamp`` (``coalesced`` counts them). So retries that
+  repeat the same warning never crowd other events out.
+* **Kept events**: when the queue is full, a new event is dropped and logged (``dropped``
+  counts them), as client-go does, unless the call says ``keep=True`` (a job's terminal
+  events: Succeeded, Failed): those are always queued, past ``queue_size`` (they are few: one
+  or two per job).
 * The event carries ``involvedObject`` (kind, apiVersion, name, namespace, uid,
   resourceVersion), ``source.component`` (the recorder's, or the one the call names; and
   ``host``), ``reportingComponent`` (the same component),
@@ -15,9 +23,9 @@ Contract:
   UTF-8 character boundary and end in ``...``. ``type`` must be ``Normal`` or ``Warning``.
 * **Aggregation**: an event identical to one already written (same object, component, type,
   reason and message; remembered for the last ``cache_size`` distinct events) is recorded by a
-  JSON merge patch of the existing Event's ``count`` and ``lastTimestamp`` instead of a new
-  Event.
-  If that Event has gone (404), a new one is created.
+  JSON merge patch of the existing Event's ``count`` (raised by the pending event's count)
+  and ``lastTimestamp`` instead of a new Event. If that Event has gone (404), a new one is
+  created.
 * Retriable API errors are retried (``max_attempts``, 1 s apart, growing); other errors are
   logged and the event dropped. Nothing here raises into the caller.
 """
@@ -57,7 +65,9 @@ class _Pending:
     key: _Key
     namespace: str
     body: Obj
-    timestamp: str
+    last: str
+    count: int = 1
+    keep: bool = False
 
 
 @dataclass(slots=True)
@@ -89,17 +99,23 @@ class EventRecorder:
         self.max_attempts = max_attempts
         self._clock: Clock = clock or LoopClock()
         self._wall = wall
-        self._queue: asyncio.Queue[_Pending] = asyncio.Queue(maxsize=queue_size)
+        self.queue_size = queue_size
+        self._pending: OrderedDict[_Key, _Pending] = OrderedDict()
+        self._wake = asyncio.Event()
+        self._idle = asyncio.Event()
+        self._idle.set()
         self._written: OrderedDict[_Key, _Written] = OrderedDict()
         self._last_suffix = 0
         self.dropped = 0
+        self.coalesced = 0
 
     # -- producer side ------------------------------------------------------------------
 
     def event(self, obj: Mapping[str, Any], type: str, reason: str, message: str, *,
-              component: str = "") -> None:
+              component: str = "", keep: bool = False) -> None:
         """Queue an event about ``obj`` (never blocks, never raises for API reasons), from
-        ``component`` (default: the recorder's)."""
+        ``component`` (default: the recorder's); ``keep``: queued even when the queue is
+        full."""
         if type not in (NORMAL, WARNING):
             log.error("unsupported event type; dropped", type=type, reason=reason)
             return
@@ -110,12 +126,21 @@ class EventRecorder:
         key = (*(str(involved.get(k, "")) for k in _INVOLVED_KEYS), component, type, reason,
                message)
         stamp = format_time(self._wall())
-        body = self._body(involved, namespace, component, type, reason, message, stamp)
-        try:
-            self._queue.put_nowait(_Pending(key, namespace, body, stamp))
-        except asyncio.QueueFull:
+        pending = self._pending.get(key)
+        if pending is not None:
+            pending.count += 1
+            pending.last = stamp
+            pending.keep = pending.keep or keep
+            self.coalesced += 1
+            return
+        if len(self._pending) >= self.queue_size and not keep:
             self.dropped += 1
             log.warning("event queue full; event dropped", reason=reason, object=involved["name"])
+            return
+        body = self._body(involved, namespace, component, type, reason, message, stamp)
+        self._pending[key] = _Pending(key, namespace, body, stamp, keep=keep)
+        self._idle.clear()
+        self._wake.set()
 
     def _body(self, involved: Obj, namespace: str, component: str, type: str, reason: str,
               message: str, stamp: str) -> Obj:
@@ -140,11 +165,15 @@ class EventRecorder:
     async def run(self) -> None:
         """Write queued events until cancelled."""
         while True:
-            pending = await self._queue.get()
+            while not self._pending:
+                self._wake.clear()
+                await self._wake.wait()
+            _, pending = self._pending.popitem(last=False)
             try:
                 await self._deliver(pending)
             finally:
-                self._queue.task_done()
+                if not self._pending:
+                    self._idle.set()
 
     def ready(self) -> bool:
         """Always ready: events queue up until :meth:`run` writes them."""
@@ -152,7 +181,7 @@ class EventRecorder:
 
     async def flush(self) -> None:
         """Wait until every event queued so far has been handled (needs :meth:`run`)."""
-        await self._queue.join()
+        await self._idle.wait()
 
     async def _deliver(self, pending: _Pending) -> None:
         for attempt in range(1, self.max_attempts + 1):
@@ -172,10 +201,10 @@ class EventRecorder:
     async def _write(self, pending: _Pending) -> None:
         seen = self._written.get(pending.key)
         if seen is not None:
-            patch = {"count": seen.count + 1, "lastTimestamp": pending.timestamp}
+            patch = {"count": seen.count + pending.count, "lastTimestamp": pending.last}
             try:
                 await self.client.patch(EVENTS, seen.name, patch, namespace=seen.namespace)
-                seen.count += 1
+                seen.count += pending.count
                 self._written.move_to_end(pending.key)
                 return
             except ApiError as exc:
@@ -184,9 +213,11 @@ class EventRecorder:
                 del self._written[pending.key]
         body = dict(pending.body)
         body["metadata"] = {"name": self._event_name(body), "namespace": pending.namespace}
+        body["count"] = pending.count
+        body["lastTimestamp"] = pending.last
         created = await self.client.create(EVENTS, body, namespace=pending.namespace)
         name = str((created or body)["metadata"]["name"])
-        self._written[pending.key] = _Written(name, pending.namespace, 1)
+        self._written[pending.key] = _Written(name, pending.namespace, pending.count)
         while len(self._written) > self.cache_size:
             self._written.popitem(last=False)
 
