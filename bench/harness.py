@@ -688,6 +688,18 @@ class Run:
         log(f"controller{tag} pid {ctl.proc.pid} ready after {ready}s")
         return ctl
 
+    def event_figures(self, ctl: ControllerProcess) -> Obj:
+        """The Events on the jobs once the operator stopped (the scheduler's and KWOK's on
+        pods left out): how many Event objects, the sum of their counts (occurrences
+        recorded), and, for ours, the events its recorder dropped (log lines ``event queue
+        full``)."""
+        items = [e for e in self.s.cluster.core.list_namespaced_event(self.namespace).items
+                 if e.involved_object.kind in JOB_KINDS.values()]
+        out: Obj = {"objects": len(items), "occurrences": sum(e.count or 1 for e in items)}
+        if ctl.operator == "ours":
+            out["dropped"] = ctl.log().count("event queue full")
+        return out
+
     def close_window(self, start: float, jobs: int) -> list[Obj]:
         marker, _ = self.s.cluster.marker()
         self.audit.wait_marker(marker)
@@ -698,6 +710,7 @@ class Run:
     def __exit__(self, *exc: object) -> None:
         if self.controller is not None:
             self.controller.stop()
+            self.result["events"] = self.event_figures(self.controller)
         self.observer.stop()
         took = self.s.cluster.delete_namespace(self.namespace)
         self.result["namespace_delete_s"] = took

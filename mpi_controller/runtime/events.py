@@ -2,8 +2,10 @@
 
 Contract:
 
-* :meth:`EventRecorder.event` is a plain, non-blocking call: it stamps the time, builds the
-  event and puts it on a bounded queue of pending events (``queue_size`` distinct events).
+* :meth:`EventRecorder.event` is a plain, non-blocking call: it stamps the time and puts the
+  event on a bounded queue of pending events (``queue_size`` distinct events,
+  default 10,000: a pending event costs ~340 bytes, its body is built when it is written;
+  client-go's queue of 1,000 dropped events in a burst of 100 TFJobs).
   :meth:`EventRecorder.run` owns the writes and runs until cancelled;
   :meth:`EventRecorder.flush` waits until everything queued so far has been written or given
   up on.
@@ -62,9 +64,13 @@ _Key = tuple[str, ...]
 
 @dataclass(slots=True)
 class _Pending:
+    """An event waiting to be written: its key (object, component, type, reason, message),
+    the object's resourceVersion, its first and last time and count. The body is built when
+    it is written, so a pending event costs a few hundred bytes."""
+
     key: _Key
-    namespace: str
-    body: Obj
+    resource_version: str
+    first: str
     last: str
     count: int = 1
     keep: bool = False
@@ -87,7 +93,7 @@ class EventRecorder:
         *,
         clock: Clock | None = None,
         host: str = "",
-        queue_size: int = 1000,
+        queue_size: int = 10_000,
         cache_size: int = 4096,
         max_attempts: int = 3,
         wall: Callable[[], datetime] = utcnow,
@@ -120,11 +126,10 @@ class EventRecorder:
             log.error("unsupported event type; dropped", type=type, reason=reason)
             return
         message = truncate_message(message)
-        involved = _involved_object(obj)
-        namespace = involved.get("namespace") or "default"
-        component = component or self.component
-        key = (*(str(involved.get(k, "")) for k in _INVOLVED_KEYS), component, type, reason,
-               message)
+        meta = obj.get("metadata") or {}
+        key = (str(obj.get("kind", "")), str(obj.get("apiVersion", "")),
+               str(meta.get("namespace") or ""), str(meta.get("name", "")),
+               str(meta.get("uid") or ""), component or self.component, type, reason, message)
         stamp = format_time(self._wall())
         pending = self._pending.get(key)
         if pending is not None:
@@ -135,19 +140,24 @@ class EventRecorder:
             return
         if len(self._pending) >= self.queue_size and not keep:
             self.dropped += 1
-            log.warning("event queue full; event dropped", reason=reason, object=involved["name"])
+            log.warning("event queue full; event dropped", reason=reason, object=key[3])
             return
-        body = self._body(involved, namespace, component, type, reason, message, stamp)
-        self._pending[key] = _Pending(key, namespace, body, stamp, keep=keep)
+        version = str(meta.get("resourceVersion") or "")
+        self._pending[key] = _Pending(key, version, stamp, stamp, keep=keep)
         self._idle.clear()
         self._wake.set()
 
-    def _body(self, involved: Obj, namespace: str, component: str, type: str, reason: str,
-              message: str, stamp: str) -> Obj:
+    def _body(self, pending: _Pending) -> Obj:
+        kind, api_version, namespace, name, uid, component, type, reason, message = pending.key
+        involved: Obj = {"kind": kind, "apiVersion": api_version, "name": name}
+        for field, value in (("namespace", namespace), ("uid", uid),
+                             ("resourceVersion", pending.resource_version)):
+            if value:
+                involved[field] = value
         return {
             "apiVersion": "v1",
             "kind": "Event",
-            "metadata": {"namespace": namespace},
+            "metadata": {"name": self._event_name(name), "namespace": namespace or "default"},
             "involvedObject": involved,
             "reason": reason,
             "message": message,
@@ -155,9 +165,9 @@ class EventRecorder:
             "source": {"component": component, **({"host": self.host} if self.host else {})},
             "reportingComponent": component,
             "reportingInstance": self.host,
-            "firstTimestamp": stamp,
-            "lastTimestamp": stamp,
-            "count": 1,
+            "firstTimestamp": pending.first,
+            "lastTimestamp": pending.last,
+            "count": pending.count,
         }
 
     # -- writer side ----------------------------------------------------------------------
@@ -191,10 +201,10 @@ class EventRecorder:
             except ApiError as exc:
                 if not exc.is_retriable() or attempt == self.max_attempts:
                     log.warning("could not write event; dropped", error=str(exc),
-                                reason=pending.body["reason"])
+                                reason=pending.key[7])
                     return
             except Exception:  # a malformed event must not stop the recorder
-                log.exception("event write crashed; dropped", reason=pending.body["reason"])
+                log.exception("event write crashed; dropped", reason=pending.key[7])
                 return
             await self._clock.sleep(float(attempt))
 
@@ -211,35 +221,16 @@ class EventRecorder:
                 if not exc.is_not_found():
                     raise
                 del self._written[pending.key]
-        body = dict(pending.body)
-        body["metadata"] = {"name": self._event_name(body), "namespace": pending.namespace}
-        body["count"] = pending.count
-        body["lastTimestamp"] = pending.last
-        created = await self.client.create(EVENTS, body, namespace=pending.namespace)
+        body = self._body(pending)
+        namespace = body["metadata"]["namespace"]
+        created = await self.client.create(EVENTS, body, namespace=namespace)
         name = str((created or body)["metadata"]["name"])
-        self._written[pending.key] = _Written(name, pending.namespace, pending.count)
+        self._written[pending.key] = _Written(name, namespace, pending.count)
         while len(self._written) > self.cache_size:
             self._written.popitem(last=False)
 
-    def _event_name(self, body: Obj) -> str:
+    def _event_name(self, name: str) -> str:
         """``<object name>.<hex nanoseconds>`` like client-go, strictly increasing."""
         suffix = max(time.time_ns(), self._last_suffix + 1)
         self._last_suffix = suffix
-        return f"{body['involvedObject']['name']}.{suffix:x}"
-
-
-_INVOLVED_KEYS = ("kind", "apiVersion", "namespace", "name", "uid")
-
-
-def _involved_object(obj: Mapping[str, Any]) -> Obj:
-    meta = obj.get("metadata") or {}
-    ref: Obj = {
-        "kind": obj.get("kind", ""),
-        "apiVersion": obj.get("apiVersion", ""),
-        "name": meta.get("name", ""),
-    }
-    for field, source in (("namespace", "namespace"), ("uid", "uid"),
-                          ("resourceVersion", "resourceVersion")):
-        if meta.get(source):
-            ref[field] = meta[source]
-    return ref
+        return f"{name}.{suffix:x}"
