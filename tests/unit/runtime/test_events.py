@@ -246,3 +246,37 @@ async def test_terminal_events_are_kept_when_the_queue_is_full() -> None:
         task.cancel()
     assert [(body["reason"], body["message"]) for _v, _ns, body in client.calls] == [
         ("SuccessfulCreatePod", "a"), ("TFJobSucceeded", "done"), ("TFJobFailed", "failed")]
+
+
+class GatedClient(FakeClient):
+    """Creates wait until ``gate`` is set."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = asyncio.Event()
+
+    async def create(self, resource: Resource, body: Obj, *, namespace: str | None = None) -> Obj:
+        self.calls.append(("create", namespace, body))
+        await self.gate.wait()
+        return body
+
+
+async def test_writers_work_at_once_but_never_on_the_same_event() -> None:
+    """While the first write of an event waits on the API server, another writer writes a
+    different event; a repeat of the first waits for it and is then counted by a patch."""
+    client = GatedClient()
+    recorder = EventRecorder(client, "c", writers=2)  # type: ignore[arg-type]
+    async with asyncio.TaskGroup() as tg:
+        task = tg.create_task(recorder.run())
+        recorder.event(JOB, "Warning", "FailedCreatePod", "exists")
+        await settle()
+        recorder.event(JOB, "Warning", "FailedCreatePod", "exists")
+        recorder.event(JOB, "Normal", "Other", "m")
+        await settle()
+        assert [(c[0], c[2]["reason"]) for c in client.calls] == [
+            ("create", "FailedCreatePod"), ("create", "Other")]
+        client.gate.set()
+        await recorder.flush()
+        task.cancel()
+    assert [c[0] for c in client.calls] == ["create", "create", "patch"]
+    assert client.calls[2][3]["count"] == 2
