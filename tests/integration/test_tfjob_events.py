@@ -43,26 +43,29 @@ def test_a_recreated_tfjob_records_its_success_after_the_old_pods_go(
         jobs.create(body)
 
         def warned() -> bool:
-            counts = {e.reason: e.count for e in _events(jobs)}
+            counts = {e.reason: e.count for e in _events(jobs, "")}
             return counts.get("ErrResourceExists", 0) >= 2  # a retry repeated it
         wait_for(warned, timeout=60, what="a repeated ErrResourceExists")
         for name in CHILDREN:  # the garbage collector catches up
             jobs.core.delete_namespaced_pod(name, jobs.namespace, grace_period_seconds=0)
             jobs.core.delete_namespaced_service(name, jobs.namespace)
-        jobs.wait_condition("story", "Succeeded", timeout=180)
-        wait_for(lambda: "TFJobSucceeded" in {e.reason for e in _events(jobs)}, timeout=30,
-                 what="the TFJobSucceeded Event")
-    events = _events(jobs)
+        uid = jobs.wait_condition("story", "Succeeded", timeout=180)["metadata"]["uid"]
+        wait_for(lambda: "TFJobSucceeded" in {e.reason for e in _events(jobs, uid)},
+                 timeout=30, what="the TFJobSucceeded Event")
+    events = _events(jobs, uid)
     reasons = Counter(e.reason for e in events)
     # One Event per distinct warning, however many retries repeated it.
-    assert Counter((e.reason, e.message) for e in events).most_common(1)[0][1] == 1
+    warnings = Counter((e.reason, e.message) for e in events if e.type == "Warning")
+    assert set(warnings.values()) == {1}
+    assert max(e.count for e in events if e.reason == "ErrResourceExists") >= 2
     assert {r: reasons[r] for r in ("SuccessfulCreatePod", "SuccessfulCreateService",
                                     "TFJobSucceeded")} == {
         "SuccessfulCreatePod": 2, "SuccessfulCreateService": 2, "TFJobSucceeded": 1}
 
 
-def _events(jobs: TFJobs) -> list[Any]:
-    """The Events of the TFJob ``story`` (both of its lives: the same name)."""
-    return list(jobs.core.list_namespaced_event(
+def _events(jobs: TFJobs, uid: str) -> list[Any]:
+    """The Events of the TFJob ``story`` (of the life with ``uid``; both when empty)."""
+    items = jobs.core.list_namespaced_event(
         jobs.namespace, field_selector="involvedObject.name=story,"
-                                       "involvedObject.kind=TFJob").items)
+                                       "involvedObject.kind=TFJob").items
+    return [e for e in items if not uid or e.involved_object.uid == uid]
