@@ -688,6 +688,26 @@ class Run:
         log(f"controller{tag} pid {ctl.proc.pid} ready after {ready}s")
         return ctl
 
+    def event_figures(self, ctl: ControllerProcess) -> Obj:
+        """The Events on the jobs once the operator has written them all (their number held
+        for 5 s; the scheduler's and KWOK's on pods left out): how many Event objects, the
+        sum of their counts (occurrences recorded), and, for ours, the events its recorder
+        dropped (log lines ``event queue full``)."""
+        def on_jobs() -> list[Any]:
+            return [e for e in self.s.cluster.core.list_namespaced_event(self.namespace).items
+                    if e.involved_object.kind in JOB_KINDS.values()]
+        # The operator's event writer may still be behind: wait until the count holds 5 s.
+        items, since, deadline = on_jobs(), time.monotonic(), time.monotonic() + 120
+        while time.monotonic() - since < 5 and time.monotonic() < deadline:
+            time.sleep(1)
+            now = on_jobs()
+            if len(now) != len(items):
+                items, since = now, time.monotonic()
+        out: Obj = {"objects": len(items), "occurrences": sum(e.count or 1 for e in items)}
+        if ctl.operator == "ours":
+            out["dropped"] = ctl.log().count("event queue full")
+        return out
+
     def close_window(self, start: float, jobs: int) -> list[Obj]:
         marker, _ = self.s.cluster.marker()
         self.audit.wait_marker(marker)
@@ -697,6 +717,7 @@ class Run:
 
     def __exit__(self, *exc: object) -> None:
         if self.controller is not None:
+            self.result["events"] = self.event_figures(self.controller)
             self.controller.stop()
         self.observer.stop()
         took = self.s.cluster.delete_namespace(self.namespace)

@@ -262,4 +262,4 @@ class JobController:
 
     def _emit(self, job: Mapping[str, Any], event: Event) -> None:
         self._recorder.event(job, event.type, event.reason, event.message,
-                             component=self.kind.event_component(job))
+                             component=self.kind.event_component(job), keep=event.terminal)

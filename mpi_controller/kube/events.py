@@ -6,7 +6,7 @@ Pure code returns :class:`Event` values; the controller sends them with its
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = ["NORMAL", "WARNING", "Event"]
 
@@ -16,8 +16,13 @@ WARNING = "Warning"
 
 @dataclass(frozen=True)
 class Event:
-    """One event to record: ``type`` is ``Normal`` or ``Warning``."""
+    """One event to record: ``type`` is ``Normal`` or ``Warning``.
+
+    ``terminal`` marks the event of a job's end (Succeeded, Failed), which the recorder never
+    drops (its queue keeps it even when full). It says how to deliver the event, not what the
+    event is: it takes no part in equality."""
 
     type: str
     reason: str
     message: str
+    terminal: bool = field(default=False, compare=False)

@@ -14,14 +14,14 @@ from __future__ import annotations
 import base64
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
-
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec
+from typing import TYPE_CHECKING, Any
 
 from mpi_controller.kube.jsonvalue import as_dict, json_copy
 from mpi_controller.mpi import naming
 from mpi_controller.mpi.v2beta1.types import parse_mpi_job
+
+if TYPE_CHECKING:  # cryptography's bindings cost ~8 MB of RSS: imported when a key is made
+    from cryptography.hazmat.primitives.asymmetric import ec
 
 __all__ = [
     "SSH_AUTH_SECRET_TYPE",
@@ -46,6 +46,8 @@ class SSHKeyPair:
 
 def ssh_key_pair_from_private_key(key: ec.EllipticCurvePrivateKey) -> SSHKeyPair:
     """Serialize ``key`` the way upstream does (SEC1 PEM, OpenSSH public line + newline)."""
+    from cryptography.hazmat.primitives import serialization
+
     private = key.private_bytes(
         serialization.Encoding.PEM,
         serialization.PrivateFormat.TraditionalOpenSSL,
@@ -59,6 +61,8 @@ def ssh_key_pair_from_private_key(key: ec.EllipticCurvePrivateKey) -> SSHKeyPair
 
 def generate_ssh_key_pair() -> SSHKeyPair:
     """A fresh ECDSA P-521 key pair (impure: uses the OS random source)."""
+    from cryptography.hazmat.primitives.asymmetric import ec
+
     return ssh_key_pair_from_private_key(ec.generate_private_key(ec.SECP521R1()))
 
 

@@ -133,8 +133,8 @@ class _Builder:
             self.status, new_condition(kind, status, reason, message, now=self.now)
         )
 
-    def event(self, type_: str, reason: str, message: str) -> None:
-        self.events.append(Event(type_, reason, message))
+    def event(self, type_: str, reason: str, message: str, *, terminal: bool = False) -> None:
+        self.events.append(Event(type_, reason, message, terminal=terminal))
 
     def replica_statuses(self) -> dict[str, Any]:
         rs = self.status["replicaStatuses"] = dict(as_dict(self.status.get("replicaStatuses")))
@@ -180,7 +180,7 @@ def _launcher_failed(
             msg = truncate_message(msg + ": " + as_str(pod_status.get("message")))
     if b.failure_pods is not None and (details := failure_details(b.failure_pods)):
         msg = truncate_message(f"{msg}; failed: {details}")
-    b.event(_WARNING, reason, msg)
+    b.event(_WARNING, reason, msg, terminal=True)
     if b.status.get("completionTime") is None:
         b.status["completionTime"] = format_time(b.now)
     b.condition(constants.CONDITION_FAILED, "True", reason, msg)
@@ -200,7 +200,7 @@ def _launcher(
     if is_job_succeeded(launcher):
         replica["succeeded"] = 1
         msg = f"MPIJob {b.key} successfully completed."
-        b.event(_NORMAL, constants.EVENT_MPIJOB_SUCCEEDED, msg)
+        b.event(_NORMAL, constants.EVENT_MPIJOB_SUCCEEDED, msg, terminal=True)
         completion = as_dict(launcher.get("status")).get("completionTime")
         if b.status.get("completionTime") is None and completion is not None:
             b.status["completionTime"] = completion
@@ -232,7 +232,7 @@ def _workers(b: _Builder, workers: Sequence[Mapping[str, Any]]) -> int:
         if b.failure_pods is not None:
             msg = truncate_message(msg + ": " + failure_details(evicted))
         b.condition(constants.CONDITION_FAILED, "True", constants.REASON_MPIJOB_EVICTED, msg)
-        b.event(_WARNING, constants.EVENT_MPIJOB_EVICTED, msg)
+        b.event(_WARNING, constants.EVENT_MPIJOB_EVICTED, msg, terminal=True)
         if b.complete_on_eviction and b.status.get("completionTime") is None:
             b.status["completionTime"] = format_time(b.now)
     return counts["active"]

@@ -1,14 +1,16 @@
-"""Raw-JSON Kubernetes API access over one long-lived ``kubernetes_asyncio`` ``ApiClient``:
-:class:`RestClient`, the :class:`~mpi_controller.runtime.kubeclient.KubeClient` of a real API
-server.
+"""Raw-JSON Kubernetes API access over one long-lived aiohttp session: :class:`RestClient`, the
+:class:`~mpi_controller.runtime.kubeclient.KubeClient` of a real API server.
 
 Contract:
 
-* One :class:`RestClient` owns one ``ApiClient`` (one aiohttp session, one connection pool,
-  ``read_bufsize`` 2 MiB so large objects fit) for the life of the process; close it last.
-  Authentication (bearer tokens, with the in-cluster refresh hook, client certificates) comes
-  from that ``ApiClient``'s configuration; requests go straight to its aiohttp session with
-  plain dicts in and out. No model objects are built: speed matters and the cache holds dicts.
+* One :class:`RestClient` owns one :class:`~mpi_controller.runtime.kubeauth.ApiSession` (or a
+  ``kubernetes_asyncio`` ``ApiClient``, which has the same shape: one aiohttp session, one
+  connection pool, ``read_bufsize`` 2 MiB so large objects fit) for the life of the process;
+  close it last. Authentication (bearer tokens, with the in-cluster refresh hook, exec plugins,
+  client certificates) comes from its ``kubernetes_asyncio`` configuration, loaded without the
+  generated models and APIs (:mod:`~mpi_controller.runtime.kubeauth`); requests go straight
+  to its aiohttp session with plain dicts in and out. No model objects are built: speed
+  matters and the cache holds dicts.
   The proxy (``$HTTPS_PROXY``/``$NO_PROXY``) is resolved once, when the client is made: the
   session's per-request environment and ``~/.netrc`` lookups (``trust_env``), each a hop to a
   thread, are turned off (they cost ~10% of the controller's CPU under load).
@@ -42,6 +44,7 @@ from mpi_controller.kube.resources import Resource
 from mpi_controller.runtime.clock import Clock, LoopClock
 from mpi_controller.runtime.codec import Codec, dumps, loads
 from mpi_controller.runtime.errors import ApiError, transport_error
+from mpi_controller.runtime.kubeauth import ApiSession, kube_auth
 from mpi_controller.runtime.kubeclient import PATCH_CONTENT_TYPES, PatchType
 from mpi_controller.runtime.kubeconfig import (
     DEFAULT_KUBECONFIG,
@@ -139,11 +142,10 @@ class RestClient:
         cls, path: str | None = None, context: str | None = None, **options: Any
     ) -> RestClient:
         """Load a kubeconfig (``path``, else ``$KUBECONFIG``, else ``~/.kube/config``)."""
-        from kubernetes_asyncio import client, config
-
-        cfg = client.Configuration()
+        auth = kube_auth()
+        cfg = auth.Configuration()
         path = path or os.environ.get("KUBECONFIG") or _DEFAULT_KUBECONFIG
-        await config.load_kube_config(
+        await auth.load_kube_config(
             config_file=path, context=context, client_configuration=cfg, persist_config=False
         )
         return cls._with_configuration(cfg, options)
@@ -151,10 +153,9 @@ class RestClient:
     @classmethod
     async def from_incluster(cls, **options: Any) -> RestClient:
         """Use the pod's service account (the token file is re-read as it rotates)."""
-        from kubernetes_asyncio import client, config
-
-        cfg = client.Configuration()
-        config.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
+        auth = kube_auth()
+        cfg = auth.Configuration()
+        auth.load_incluster_config(client_configuration=cfg)
         return cls._with_configuration(cfg, options)
 
     @classmethod
@@ -166,9 +167,7 @@ class RestClient:
         ``$KUBECONFIG``, then ``~/.kube/config``, else in-cluster; ``master`` overrides the
         server. Raises :class:`ConfigError` (one line naming the file and the problem) when
         none of them gives a usable configuration; makes no request."""
-        from kubernetes_asyncio import client
-        from kubernetes_asyncio.config import ConfigException
-
+        auth = kube_auth()
         source = kubeconfig_source(kubeconfig)
         try:
             if source.paths:
@@ -178,13 +177,12 @@ class RestClient:
                 kube = await cls.from_incluster(**options)
                 target = Target(master.rstrip("/") or kube.host, "", "", "in-cluster")
             elif master:
-                cfg = client.Configuration()
-                kube = cls._with_configuration(cfg, options)
+                kube = cls._with_configuration(auth.Configuration(), options)
                 target = Target(master.rstrip("/"), "", "", f"--master {master}")
             else:
                 raise ConfigError("no kubeconfig: pass --kubeConfig, set $KUBECONFIG or create "
                                   f"{DEFAULT_KUBECONFIG} (or run in a pod)")
-        except (ConfigException, OSError, ValueError) as err:
+        except (auth.ConfigException, OSError, ValueError) as err:
             raise ConfigError(f"{source.origin}: {str(err).splitlines()[0]}") from None
         if master:
             kube.api_client.configuration.host = master.rstrip("/")
@@ -192,9 +190,7 @@ class RestClient:
 
     @classmethod
     def _with_configuration(cls, cfg: Any, options: dict[str, Any]) -> RestClient:
-        from kubernetes_asyncio import client
-
-        return cls(client.ApiClient(configuration=cfg), **options)
+        return cls(ApiSession(cfg), **options)
 
     async def close(self) -> None:
         await self.api_client.close()

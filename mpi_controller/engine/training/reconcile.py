@@ -266,7 +266,7 @@ class TrainingReconcile:
     async def fail_at_limit(self, pods: list[Obj], message: str) -> None:
         self.status.setdefault("completionTime", format_time(self.now))
         await self.clean_up(pods, finished=False)
-        self.ctx.emit(Event(NORMAL, self.reason("Failed"), message))
+        self.ctx.emit(Event(NORMAL, self.reason("Failed"), message, terminal=True))
         self.set(CONDITION_FAILED, "True", "Failed", message)
 
     # -- replicas ----------------------------------------------------------------------------
@@ -325,7 +325,7 @@ class TrainingReconcile:
             elif action.fail:
                 message = (f'job "{self.name}" is failing because "{spec.rtype}" replica(s) '
                            "failed.")
-                self.ctx.emit(Event(WARNING, self.reason("Failed"), message))
+                self.ctx.emit(Event(WARNING, self.reason("Failed"), message, terminal=True))
                 self.set(CONDITION_FAILED, "True", "Failed", message)
         return [meta["name"]] if delete else []
 

@@ -100,7 +100,7 @@ class StatusRules:
                       now=self.now)
 
     def finish(self, condition_type: str, what: str, message: str) -> None:
-        self.events.append(Event(NORMAL, reason(self.kind, what), message))
+        self.events.append(Event(NORMAL, reason(self.kind, what), message, terminal=True))
         self.status.setdefault("completionTime", format_time(self.now))
         self.condition(condition_type, what, message)
 

@@ -65,11 +65,11 @@ def count_replicas(key: str, launcher: Mapping[str, Any] | None,
         if phase == "Succeeded":
             counts["succeeded"] = 1
             events.append(Event(NORMAL, EVENT_PLURAL_SUCCEEDED,
-                                f"MPIJob {key} successfully completed."))
+                                f"MPIJob {key} successfully completed.", terminal=True))
         elif phase == "Failed":
             counts["failed"] = 1
             events.append(Event(WARNING, _reason(launcher) or constants.REASON_MPIJOB_FAILED,
-                                f"MPIJob {key} has failed"))
+                                f"MPIJob {key} has failed", terminal=True))
         elif phase == "Running":
             counts["active"] = 1
         statuses[constants.REPLICA_TYPE_LAUNCHER] = counts
@@ -110,7 +110,8 @@ def update_job_status(name: str, specs: Mapping[str, ReplicaSpec], status: Obj, 
                           f"MPIJob {name} is running.")
             if spec.replicas - succeeded == 0:
                 message = f"MPIJob {name} is successfully completed."
-                events.append(Event(NORMAL, constants.REASON_MPIJOB_SUCCEEDED, message))
+                events.append(Event(NORMAL, constants.REASON_MPIJOB_SUCCEEDED, message,
+                                    terminal=True))
                 status.setdefault("completionTime", format_time(now))
                 condition(CONDITION_SUCCEEDED, constants.REASON_MPIJOB_SUCCEEDED, message)
                 return events
@@ -122,7 +123,8 @@ def update_job_status(name: str, specs: Mapping[str, ReplicaSpec], status: Obj, 
                 condition(CONDITION_RESTARTING, "MPIJobRestarting", message)
             else:
                 message = f"MPIJob {name} is failed because {what}"
-                events.append(Event(NORMAL, constants.REASON_MPIJOB_FAILED, message))
+                events.append(Event(NORMAL, constants.REASON_MPIJOB_FAILED, message,
+                                    terminal=True))
                 status.setdefault("completionTime", format_time(now))
                 condition(CONDITION_FAILED, REASON_FAILED, message)
     return events

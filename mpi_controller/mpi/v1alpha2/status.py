@@ -80,12 +80,14 @@ def update_status(status: Obj, key: str, *, launcher: Mapping[str, Any] | None,
         replicas[constants.REPLICA_TYPE_LAUNCHER] = counts
         if _job_condition(launcher, "Complete"):
             message = f"MPIJob {key} successfully completed."
-            change.events.append(Event(NORMAL, constants.REASON_MPIJOB_SUCCEEDED, message))
+            change.events.append(Event(NORMAL, constants.REASON_MPIJOB_SUCCEEDED, message,
+                                       terminal=True))
             status.setdefault("completionTime", format_time(now))
             condition(constants.CONDITION_SUCCEEDED, constants.REASON_MPIJOB_SUCCEEDED, message)
         elif _job_condition(launcher, "Failed"):
             message = f"MPIJob {key} has failed"
-            change.events.append(Event(WARNING, constants.REASON_MPIJOB_FAILED, message))
+            change.events.append(Event(WARNING, constants.REASON_MPIJOB_FAILED, message,
+                                       terminal=True))
             status.setdefault("completionTime", format_time(now))
             condition(constants.CONDITION_FAILED, constants.REASON_MPIJOB_FAILED, message)
         elif counts.get("failed"):

@@ -192,3 +192,91 @@ def test_full_queue_drops_instead_of_blocking() -> None:
     for i in range(5):
         recorder.event(JOB, "Normal", "R", str(i))
     assert recorder.dropped == 3
+
+
+async def test_identical_pending_events_coalesce_before_taking_queue_space() -> None:
+    """A repeat of an event still queued raises its count (and lastTimestamp) instead of
+    taking a place: five identical warnings and one other event fit a queue of two."""
+    client, wall = FakeClient(), Wall()
+    recorder = EventRecorder(client, "c", wall=wall, queue_size=2)  # type: ignore[arg-type]
+    for _ in range(5):
+        recorder.event(JOB, "Warning", "ErrResourceExists", "exists")
+        wall.now += timedelta(seconds=1)
+    recorder.event(JOB, "Normal", "Other", "m")
+    recorder.event(JOB, "Normal", "Third", "m")  # the queue holds two distinct events
+    assert (recorder.coalesced, recorder.dropped) == (4, 1)
+    async with asyncio.TaskGroup() as tg:
+        task = tg.create_task(recorder.run())
+        await recorder.flush()
+        task.cancel()
+    assert [(verb, body["reason"], body["count"], body["firstTimestamp"], body["lastTimestamp"])
+            for verb, _ns, body in client.calls] == [
+        ("create", "ErrResourceExists", 5, "2026-01-02T03:04:05Z", "2026-01-02T03:04:09Z"),
+        ("create", "Other", 1, "2026-01-02T03:04:10Z", "2026-01-02T03:04:10Z")]
+
+
+async def test_a_pending_repeat_of_a_written_event_patches_the_sum(
+    rec: tuple[EventRecorder, FakeClient, Wall, ManualClock],
+) -> None:
+    recorder, client, wall, _ = rec
+    recorder.event(JOB, "Warning", "FailedCreatePod", "exists")
+    await recorder.flush()
+    name = client.calls[0][2]["metadata"]["name"]
+    for _ in range(3):  # queued together while the writer waits
+        wall.now += timedelta(seconds=1)
+        recorder.event(JOB, "Warning", "FailedCreatePod", "exists")
+    await recorder.flush()
+    assert client.calls[1:] == [
+        ("patch", "ns", name, {"count": 4, "lastTimestamp": "2026-01-02T03:04:08Z"})]
+
+
+async def test_terminal_events_are_kept_when_the_queue_is_full() -> None:
+    """A job's end (``keep=True``) is queued past the bound, and written, while ordinary
+    events beyond it are dropped."""
+    client = FakeClient()
+    recorder = EventRecorder(client, "c", queue_size=1)  # type: ignore[arg-type]
+    recorder.event(JOB, "Normal", "SuccessfulCreatePod", "a")
+    recorder.event(JOB, "Normal", "SuccessfulCreatePod", "b")
+    recorder.event(JOB, "Normal", "TFJobSucceeded", "done", keep=True)
+    recorder.event(JOB, "Warning", "TFJobFailed", "failed", keep=True)
+    assert recorder.dropped == 1
+    async with asyncio.TaskGroup() as tg:
+        task = tg.create_task(recorder.run())
+        await recorder.flush()
+        task.cancel()
+    assert [(body["reason"], body["message"]) for _v, _ns, body in client.calls] == [
+        ("SuccessfulCreatePod", "a"), ("TFJobSucceeded", "done"), ("TFJobFailed", "failed")]
+
+
+class GatedClient(FakeClient):
+    """Creates wait until ``gate`` is set."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = asyncio.Event()
+
+    async def create(self, resource: Resource, body: Obj, *, namespace: str | None = None) -> Obj:
+        self.calls.append(("create", namespace, body))
+        await self.gate.wait()
+        return body
+
+
+async def test_writers_work_at_once_but_never_on_the_same_event() -> None:
+    """While the first write of an event waits on the API server, another writer writes a
+    different event; a repeat of the first waits for it and is then counted by a patch."""
+    client = GatedClient()
+    recorder = EventRecorder(client, "c", writers=2)  # type: ignore[arg-type]
+    async with asyncio.TaskGroup() as tg:
+        task = tg.create_task(recorder.run())
+        recorder.event(JOB, "Warning", "FailedCreatePod", "exists")
+        await settle()
+        recorder.event(JOB, "Warning", "FailedCreatePod", "exists")
+        recorder.event(JOB, "Normal", "Other", "m")
+        await settle()
+        assert [(c[0], c[2]["reason"]) for c in client.calls] == [
+            ("create", "FailedCreatePod"), ("create", "Other")]
+        client.gate.set()
+        await recorder.flush()
+        task.cancel()
+    assert [c[0] for c in client.calls] == ["create", "create", "patch"]
+    assert client.calls[2][3]["count"] == 2

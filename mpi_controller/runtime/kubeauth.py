@@ -1,0 +1,125 @@
+"""``kubernetes_asyncio``'s configuration and authentication without its generated API.
+
+The controller talks to the API server with plain dicts (:mod:`mpi_controller.runtime.rest`);
+what it takes from ``kubernetes_asyncio`` is the part that is hard to get right: kubeconfig
+loading (merged files, client certificates, CA data, ``exec`` credential plugins, OIDC and GCP
+auth providers, token refresh) and the in-cluster service account (its token re-read as it
+rotates). Importing ``kubernetes_asyncio.client`` as a package runs its ``__init__``, which
+imports every generated model and API class: ~34 MB of RSS and ~0.3 s of CPU that an idle
+controller would carry for nothing (``docs/benchmarks.md``, "Memory").
+
+Contract:
+
+* :func:`kube_auth` returns the library's own ``Configuration``, ``RESTClientObject``,
+  ``load_kube_config``, ``load_incluster_config`` and ``ConfigException``; no module of
+  ``kubernetes_asyncio.client.api`` or ``kubernetes_asyncio.client.models`` is imported.
+* When ``kubernetes_asyncio.client`` is already imported (another part of the process uses the
+  generated API), those are taken from it. Otherwise the few source modules needed are loaded
+  under the package's names with its two package ``__init__`` files left out, and
+  ``sys.modules`` is then put back exactly as it was: a later ``import
+  kubernetes_asyncio.client`` anywhere in the process loads the whole package as usual, with
+  classes of its own (our configuration objects are never passed to it).
+* :class:`ApiSession` stands where ``kubernetes_asyncio``'s ``ApiClient`` stood for
+  :class:`~mpi_controller.runtime.rest.RestClient`: a ``configuration`` and a ``rest_client``
+  (the aiohttp session with the configuration's TLS settings, proxy and ``tls_server_name``),
+  and :meth:`ApiSession.close`.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import importlib.util
+import os
+import sys
+import types
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["ApiSession", "KubeAuth", "kube_auth"]
+
+_PACKAGE = "kubernetes_asyncio"
+# Leaf modules first: each only imports those before it (and the two packages).
+_MODULES = ("client.exceptions", "client.configuration", "client.rest",
+            "config.config_exception", "config.dateutil", "config.exec_provider",
+            "config.google_auth", "config.openid", "config.kube_config",
+            "config.incluster_config")
+
+
+@dataclass(frozen=True)
+class KubeAuth:
+    """What the controller uses of ``kubernetes_asyncio`` (see the module docstring)."""
+
+    Configuration: Any
+    RESTClientObject: Any
+    load_kube_config: Any
+    load_incluster_config: Any
+    ConfigException: type[Exception]
+
+
+class ApiSession:
+    """A configuration and the aiohttp session made from it (``rest_client.pool_manager``)."""
+
+    def __init__(self, configuration: Any) -> None:
+        self.configuration = configuration
+        self.rest_client = kube_auth().RESTClientObject(configuration)
+
+    async def close(self) -> None:
+        await self.rest_client.close()
+
+
+@functools.cache
+def kube_auth() -> KubeAuth:
+    """The configuration and authentication pieces, loaded once per process."""
+    if f"{_PACKAGE}.client" in sys.modules:
+        return _from_package()
+    return _load_without_generated_api()
+
+
+def _from_package() -> KubeAuth:
+    from kubernetes_asyncio import client, config
+    from kubernetes_asyncio.client import rest
+
+    return KubeAuth(client.Configuration, rest.RESTClientObject, config.load_kube_config,
+                    config.load_incluster_config, config.ConfigException)
+
+
+class _FullApiClient:
+    """Stands for ``ApiClient`` in ``kube_config`` (its ``new_client_from_config*``, which the
+    controller never calls): builds the real one, importing the whole package then."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        from kubernetes_asyncio.client.api_client import ApiClient
+
+        return ApiClient(*args, **kwargs)
+
+
+def _load_without_generated_api() -> KubeAuth:
+    spec = importlib.util.find_spec(_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError(f"{_PACKAGE} is not installed")
+    root = next(iter(spec.submodule_search_locations))
+    before = {name: mod for name, mod in sys.modules.items()
+              if name == _PACKAGE or name.startswith(f"{_PACKAGE}.")}
+    try:
+        for name, sub in ((_PACKAGE, ""), (f"{_PACKAGE}.client", "client"),
+                          (f"{_PACKAGE}.config", "config")):
+            package = types.ModuleType(name)
+            package.__path__ = [os.path.join(root, sub)] if sub else [root]
+            sys.modules[name] = package
+        client = sys.modules[f"{_PACKAGE}.client"]
+        loaded: dict[str, types.ModuleType] = {}
+        for sub in _MODULES:
+            if sub == "config.kube_config":  # it imports these two from the package
+                client.Configuration = loaded["client.configuration"].Configuration  # type: ignore[attr-defined]
+                client.ApiClient = _FullApiClient  # type: ignore[attr-defined]
+            loaded[sub] = importlib.import_module(f"{_PACKAGE}.{sub}")
+    finally:
+        for name in [n for n in sys.modules if n == _PACKAGE or n.startswith(f"{_PACKAGE}.")]:
+            del sys.modules[name]
+        sys.modules.update(before)
+    return KubeAuth(loaded["client.configuration"].Configuration,
+                    loaded["client.rest"].RESTClientObject,
+                    loaded["config.kube_config"].load_kube_config,
+                    loaded["config.incluster_config"].load_incluster_config,
+                    loaded["config.config_exception"].ConfigException)

@@ -1,0 +1,63 @@
+"""The controller's client authenticates through kubernetes_asyncio's kubeconfig loader (here an
+``exec`` credential plugin) without importing the library's generated models and APIs, and
+leaves the package importable as usual in the same process."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[3]
+
+SCRIPT = r"""
+import asyncio, json, sys
+import mpi_controller.app  # everything `mpi-controller run` imports
+from mpi_controller.runtime.rest import RestClient
+
+async def main():
+    kube, target = await RestClient.connect(sys.argv[1])
+    headers = await kube._headers(None)
+    await kube.close()
+    loaded = sorted(m for m in sys.modules if m.startswith("kubernetes_asyncio"))
+    from kubernetes_asyncio import client  # a normal import afterwards loads the whole package
+    return {"auth": headers.get("authorization"), "host": kube.host, "loaded": loaded,
+            "api_after": hasattr(client, "CoreV1Api"),
+            "shared_class": type(kube.api_client.configuration) is client.Configuration}
+
+print(json.dumps(asyncio.run(main())))
+"""
+
+CREDENTIAL = {"apiVersion": "client.authentication.k8s.io/v1beta1", "kind": "ExecCredential",
+              "status": {"token": "from-exec-plugin"}}
+
+
+def _kubeconfig(path: Path) -> None:
+    path.write_text(json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "k", "cluster": {"server": "https://127.0.0.1:6443",
+                                               "insecure-skip-tls-verify": True}}],
+        "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}],
+        "users": [{"name": "u", "user": {"exec": {
+            "apiVersion": "client.authentication.k8s.io/v1beta1", "command": sys.executable,
+            "args": ["-c", f"print({json.dumps(json.dumps(CREDENTIAL))})"]}}}],
+    }))
+
+
+def test_the_runtime_authenticates_without_the_generated_models(tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    _kubeconfig(kubeconfig)
+    done = subprocess.run([sys.executable, "-c", SCRIPT, str(kubeconfig)], check=True,
+                          capture_output=True, text=True, cwd=REPO)
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    assert got == {"auth": "Bearer from-exec-plugin", "host": "https://127.0.0.1:6443",
+                   "loaded": [], "api_after": True, "shared_class": False}
+
+
+def test_with_the_package_already_imported_its_classes_are_used() -> None:
+    from kubernetes_asyncio import client
+
+    from mpi_controller.runtime.kubeauth import _from_package
+
+    assert _from_package().Configuration is client.Configuration
