@@ -81,7 +81,7 @@ def test_the_trainjob_kind_records_jobsets_and_needs_the_jobset_addon() -> None:
     assert kind.addons == ("jobset",)
     assert JOBSETS in kind.children
     assert kind.optional == POD_GROUPS
-    assert kind.crds["ours"]() == REPO / "deploy/crd/trainer.kubeflow.org_trainjobs.yaml"
+    assert kind.crds["ours"]() == REPO / "deploy/crd/trainjob/trainer.kubeflow.org_trainjobs.yaml"
     assert kind.resource().path("ns") == \
         "/apis/trainer.kubeflow.org/v1alpha1/namespaces/ns/trainjobs"
     assert kind.ours_flags(["--controller-threads", "4"]) == ["--threadiness", "4"]
