@@ -28,15 +28,15 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Iterator, Mapping
-from typing import Any
-
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec
+from typing import TYPE_CHECKING, Any
 
 from mpi_controller.trainjob import constants
 from mpi_controller.trainjob.apply import upsert_env, upsert_volume_mounts, upsert_volumes
 from mpi_controller.trainjob.info import PodSet, RuntimeInfo
 from mpi_controller.trainjob.torch import gpus_per_node, node_resources
+
+if TYPE_CHECKING:  # cryptography's bindings cost ~8 MB of RSS: imported when a key is made
+    from cryptography.hazmat.primitives.asymmetric import ec
 
 __all__ = ["HOSTFILE_SUFFIX", "LAUNCHER", "SSH_SUFFIX", "endpoints", "enforce_mpi",
            "hostfile_configmap", "owner_reference", "ssh_auth_secret"]
@@ -154,6 +154,9 @@ def hostfile_configmap(info: RuntimeInfo, trainjob: Mapping[str, Any]) -> Obj:
 def ssh_auth_secret(trainjob: Mapping[str, Any],
                     key: ec.EllipticCurvePrivateKey | None = None) -> Obj:
     """The SSH Secret (module doc); ``key`` for a deterministic one (tests)."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
     key = key or ec.generate_private_key(ec.SECP521R1())
     private = key.private_bytes(serialization.Encoding.PEM,
                                 serialization.PrivateFormat.TraditionalOpenSSL,

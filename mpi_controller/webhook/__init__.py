@@ -20,6 +20,7 @@ import os
 import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from mpi_controller.kube.jsonvalue import Obj
 from mpi_controller.kube.resources import Resource
@@ -28,10 +29,12 @@ from mpi_controller.runtime.clock import Clock
 from mpi_controller.runtime.https import HttpsServer
 from mpi_controller.runtime.kubeclient import KubeClient
 from mpi_controller.runtime.manager import Runnable
-from mpi_controller.webhook.certmanager import CertConfig, CertificateFiles, CertificateManager
-from mpi_controller.webhook.certs import Identity
 from mpi_controller.webhook.registry import WebhookRegistry, default_registry
 from mpi_controller.webhook.server import MAX_BODY, webhook_routes
+
+if TYPE_CHECKING:  # the certificates' modules load cryptography (~8 MB of RSS): imported when
+    # the webhook is built
+    from mpi_controller.webhook.certs import Identity
 
 __all__ = ["WebhookOptions", "build_webhook", "default_registry", "webhook_identity"]
 
@@ -74,6 +77,8 @@ class WebhookOptions:
 def webhook_identity(opts: WebhookOptions, namespace: str) -> Identity:
     """The names the serving certificate needs: ``<service>.<namespace>.svc``, and the host of
     ``--webhook-url``."""
+    from mpi_controller.webhook.certs import Identity
+
     dns = [f"{opts.service_name}.{namespace}.svc"]
     ips: list[str] = []
     host = urllib.parse.urlsplit(opts.url).hostname if opts.url else None
@@ -89,6 +94,8 @@ def build_webhook(client: KubeClient, opts: WebhookOptions, *, namespace: str,
                   registry: WebhookRegistry | None = None, clock: Clock | None = None,
                   wall: Callable[[], dt.datetime] = utcnow) -> list[Runnable]:
     """The HTTPS server and its certificate source, as every-replica runnables."""
+    from mpi_controller.webhook.certmanager import CertConfig, CertificateFiles, CertificateManager
+
     registry = registry or default_registry()
     host = urllib.parse.urlsplit(opts.url).hostname if opts.url else None
     async def lookup(resource: Resource, name: str, namespace: str | None) -> Obj:
