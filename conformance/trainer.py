@@ -43,8 +43,13 @@ import yaml
 
 from conformance import operators
 from conformance.differential import ensure_namespace, install_crd, read_crd, wait
-from conformance.kube import ApiError, Kube
-from conformance.training_operator import PRIVATE_TMP, PrivateTmpProcess, mount_namespace_command
+from conformance.kube import Kube
+from conformance.training_operator import (
+    PRIVATE_TMP,
+    PrivateTmpProcess,
+    empty_secret,
+    mount_namespace_command,
+)
 from tests.processes import OperatorProcess, free_port
 
 Obj = dict[str, Any]
@@ -134,13 +139,7 @@ def _pairs(flags: list[str]) -> list[tuple[str, str]]:
 
 def prepare(kube: Kube) -> None:
     """The namespace, the (empty) Secret and the two webhook configurations."""
-    ensure_namespace(kube, NAMESPACE)
-    try:
-        kube.create(f"/api/v1/namespaces/{NAMESPACE}/secrets",
-                    {"metadata": {"name": SECRET, "namespace": NAMESPACE}})
-    except ApiError as err:
-        if err.status != 409:
-            raise
+    empty_secret(kube, NAMESPACE, SECRET)
     kube.create_or_replace(webhook_configuration("Validating", VALIDATING))
     kube.create_or_replace(webhook_configuration("Mutating", MUTATING))
 

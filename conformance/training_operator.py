@@ -74,6 +74,18 @@ def webhook_configuration() -> dict[str, Any]:
     }
 
 
+def empty_secret(kube: Kube, namespace: str, name: str) -> None:
+    """The namespace and an empty Secret in it (kept when it exists), for the operator's
+    certificate rotator to fill."""
+    ensure_namespace(kube, namespace)
+    try:
+        kube.create(f"/api/v1/namespaces/{namespace}/secrets",
+                    {"metadata": {"name": name, "namespace": namespace}})
+    except ApiError as err:
+        if err.status != 409:
+            raise
+
+
 def schemes_of(flags: list[str]) -> list[str]:
     """The ``--enable-scheme`` values of ``flags`` (both spellings), lower case."""
     out = []
@@ -101,13 +113,7 @@ def prepare(kube: Kube, schemes: list[str]) -> None:
             if err.status != 404:
                 raise
             install_crd(kube, crd)
-    ensure_namespace(kube, NAMESPACE)
-    try:
-        kube.create(f"/api/v1/namespaces/{NAMESPACE}/secrets",
-                    {"metadata": {"name": SECRET, "namespace": NAMESPACE}})
-    except ApiError as err:
-        if err.status != 409:
-            raise
+    empty_secret(kube, NAMESPACE, SECRET)
     kube.create_or_replace(webhook_configuration())
 
 

@@ -746,3 +746,29 @@ def running(operator: Operator) -> Iterator[Operator]:
         yield operator
     finally:
         operator.stop()
+
+
+@contextlib.contextmanager
+def ours_for_module(addons: Addons, log_dir: Path, *flags: str) -> Iterator[Operator]:
+    """This controller (:class:`Operator` ``ours`` with ``flags``) for a test module; at the
+    end it must exit 0 on SIGTERM."""
+    operator = Operator(addons, "ours", log_dir, *flags)
+    operator.start()
+    yield operator
+    code = operator.stop()
+    assert code == 0, f"the controller exited {code} on SIGTERM:\n{operator.log()[-4000:]}"
+
+
+@contextlib.contextmanager
+def trainjob_controller(addons: Addons, log: Path) -> Iterator[None]:
+    """``mpi-controller run --enable-scheme trainjob`` as the cluster's admin, ready."""
+    from tests.processes import ControllerProcess
+
+    process = ControllerProcess(str(addons.kubeconfig), log, "--enable-scheme", "trainjob",
+                                "--no-leader-elect")
+    process.start()
+    try:
+        process.wait_ready(120)
+        yield
+    finally:
+        process.stop()

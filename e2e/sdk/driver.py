@@ -27,11 +27,10 @@ conditions), ``conditions`` (``[type, status, reason, message]`` each), ``replic
 
 from __future__ import annotations
 
-import json
 import sys
-import time
 from typing import Any
 
+from driving import delete_and_list, run
 from kubeflow.training import TrainingClient, constants
 from kubeflow.training.api_client import ApiClient
 from kubeflow.training.utils import utils
@@ -67,27 +66,9 @@ def drive(scenario: dict[str, Any], out: dict[str, Any]) -> None:
     out["pods"] = sdk.get_job_pod_names(name)
     out["master_pods"] = sdk.get_job_pod_names(name, is_master=True)
     out["listed"] = [j.metadata.name for j in sdk.list_jobs()]
-    sdk.delete_job(name)
-    deadline = time.monotonic() + 60
-    while True:
-        listed = [j.metadata.name for j in sdk.list_jobs()]
-        if name not in listed or time.monotonic() > deadline:
-            break
-        time.sleep(0.2)
-    out["listed_after_delete"] = listed
-
-
-def main() -> int:
-    scenario = json.load(sys.stdin)
-    out: dict[str, Any] = {}
-    try:
-        drive(scenario, out)
-    except Exception as exc:  # reported to the test, which shows it
-        out["error"] = f"{type(exc).__name__}: {exc}"
-    json.dump(out, sys.stdout, sort_keys=True)
-    sys.stdout.write("\n")
-    return 0
+    delete_and_list(lambda: sdk.delete_job(name),
+                    lambda: [j.metadata.name for j in sdk.list_jobs()], name, out)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run(drive))

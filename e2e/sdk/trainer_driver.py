@@ -31,11 +31,10 @@ replicated Job's name, parallelism and ``node`` container's command); on an exce
 
 from __future__ import annotations
 
-import json
 import sys
-import time
 from typing import Any
 
+from driving import delete_and_list, run
 from kubeflow.trainer import CustomTrainer, KubernetesBackendConfig, TrainerClient
 from kubernetes import client, config
 
@@ -94,27 +93,9 @@ def drive(scenario: dict[str, Any], out: dict[str, Any]) -> None:
                       "command": next(c.get("command") for c in r["template"]["spec"]["template"]
                                       ["spec"]["containers"] if c["name"] == "node")}
                      for r in jobset["spec"]["replicatedJobs"]]
-    sdk.delete_job(name)
-    deadline = time.monotonic() + 60
-    while True:
-        listed = [j.name for j in sdk.list_jobs()]
-        if name not in listed or time.monotonic() > deadline:
-            break
-        time.sleep(0.2)
-    out["listed_after_delete"] = listed
-
-
-def main() -> int:
-    scenario = json.load(sys.stdin)
-    out: dict[str, Any] = {}
-    try:
-        drive(scenario, out)
-    except Exception as exc:  # reported to the test, which shows it
-        out["error"] = f"{type(exc).__name__}: {exc}"
-    json.dump(out, sys.stdout, sort_keys=True, default=str)
-    sys.stdout.write("\n")
-    return 0
+    delete_and_list(lambda: sdk.delete_job(name), lambda: [j.name for j in sdk.list_jobs()],
+                    name, out)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run(drive))

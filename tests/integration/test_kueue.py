@@ -60,6 +60,7 @@ from tests.addons import (
     kueue_env,
     kueue_job_events,
     open_addons,
+    ours_for_module,
     templates,
     wait_job,
     workload_priority_class,
@@ -90,11 +91,8 @@ def addons() -> Iterator[Addons]:
 @pytest.fixture(scope="module")
 def controller(addons: Addons, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Operator]:
     """This controller (every kind, no gang scheduling), for the module."""
-    operator = Operator(addons, "ours", tmp_path_factory.mktemp("kueue"))
-    operator.start()
-    yield operator
-    code = operator.stop()
-    assert code == 0, f"the controller exited {code} on SIGTERM:\n{operator.log()[-4000:]}"
+    with ours_for_module(addons, tmp_path_factory.mktemp("kueue")) as operator:
+        yield operator
 
 
 @pytest.fixture

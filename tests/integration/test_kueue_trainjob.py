@@ -53,6 +53,7 @@ from tests.addons import (
     condition,
     kueue_env,
     open_addons,
+    ours_for_module,
     workload_when,
     workloads_of,
 )
@@ -77,12 +78,9 @@ def addons() -> Iterator[Addons]:
 
 @pytest.fixture(scope="module")
 def controller(addons: Addons, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Operator]:
-    operator = Operator(addons, "ours", tmp_path_factory.mktemp("kueue-trainjob"),
-                        "--enable-scheme", "trainjob")
-    operator.start()
-    yield operator
-    code = operator.stop()
-    assert code == 0, f"the controller exited {code} on SIGTERM:\n{operator.log()[-4000:]}"
+    with ours_for_module(addons, tmp_path_factory.mktemp("kueue-trainjob"),
+                         "--enable-scheme", "trainjob") as operator:
+        yield operator
 
 
 @pytest.fixture

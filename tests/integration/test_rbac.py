@@ -148,8 +148,9 @@ class Variant:
 
     # -- the job's life --------------------------------------------------------------------
 
-    def _wait(self, step: str, probe: Callable[[], bool]) -> bool:
-        deadline = time.monotonic() + STEP_TIMEOUT
+    def _wait(self, step: str, probe: Callable[[], bool], *, timeout: float = STEP_TIMEOUT,
+              interval: float = 0.5) -> bool:
+        deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:
                 if probe():
@@ -159,7 +160,7 @@ class Variant:
                 pass
             if self.exited():
                 break
-            time.sleep(0.5)
+            time.sleep(interval)
         self.failed_step = step
         return False
 
@@ -509,19 +510,7 @@ class TrainJobVariant(Variant):
                 and self._tj_cond("Suspended")())
 
     def _wait_long(self, step: str, probe: Callable[[], bool]) -> bool:
-        deadline = time.monotonic() + TJ_STEP_TIMEOUT
-        while time.monotonic() < deadline:
-            try:
-                if probe():
-                    self.steps.append(step)
-                    return True
-            except client.ApiException:
-                pass
-            if self.exited():
-                break
-            time.sleep(1.0)
-        self.failed_step = step
-        return False
+        return self._wait(step, probe, timeout=TJ_STEP_TIMEOUT, interval=1.0)
 
     def _webhook_reads(self) -> bool:
         """The TrainJob webhook's judge, reading through a client of the role's identity: a

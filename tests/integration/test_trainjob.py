@@ -27,8 +27,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from tests.addons import Addons, drop_namespace, new_namespace, open_addons
-from tests.processes import ControllerProcess
+from tests.addons import Addons, drop_namespace, new_namespace, open_addons, trainjob_controller
 from tests.support import HACK, REPO, wait_for
 
 pytestmark = pytest.mark.cluster
@@ -72,15 +71,8 @@ def addons() -> Iterator[Addons]:
 def controller(addons: Addons, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     _kubectl(addons, "apply", "--server-side", "--force-conflicts", "-k",
              str(REPO / "deploy" / "runtimes"))
-    log = tmp_path_factory.mktemp("trainjob") / "controller.log"
-    process = ControllerProcess(str(addons.kubeconfig), log, "--enable-scheme", "trainjob",
-                                "--no-leader-elect")
-    process.start()
-    try:
-        process.wait_ready(120)
+    with trainjob_controller(addons, tmp_path_factory.mktemp("trainjob") / "controller.log"):
         yield
-    finally:
-        process.stop()
 
 
 @pytest.fixture

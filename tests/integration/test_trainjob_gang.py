@@ -29,8 +29,14 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from tests.addons import Addons, NodePool, drop_namespace, new_namespace, open_addons
-from tests.processes import ControllerProcess
+from tests.addons import (
+    Addons,
+    NodePool,
+    drop_namespace,
+    new_namespace,
+    open_addons,
+    trainjob_controller,
+)
 from tests.support import HACK, REPO, unique_name, wait_for
 
 pytestmark = pytest.mark.cluster
@@ -82,15 +88,8 @@ def addons() -> Iterator[Addons]:
 
 @pytest.fixture(scope="module")
 def controller(addons: Addons, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    log = tmp_path_factory.mktemp("trainjob-gang") / "controller.log"
-    process = ControllerProcess(str(addons.kubeconfig), log, "--enable-scheme", "trainjob",
-                                "--no-leader-elect")
-    process.start()
-    try:
-        process.wait_ready(120)
+    with trainjob_controller(addons, tmp_path_factory.mktemp("trainjob-gang") / "controller.log"):
         yield
-    finally:
-        process.stop()
 
 
 @contextlib.contextmanager
