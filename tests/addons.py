@@ -616,10 +616,11 @@ class KueueEnv:
 
 
 @contextlib.contextmanager
-def kueue_env(addons: Addons, prefix: str = "kueue") -> Iterator[KueueEnv]:
-    """A namespace with its Kueue queues (:func:`make_queues`) and the flavor's nodes
-    (:func:`flavor_nodes`); all removed afterwards."""
-    namespace = new_namespace(addons, prefix)
+def kueue_env(addons: Addons, prefix: str = "kueue", *,
+              labels: Mapping[str, str] | None = None) -> Iterator[KueueEnv]:
+    """A namespace (with ``labels``) with its Kueue queues (:func:`make_queues`) and the
+    flavor's nodes (:func:`flavor_nodes`); all removed afterwards."""
+    namespace = new_namespace(addons, prefix, labels=labels)
     pool = NodePool(addons, namespace)
     queues: Queues | None = None
     log: PodLog | None = None

@@ -252,6 +252,7 @@ url, ca, kinds = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
 allowed = {("batch", "jobs")} | {("kubeflow.org", kind + "s") for kind in kinds}
 if sys.argv[4] == "trainjob":
     allowed.add(("trainer.kubeflow.org", "trainjobs"))
+TRAINJOB_LABEL = sys.argv[5]
 text, objects, decoder = sys.stdin.read(), [], json.JSONDecoder()
 position = 0
 while text[position:].strip():  # kubectl prints one JSON document per object
@@ -270,18 +271,26 @@ for obj in objects:
         if all(g == "kueue.x-k8s.io" or (g, r) in allowed for g, r in pairs):
             path = hook["clientConfig"]["service"]["path"]
             hook["clientConfig"] = {"url": url + path, "caBundle": ca}
+            if ("trainer.kubeflow.org", "trainjobs") in pairs:
+                # Only where a namespace asks for them (see kueue_trainjob).
+                selector = hook.setdefault("namespaceSelector", {})
+                selector.setdefault("matchLabels", {})[TRAINJOB_LABEL] = "true"
             hooks.append(hook)
     obj["webhooks"] = hooks
     out.append(obj)
 json.dump({"apiVersion": "v1", "kind": "List", "items": out}, sys.stdout)
 ' "https://127.0.0.1:$KUEUE_WEBHOOK_PORT" "$ca" "$(IFS=,; echo "${KUEUE_KUBEFLOW_KINDS[*]}")" \
-    "$(kueue_trainjob && echo trainjob)" \
+    "$(kueue_trainjob && echo trainjob)" "$KUEUE_TRAINJOB_NAMESPACE_LABEL" \
     | kubectl_ apply --server-side --force-conflicts -f - >/dev/null
 }
 
 # Kueue's TrainJob integration (trainer.kubeflow.org/trainjob) owns JobSets: it is enabled when
 # the JobSet CRD is installed (the jobset addon, started before Kueue), with the
-# trainer.kubeflow.org CRDs (deploy/crd/trainjob) installed before Kueue starts.
+# trainer.kubeflow.org CRDs (deploy/crd/trainjob) installed before Kueue starts. Its webhooks
+# give every TrainJob a runtime patch of Kueue's and judge its runtime, so on this shared test
+# cluster they act only in namespaces labelled $KUEUE_TRAINJOB_NAMESPACE_LABEL=true (the Kueue
+# TrainJob tests' namespaces), and the other TrainJob tests see the controller alone.
+KUEUE_TRAINJOB_NAMESPACE_LABEL=kueue-trainjob.addons-test.mpi-controller.io
 kueue_trainjob() {
   kubectl_ get crd jobsets.jobset.x-k8s.io >/dev/null 2>&1
 }

@@ -6,7 +6,8 @@ controller: what Kueue's own TrainJob e2e asserts of Kubeflow Trainer
 sigs.k8s.io/kueue v0.17.0).
 
 Each test has the namespace, ResourceFlavor (a node label and a toleration), 3-CPU ClusterQueue,
-LocalQueue and two tainted flavor nodes of :func:`tests.addons.kueue_env`. The TrainJobs run on
+LocalQueue and two tainted flavor nodes of :func:`tests.addons.kueue_env`; the namespace
+carries the label that Kueue's TrainJob webhooks select on the local cluster. The TrainJobs run on
 a namespaced copy of the shipped ``torch-distributed`` runtime whose pods carry the KWOK
 duration annotation, 1 CPU per node.
 
@@ -64,6 +65,9 @@ pytestmark = pytest.mark.cluster
 GROUP, VERSION = "trainer.kubeflow.org", "v1alpha1"
 JOBSET = ("jobset.x-k8s.io", "v1alpha2", "jobsets")
 KUEUE_MANAGER = "kueue.x-k8s.io/manager"
+KUEUE_TRAINJOB_NAMESPACE = "kueue-trainjob.addons-test.mpi-controller.io"
+"""The namespace label Kueue's TrainJob webhooks select on the local cluster (hack/lib/addons.sh:
+elsewhere they would give every TrainJob of the other tests a runtime patch of Kueue's)."""
 RUNTIME, LONG_RUNTIME = "torch-kwok", "torch-kwok-long"
 """Namespaced copies of torch-distributed whose pods end after 8 s, or run for an hour."""
 
@@ -85,7 +89,7 @@ def controller(addons: Addons, tmp_path_factory: pytest.TempPathFactory) -> Iter
 
 @pytest.fixture
 def env(addons: Addons, controller: Operator) -> Iterator[KueueEnv]:
-    with kueue_env(addons, "kueue-tj") as made:
+    with kueue_env(addons, "kueue-tj", labels={KUEUE_TRAINJOB_NAMESPACE: "true"}) as made:
         shipped = yaml.safe_load(Path(REPO, "deploy/runtimes/torch-distributed.yaml").read_text())
         for name, duration in ((RUNTIME, "8s"), (LONG_RUNTIME, "1h")):
             runtime = copy.deepcopy(shipped)
