@@ -17,19 +17,25 @@ mpijob``); ``tfjob`` (100 TFJobs x (2 PS + 4 workers) at once, ``--enable-scheme
 ``pytorchjob`` (100 PyTorchJobs x (1 master + 4 workers)) and ``pytorchjob-elastic`` (100
 elastic PyTorchJobs x 4 workers, each with an HPA), ``--enable-scheme pytorchjob``;
 ``xgboostjob`` (100 XGBoostJobs x (1 master + 4 workers)), ``paddlejob`` and ``jaxjob`` (100
-jobs x 4 workers each), each with its own ``--enable-scheme`` (``bench/training.py``). Writes
+jobs x 4 workers each), each with its own ``--enable-scheme`` (``bench/training.py``);
+``trainjob`` (50 TrainJobs x 2 nodes on a namespaced ``torch-distributed`` whose pods end after
+10 s, ``--enable-scheme trainjob``; the JobSet addon is started on the cluster first when it is
+not running, ``hack/local-cluster.sh up --addons jobset``; the children are the JobSets,
+success the ``Complete`` condition). Writes
 ``bench-results/<workload>.json``, then
 ``bench-results/bench.md`` (the table) and ``bench-results/bench.png`` (the plot) from every
 result present; ``--docs`` copies them to ``docs/performance.md`` and ``docs/bench.png``.
 Not a test: nothing asserts on timing.
 
-``--operators ours,go,training-operator`` also measures the reference operators (built by
+``--operators ours,go,training-operator,trainer`` also measures the reference operators (built by
 ``hack/reference-operators.sh``) with the same workloads, QPS, threads and observers: the Go
 operator (mpi-operator v0.8.2) the MPIJob workloads, training-operator v1.9.2 the ones of the
 training-operator kinds (``--controller-threads`` for ``--threadiness``; run as
-``conformance.training_operator`` does: its own mount namespace for its certificate files).
+``conformance.training_operator`` does: its own mount namespace for its certificate files),
+Kubeflow Trainer v2.3.0's manager the ``trainjob`` one (as ``conformance.trainer`` runs it: QPS,
+burst and ``--controller-threads`` become its configuration file).
 Their results are
-``bench-results/<workload>-go.json`` / ``-training-operator.json`` and
+``bench-results/<workload>-go.json`` / ``-training-operator.json`` / ``-trainer.json`` and
 ``bench-results/side-by-side.md`` puts each beside ours (ours / reference / ratio). The Go
 operator always runs leader election (its Lease requests are left out of the write counts) and
 is ready when it logs ``Started workers``, as is training-operator; the steady workload's jobs
@@ -38,7 +44,7 @@ are brought to Running once, then each operator is restarted on them.
     .venv/bin/python bench/harness.py --cluster-dir ~/.cache/mpi-controller/cluster-bench \\
         [--workloads burst,steady,wide,arrival,tfjob,pytorchjob,xgboostjob,...] \\
         [--scale 0.1] \\
-        [--operators ours,go,training-operator] [--docs]
+        [--operators ours,go,training-operator,trainer] [--docs]
 """
 
 from __future__ import annotations
@@ -255,6 +261,13 @@ class Cluster:
         with contextlib.suppress(client.ApiException):
             client.CoordinationV1Api(self.api).delete_namespaced_lease("mpi-operator",
                                                                        "mpi-operator")
+
+    def ensure_addon(self, addon: str) -> None:
+        """``addon`` running on this cluster (``hack/local-cluster.sh up --addons``: started
+        when it is not; the earlier workloads ran without it)."""
+        subprocess.run(["bash", str(REPO / "hack" / "local-cluster.sh"), "up", "--addons", addon],
+                       check=True, stdout=subprocess.DEVNULL,
+                       env={**os.environ, "MPI_CONTROLLER_CLUSTER_DIR": str(self.state)})
 
     def component_cpu(self) -> dict[str, float]:
         """CPU seconds so far of each control-plane process (from the cluster's pid files)."""
@@ -1018,6 +1031,7 @@ def trainjob(s: Settings) -> Obj:
     cluster's ``jobset`` addon) is the same under both."""
     kind = training.TRAINJOB
     jobs = s.n(50)
+    s.cluster.ensure_addon("jobset")
     trainer.install(Kube(s.cluster.admin_kubeconfig))
     shipped = yaml.safe_load((REPO / "deploy" / "runtimes" / "torch-distributed.yaml").read_text())
     group, version = kind.api_version.split("/")
@@ -1484,9 +1498,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="leave the MPIJob CRD's conversion webhook unserved (the API "
                              "server's v1 and v1alpha2 watch caches then fail and relist)")
     parser.add_argument("--operators", default="ours",
-                        help="comma-separated, of ours, go (the MPIJob workloads) and "
-                             "training-operator (the training-operator kinds' ones): which "
-                             "operators to measure")
+                        help="comma-separated, of ours, go (the MPIJob workloads), "
+                             "training-operator (the training-operator kinds' ones) and trainer "
+                             "(trainjob): which operators to measure")
     args = parser.parse_args(argv)
     RESULTS.mkdir(exist_ok=True)
     if not args.report_only:

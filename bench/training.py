@@ -107,9 +107,9 @@ KINDS = {k.workload: k for k in (TFJOB, PYTORCHJOB, PYTORCHJOB_ELASTIC, XGBOOSTJ
 class TrainJobWorkload:
     """The ``trainjob`` workload: TrainJobs of ``nodes`` nodes on a namespaced copy
     (:meth:`runtime`) of the shipped ``torch-distributed`` runtime whose pods carry the KWOK
-    duration, so they end after ``runs``. The operator only makes each TrainJob's JobSet (the
-    JobSet controller makes its Jobs, the Job controller the pods): "every child exists" is
-    the JobSet, "Succeeded" the TrainJob's ``Complete`` condition."""
+    duration, so they end after ``runs``. The operator only makes each TrainJob's JobSet and
+    runtime snapshot (the JobSet controller makes its Jobs, the Job controller the pods):
+    "every child exists" is the JobSet, "Succeeded" the TrainJob's ``Complete`` condition."""
 
     workload: str = "trainjob"
     kind: str = "TrainJob"
@@ -118,6 +118,7 @@ class TrainJobWorkload:
     runtime_name: str = "torch-kwok"
     nodes: int = 2
     children_per_job: int = 1  # the JobSet
+    companions: int = 1        # the runtime snapshot ConfigMap (<trainjob>-runtime-snapshot)
     success: str = "Complete"
 
     @property
@@ -126,8 +127,9 @@ class TrainJobWorkload:
 
     @property
     def min_writes(self) -> int:
-        """The JobSet's create and the status write that says ``Complete``."""
-        return self.children_per_job + 1
+        """The JobSet's and the runtime snapshot's creates and the status write that says
+        ``Complete`` (jobsStatus need not be written before)."""
+        return self.children_per_job + self.companions + 1
 
     def runtime(self, shipped: Obj, runs: str) -> Obj:
         """A namespaced TrainingRuntime: ``shipped`` (a ClusterTrainingRuntime) with
