@@ -17,19 +17,25 @@ mpijob``); ``tfjob`` (100 TFJobs x (2 PS + 4 workers) at once, ``--enable-scheme
 ``pytorchjob`` (100 PyTorchJobs x (1 master + 4 workers)) and ``pytorchjob-elastic`` (100
 elastic PyTorchJobs x 4 workers, each with an HPA), ``--enable-scheme pytorchjob``;
 ``xgboostjob`` (100 XGBoostJobs x (1 master + 4 workers)), ``paddlejob`` and ``jaxjob`` (100
-jobs x 4 workers each), each with its own ``--enable-scheme`` (``bench/training.py``). Writes
+jobs x 4 workers each), each with its own ``--enable-scheme`` (``bench/training.py``);
+``trainjob`` (50 TrainJobs x 2 nodes on a namespaced ``torch-distributed`` whose pods end after
+10 s, ``--enable-scheme trainjob``; the JobSet addon is started on the cluster first when it is
+not running, ``hack/local-cluster.sh up --addons jobset``; the children are the JobSets,
+success the ``Complete`` condition). Writes
 ``bench-results/<workload>.json``, then
 ``bench-results/bench.md`` (the table) and ``bench-results/bench.png`` (the plot) from every
 result present; ``--docs`` copies them to ``docs/performance.md`` and ``docs/bench.png``.
 Not a test: nothing asserts on timing.
 
-``--operators ours,go,training-operator`` also measures the reference operators (built by
+``--operators ours,go,training-operator,trainer`` also measures the reference operators (built by
 ``hack/reference-operators.sh``) with the same workloads, QPS, threads and observers: the Go
 operator (mpi-operator v0.8.2) the MPIJob workloads, training-operator v1.9.2 the ones of the
 training-operator kinds (``--controller-threads`` for ``--threadiness``; run as
-``conformance.training_operator`` does: its own mount namespace for its certificate files).
+``conformance.training_operator`` does: its own mount namespace for its certificate files),
+Kubeflow Trainer v2.3.0's manager the ``trainjob`` one (as ``conformance.trainer`` runs it: QPS,
+burst and ``--controller-threads`` become its configuration file).
 Their results are
-``bench-results/<workload>-go.json`` / ``-training-operator.json`` and
+``bench-results/<workload>-go.json`` / ``-training-operator.json`` / ``-trainer.json`` and
 ``bench-results/side-by-side.md`` puts each beside ours (ours / reference / ratio). The Go
 operator always runs leader election (its Lease requests are left out of the write counts) and
 is ready when it logs ``Started workers``, as is training-operator; the steady workload's jobs
@@ -38,7 +44,7 @@ are brought to Running once, then each operator is restarted on them.
     .venv/bin/python bench/harness.py --cluster-dir ~/.cache/mpi-controller/cluster-bench \\
         [--workloads burst,steady,wide,arrival,tfjob,pytorchjob,xgboostjob,...] \\
         [--scale 0.1] \\
-        [--operators ours,go,training-operator] [--docs]
+        [--operators ours,go,training-operator,trainer] [--docs]
 """
 
 from __future__ import annotations
@@ -69,9 +75,10 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 import training  # noqa: E402  (bench/training.py)
+import yaml  # noqa: E402
 from kubernetes import client, config  # noqa: E402
 
-from conformance import training_operator  # noqa: E402
+from conformance import trainer, training_operator  # noqa: E402
 from conformance.kube import Kube  # noqa: E402
 from mpi_controller.engine.pods import POD_CODEC, slim_pod  # noqa: E402
 from tests.mpijobs import GROUP, PLURAL, VERSION, small_job  # noqa: E402
@@ -81,17 +88,22 @@ from tests.webhooks import serving_webhooks  # noqa: E402
 
 RESULTS = REPO / "bench-results"
 MPI_WORKLOADS = ("burst", "steady", "wide", "arrival")
-WORKLOADS = (*MPI_WORKLOADS, *training.KINDS)
+WORKLOADS = (*MPI_WORKLOADS, *training.KINDS, training.TRAINJOB.workload)
 JOB_ROLE = "training.kubeflow.org/job-role"
 WRITE_VERBS = ("create", "update", "patch", "delete", "deletecollection")
 # The job kinds the observer follows: plural -> kind.
-JOB_KINDS = {PLURAL: "MPIJob", **{k.plural: k.kind for k in training.KINDS.values()}}
+JOB_KINDS = {PLURAL: "MPIJob", **{k.plural: k.kind for k in training.KINDS.values()},
+             training.TRAINJOB.plural: training.TRAINJOB.kind}
 CHILD_RESOURCES = ("pods", "jobs", "services", "configmaps", "secrets", "podgroups",
-                   "horizontalpodautoscalers", *JOB_KINDS)
+                   "horizontalpodautoscalers", "jobsets", *JOB_KINDS)
+# The condition that says a job succeeded: Succeeded, a TrainJob's Complete.
+SUCCESS = ("Succeeded", training.TRAINJOB.success)
 # The reference operator of each workload, and how its column is headed.
-REFERENCES = {"go": "Go (mpi-operator v0.8.2)", "training-operator": "training-operator v1.9.2"}
+REFERENCES = {"go": "Go (mpi-operator v0.8.2)", "training-operator": "training-operator v1.9.2",
+              "trainer": "Kubeflow Trainer v2.3.0"}
 REFERENCE_OF = {**{w: "go" for w in MPI_WORKLOADS},
-                **{w: "training-operator" for w in training.KINDS}}
+                **{w: "training-operator" for w in training.KINDS},
+                training.TRAINJOB.workload: "trainer"}
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 Obj = dict[str, Any]
 
@@ -188,6 +200,7 @@ class Cluster:
             if time.monotonic() - last_unblock > 5:
                 last_unblock = time.monotonic()
                 self._unblock_pods(name)
+                self._unblock_runtimes(name)
             return False
 
         wait_until(gone_or_unblock, timeout=timeout, what=f"namespace {name} to be deleted",
@@ -208,6 +221,18 @@ class Cluster:
                 with contextlib.suppress(client.ApiException):
                     self.core.patch_namespaced_pod(
                         meta["name"], namespace, {"metadata": {"finalizers": None}})
+
+    def _unblock_runtimes(self, namespace: str) -> None:
+        """Trainer's finalizer on a TrainingRuntime in use outlives its TrainJobs when the
+        manager has stopped before the namespace is deleted: clear it."""
+        group, version = training.TRAINJOB.api_version.split("/")
+        with contextlib.suppress(client.ApiException):
+            for rt in self.custom.list_namespaced_custom_object(
+                    group, version, namespace, "trainingruntimes")["items"]:
+                if rt["metadata"].get("finalizers"):
+                    self.custom.patch_namespaced_custom_object(
+                        group, version, namespace, "trainingruntimes", rt["metadata"]["name"],
+                        {"metadata": {"finalizers": None}})
 
     def create_job(self, namespace: str, body: Obj) -> float:
         """Create a job (its kind's plural from the body); returns the wall time just before
@@ -236,6 +261,13 @@ class Cluster:
         with contextlib.suppress(client.ApiException):
             client.CoordinationV1Api(self.api).delete_namespaced_lease("mpi-operator",
                                                                        "mpi-operator")
+
+    def ensure_addon(self, addon: str) -> None:
+        """``addon`` running on this cluster (``hack/local-cluster.sh up --addons``: started
+        when it is not; the earlier workloads ran without it)."""
+        subprocess.run(["bash", str(REPO / "hack" / "local-cluster.sh"), "up", "--addons", addon],
+                       check=True, stdout=subprocess.DEVNULL,
+                       env={**os.environ, "MPI_CONTROLLER_CLUSTER_DIR": str(self.state)})
 
     def component_cpu(self) -> dict[str, float]:
         """CPU seconds so far of each control-plane process (from the cluster's pid files)."""
@@ -277,6 +309,8 @@ class Observer:
         "mpijobs": f"/apis/{GROUP}/{VERSION}/namespaces/{{ns}}/{PLURAL}",
         **{k.plural: f"/apis/{k.api_version}/namespaces/{{ns}}/{k.plural}"
            for k in training.KINDS.values()},
+        "trainjobs": f"/apis/{training.TRAINJOB.api_version}/namespaces/{{ns}}/trainjobs",
+        "jobsets": "/apis/jobset.x-k8s.io/v1alpha2/namespaces/{ns}/jobsets",
         "pods": "/api/v1/namespaces/{ns}/pods",
         "jobs": "/apis/batch/v1/namespaces/{ns}/jobs",
         "services": "/api/v1/namespaces/{ns}/services",
@@ -360,7 +394,7 @@ class Observer:
                         continue
                     if cond.get("type") == "Running" and track.running_at is None:
                         track.running_at = now
-                    elif cond.get("type") == "Succeeded" and track.succeeded_at is None:
+                    elif cond.get("type") in SUCCESS and track.succeeded_at is None:
                         track.succeeded_at = now
                     elif cond.get("type") == "Failed" and track.failed_at is None:
                         track.failed_at = now
@@ -417,7 +451,8 @@ class ControllerProcess(OperatorProcess):
         self.health_port = free_port()
         self.operator = operator
         self.private_tmp: Path | None = None
-        threads = "--controller-threads" if operator == "training-operator" else "--threadiness"
+        threads = "--controller-threads" if operator in ("training-operator", "trainer") \
+            else "--threadiness"
         self.flags = ["--kube-api-qps", f"{qps:g}", "--kube-api-burst", str(burst),
                       threads, str(threadiness), *extra]
         env: dict[str, str] = {}
@@ -430,13 +465,19 @@ class ControllerProcess(OperatorProcess):
             self.flags += ["--enable-scheme", scheme]
             argv = self._training_operator(cluster, scheme, log_path)
             env = {"KUBECONFIG": str(cluster.controller_kubeconfig)}
+        elif operator == "trainer":
+            # --enable-scheme is ours (the manager serves TrainJob alone; its configuration
+            # leaves the flag out), the rest become its configuration file.
+            self.flags += ["--enable-scheme", scheme]
+            argv = self._trainer(cluster, log_path)
+            env = {"KUBECONFIG": str(cluster.controller_kubeconfig)}
         else:
             self.flags += ["--enable-scheme", scheme, "--no-leader-elect",
                            "--health-port", str(self.health_port), "--log-format", "json"]
             argv = [str(REPO / ".venv" / "bin" / "mpi-controller"), "run",
                     "--kubeConfig", str(cluster.controller_kubeconfig), *self.flags]
         super().__init__(operator, argv, log_path, env=env,
-                         ready_marker="" if operator == "ours" else
+                         ready_marker="" if operator in ("ours", "trainer") else
                          "Started workers" if operator == "go" else training_operator.READY)
         log_path.unlink(missing_ok=True)
         self.start()
@@ -465,6 +506,22 @@ class ControllerProcess(OperatorProcess):
         training_operator.write_certificates(self.private_tmp, files)
         return training_operator.command(self.private_tmp, self.flags)
 
+    def _trainer(self, cluster: Cluster, log_path: Path) -> list[str]:
+        """Trainer's manager's argv (its certificates and configuration file in a private /tmp;
+        its CRDs installed by the workload), as :class:`conformance.trainer.TrainerProcess`
+        runs it."""
+        kube = Kube(cluster.admin_kubeconfig)
+        subprocess.run(["bash", str(REPO / "hack" / "reference-operators.sh"), "build",
+                        "trainer"], check=True)
+        files = trainer.ready_certificates(kube, cluster.controller_kubeconfig,
+                                           log_path.with_suffix(".certificates.log"))
+        self.private_tmp = Path(tempfile.mkdtemp(prefix="trainer-tmp-"))
+        training_operator.write_certificates(self.private_tmp, files)
+        config = trainer.configuration(self.flags, webhook_port=free_port(),
+                                       metrics_port=free_port(), health_port=free_port())
+        (self.private_tmp / "config.yaml").write_text(yaml.safe_dump(config))
+        return trainer.command(self.private_tmp, Path("/tmp/config.yaml"))
+
     @property
     def samples(self) -> list[tuple[float, float, int]]:
         """(wall, cpu seconds, rss bytes) every 0.2 s."""
@@ -482,6 +539,8 @@ class ControllerProcess(OperatorProcess):
         return self.sampler.cpu()
 
     def ready(self) -> bool:
+        if self.operator == "trainer":
+            return trainer.is_ready(self.log())
         if self.operator != "ours":  # its log says when workers start
             return super().ready()
         return http_get(self.health_port, "/readyz")[0] == 200
@@ -965,6 +1024,41 @@ def training_burst(kind: training.TrainingKind) -> Callable[[Settings], Obj]:
     return run_workload
 
 
+def trainjob(s: Settings) -> Obj:
+    """50 TrainJobs (``--scale``) of 2 nodes on a namespaced ``torch-distributed`` whose pods
+    run 10 s, created at once; until every TrainJob is Complete. The CRDs and shipped runtimes
+    are installed first (both operators need them to start); the JobSet controller (the
+    cluster's ``jobset`` addon) is the same under both."""
+    kind = training.TRAINJOB
+    jobs = s.n(50)
+    s.cluster.ensure_addon("jobset")
+    trainer.install(Kube(s.cluster.admin_kubeconfig))
+    shipped = yaml.safe_load((REPO / "deploy" / "runtimes" / "torch-distributed.yaml").read_text())
+    group, version = kind.api_version.split("/")
+    with Run(s, kind.workload, kinds=(kind.plural, "jobsets"), scheme=kind.scheme) as run:
+        assert run.controller is not None
+        s.cluster.custom.create_namespaced_custom_object(
+            group, version, run.namespace, "trainingruntimes", kind.runtime(shipped, "10s"))
+        start, _, _ = _lifecycle(s, run, jobs=jobs, workers=kind.nodes, runs="10s", rate=None,
+                                 timeout=1800,
+                                 bodies=[kind.job(f"job-{i:04d}") for i in range(jobs)])
+        run.close_window(run.controller.started, jobs)
+        run.result["series"] = run.controller.series(start)
+        run.result["flags"] = run.controller.flags
+        run.result["nodes_per_job"] = kind.nodes
+    res = run.result
+    per_job = res["api_requests"].get("child_and_status_writes_per_job")
+    res["targets"] = [
+        target("writes per job lifecycle (JobSet + TrainJob status)", per_job,
+               f"(reported; minimum {kind.min_writes})", None),
+        target("time until every JobSet exists (s)", res["all_children_s"], "(reported)", None),
+        target("controller CPU per 2-node TrainJob lifecycle (ms)",
+               res["controller_cpu_ms_per_job"], "(reported)", None),
+        target("peak RSS (MB)", res["controller_peak_rss_mb"], "(reported)", None),
+    ]
+    return res
+
+
 def pod_cache_bytes(cluster: Cluster, namespace: str) -> tuple[float, int]:
     """(bytes per pod, pods) that the controller's pod cache holds for ``namespace``'s pods:
     their LIST body decoded and slimmed as the controller does it (``mpi_controller.engine.pods``)
@@ -1082,7 +1176,8 @@ def steady(s: Settings) -> Obj:
 
 RUNNERS: dict[str, Callable[[Settings], Obj]] = {
     "burst": burst, "steady": steady, "wide": wide, "arrival": arrival,
-    **{name: training_burst(kind) for name, kind in training.KINDS.items()}}
+    **{name: training_burst(kind) for name, kind in training.KINDS.items()},
+    training.TRAINJOB.workload: trainjob}
 
 
 # -- environment, table and plot ------------------------------------------------------------
@@ -1205,6 +1300,18 @@ SIDE_BY_SIDE: tuple[tuple[str, str, tuple[str, ...]], ...] = (
         ("controller CPU per job lifecycle (ms)", ("controller_cpu_ms_per_job",)),
         ("peak RSS (MB)", ("controller_peak_rss_mb",)),
         ("writes per job (children + status)",
+         ("api_requests", "child_and_status_writes_per_job")),
+        ("Event writes per job", ("api_requests", "event_writes_per_job")))),
+    *((training.TRAINJOB.workload, label, path) for label, path in (
+        ("whole lifecycle, create to every TrainJob Complete (s)", ("lifecycle_wall_s",)),
+        ("time until every JobSet exists (s)", ("all_children_s",)),
+        ("t_children (JobSet) p50 (s)", ("latency_s", "t_children", "p50")),
+        ("t_children (JobSet) p99 (s)", ("latency_s", "t_children", "p99")),
+        ("t_succeeded (Complete) p50 (s)", ("latency_s", "t_succeeded", "p50")),
+        ("t_succeeded (Complete) p99 (s)", ("latency_s", "t_succeeded", "p99")),
+        ("controller CPU per job lifecycle (ms)", ("controller_cpu_ms_per_job",)),
+        ("peak RSS (MB)", ("controller_peak_rss_mb",)),
+        ("writes per job (JobSet + TrainJob status)",
          ("api_requests", "child_and_status_writes_per_job")),
         ("Event writes per job", ("api_requests", "event_writes_per_job")))),
 )
@@ -1391,9 +1498,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="leave the MPIJob CRD's conversion webhook unserved (the API "
                              "server's v1 and v1alpha2 watch caches then fail and relist)")
     parser.add_argument("--operators", default="ours",
-                        help="comma-separated, of ours, go (the MPIJob workloads) and "
-                             "training-operator (the training-operator kinds' ones): which "
-                             "operators to measure")
+                        help="comma-separated, of ours, go (the MPIJob workloads), "
+                             "training-operator (the training-operator kinds' ones) and trainer "
+                             "(trainjob): which operators to measure")
     args = parser.parse_args(argv)
     RESULTS.mkdir(exist_ok=True)
     if not args.report_only:

@@ -103,10 +103,62 @@ KINDS = {k.workload: k for k in (TFJOB, PYTORCHJOB, PYTORCHJOB_ELASTIC, XGBOOSTJ
                                  JAXJOB)}
 
 
+@dataclass(frozen=True)
+class TrainJobWorkload:
+    """The ``trainjob`` workload: TrainJobs of ``nodes`` nodes on a namespaced copy
+    (:meth:`runtime`) of the shipped ``torch-distributed`` runtime whose pods carry the KWOK
+    duration, so they end after ``runs``. The operator only makes each TrainJob's JobSet and
+    runtime snapshot (the JobSet controller makes its Jobs, the Job controller the pods):
+    "every child exists" is the JobSet, "Succeeded" the TrainJob's ``Complete`` condition."""
+
+    workload: str = "trainjob"
+    kind: str = "TrainJob"
+    plural: str = "trainjobs"
+    api_version: str = "trainer.kubeflow.org/v1alpha1"
+    runtime_name: str = "torch-kwok"
+    nodes: int = 2
+    children_per_job: int = 1  # the JobSet
+    companions: int = 1        # the runtime snapshot ConfigMap (<trainjob>-runtime-snapshot)
+    success: str = "Complete"
+
+    @property
+    def scheme(self) -> str:
+        return "trainjob"
+
+    @property
+    def min_writes(self) -> int:
+        """The JobSet's and the runtime snapshot's creates and the status write that says
+        ``Complete`` (jobsStatus need not be written before)."""
+        return self.children_per_job + self.companions + 1
+
+    def runtime(self, shipped: Obj, runs: str) -> Obj:
+        """A namespaced TrainingRuntime: ``shipped`` (a ClusterTrainingRuntime) with
+        ``runs`` (Go duration) as the KWOK duration of every replicated Job's pods."""
+        body = copy.deepcopy(shipped)
+        body["kind"] = "TrainingRuntime"
+        body["metadata"] = {"name": self.runtime_name,
+                            "labels": dict(shipped["metadata"].get("labels") or {})}
+        for rjob in body["spec"]["template"]["spec"]["replicatedJobs"]:
+            pod = rjob["template"]["spec"]["template"]
+            pod.setdefault("metadata", {}).setdefault("annotations", {})[DURATION] = runs
+        return body
+
+    def job(self, name: str) -> Obj:
+        return {"apiVersion": self.api_version, "kind": self.kind, "metadata": {"name": name},
+                "spec": {"runtimeRef": {"name": self.runtime_name, "kind": "TrainingRuntime",
+                                        "apiGroup": "trainer.kubeflow.org"},
+                         "trainer": {"numNodes": self.nodes}}}
+
+
+TRAINJOB = TrainJobWorkload()
+
+
 def children_needed(body: Obj) -> int:
     """How many child objects mean "every child of this job exists" (the harness's
     ``t_children``): an MPIJob's workers plus its launcher Job, Service, ConfigMap and Secret;
-    a training-operator job's pods and Services."""
+    a training-operator job's pods and Services; a TrainJob's JobSet."""
+    if body.get("kind") == TRAINJOB.kind:
+        return TRAINJOB.children_per_job
     for kind in KINDS.values():
         if body.get("kind") == kind.kind:
             specs = (body.get("spec") or {}).get(kind.replica_specs) or {}

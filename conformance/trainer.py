@@ -49,6 +49,7 @@ from conformance.training_operator import (
     PrivateTmpProcess,
     empty_secret,
     mount_namespace_command,
+    secret_certificates,
 )
 from tests.processes import OperatorProcess, free_port
 
@@ -144,6 +145,29 @@ def prepare(kube: Kube) -> None:
     kube.create_or_replace(webhook_configuration("Mutating", MUTATING))
 
 
+def is_ready(log: str) -> bool:
+    """The manager's log says its TrainJob controller started its workers."""
+    return any(all(part in line for part in READY) for line in log.splitlines())
+
+
+def ready_certificates(kube: Kube, kubeconfig: Path, log_path: Path) -> dict[str, bytes]:
+    """The cluster prepared (:func:`prepare`) and the Secret's certificates; where the rotator
+    has not filled it yet (a new cluster), the manager is run once until it has (its output
+    in ``log_path``). Its CRDs must be installed: it needs them to start."""
+    prepare(kube)
+    files = secret_certificates(kube, NAMESPACE, SECRET)
+    if files is None:
+        proc = TrainerProcess(kube, kubeconfig, log_path, [])
+        proc.start()
+        try:
+            proc.wait_ready()
+        finally:
+            proc.stop()
+        files = secret_certificates(kube, NAMESPACE, SECRET)
+    assert files is not None
+    return files
+
+
 def install_runtimes(kube: Kube, runtimes: list[Path]) -> None:
     """The TrainingRuntime and ClusterTrainingRuntime CRDs (ours, equal to Trainer's up to
     descriptions: ``tests/unit/trainjob/test_crd.py``) and the ClusterTrainingRuntimes of the
@@ -154,6 +178,13 @@ def install_runtimes(kube: Kube, runtimes: list[Path]) -> None:
         for doc in yaml.safe_load_all(path.read_text()):
             if doc and doc.get("kind") == "ClusterTrainingRuntime":
                 kube.create_or_replace(doc)
+
+
+def install(kube: Kube) -> None:
+    """Every ``trainer.kubeflow.org`` CRD and the shipped ClusterTrainingRuntimes: what both
+    operators need before they start."""
+    install_crd(kube, read_crd(operators.TRAINER_CRDS / "trainer.kubeflow.org_trainjobs.yaml"))
+    install_runtimes(kube, shipped_runtimes())
 
 
 def shipped_runtimes() -> list[Path]:
@@ -185,7 +216,7 @@ class TrainerProcess(PrivateTmpProcess):
                          env={"KUBECONFIG": str(kubeconfig)})
 
     def ready(self) -> bool:
-        return any(all(part in line for part in READY) for line in self.log().splitlines())
+        return is_ready(self.log())
 
     def prepare(self) -> None:
         prepare(self.kube)
@@ -219,8 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     kube = Kube(args.cluster_dir / "kubeconfig")
     operators.build_reference("trainer")
-    install_crd(kube, read_crd(operators.TRAINER_CRDS / "trainer.kubeflow.org_trainjobs.yaml"))
-    install_runtimes(kube, shipped_runtimes())
+    install(kube)
     proc = TrainerProcess(kube, args.cluster_dir / "kubeconfig-controller",
                           args.cluster_dir / "logs" / "trainer.log", [])
     proc.start()

@@ -94,7 +94,7 @@ def test_each_workload_has_one_reference_operator() -> None:
                                     "pytorchjob-elastic": "training-operator",
                                     "xgboostjob": "training-operator",
                                     "paddlejob": "training-operator",
-                                    "jaxjob": "training-operator"}
+                                    "jaxjob": "training-operator", "trainjob": "trainer"}
 
 
 def test_every_training_kind_of_the_registry_has_a_workload() -> None:
@@ -108,3 +108,61 @@ def test_every_training_kind_of_the_registry_has_a_workload() -> None:
         described = served[kind.scheme]
         assert (kind.kind, kind.plural, kind.replica_specs) == (
             described.kind, described.plural, described.replica_specs)
+
+
+def test_a_trainjob_of_the_workload_its_runtime_and_its_bounds() -> None:
+    kind = training.TRAINJOB
+    job = kind.job("job-0001")
+    assert job == {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+                   "metadata": {"name": "job-0001"},
+                   "spec": {"runtimeRef": {"name": "torch-kwok", "kind": "TrainingRuntime",
+                                           "apiGroup": "trainer.kubeflow.org"},
+                            "trainer": {"numNodes": 2}}}
+    # the JobSet and the runtime snapshot created, Complete written
+    assert kind.min_writes == 3
+    assert training.children_needed(job) == 1
+    assert kind.scheme == "trainjob"
+    assert {"jobsets", "configmaps", "trainjobs"} <= set(harness.CHILD_RESOURCES)
+    assert harness.JOB_KINDS["trainjobs"] == "TrainJob"
+    assert "Complete" in harness.SUCCESS
+
+
+def test_the_trainjob_runtime_is_a_namespaced_torch_distributed_whose_pods_end() -> None:
+    import yaml
+
+    shipped = yaml.safe_load(Path(REPO, "deploy/runtimes/torch-distributed.yaml").read_text())
+    runtime = training.TRAINJOB.runtime(shipped, "10s")
+    assert runtime["kind"] == "TrainingRuntime"
+    assert runtime["metadata"] == {"name": "torch-kwok",
+                                   "labels": {"trainer.kubeflow.org/framework": "torch"}}
+    assert runtime["spec"]["mlPolicy"] == shipped["spec"]["mlPolicy"]
+    [node] = runtime["spec"]["template"]["spec"]["replicatedJobs"]
+    pod = node["template"]["spec"]["template"]
+    assert pod["metadata"] == {"annotations": {"sim.mpi-controller.io/duration": "10s"}}
+    assert pod["spec"] == shipped["spec"]["template"]["spec"]["replicatedJobs"][0][
+        "template"]["spec"]["template"]["spec"]
+    assert node["template"]["metadata"] == {
+        "labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}}
+    assert "metadata" not in shipped["spec"]["template"]["spec"]["replicatedJobs"][0][
+        "template"]["spec"]["template"]  # the shipped runtime is left alone
+
+
+def test_side_by_side_with_trainer_has_the_trainjob_rows() -> None:
+    table = harness.side_by_side({"trainjob": _result("ours", 50.0, 6.5)},
+                                 {"trainjob": _result("theirs", 70.0, 8.0)},
+                                 harness.REFERENCES["trainer"])
+    lines = table.splitlines()
+    assert lines[0] == ("| workload | figure | ours | Kubeflow Trainer v2.3.0 | "
+                        "ours / Kubeflow Trainer |")
+    assert "| trainjob | controller CPU per job lifecycle (ms) | 50 | 70 | 0.71 |" in lines
+    assert "| trainjob | writes per job (JobSet + TrainJob status) | 6.5 | 8 | 0.81 |" in lines
+
+
+def test_the_trainer_process_is_ready_when_its_trainjob_controller_starts_workers() -> None:
+    from conformance import trainer
+
+    started = ('{"level":"info","msg":"Starting workers","controller":"trainjob_controller",'
+               '"worker count":16}')
+    other = '{"level":"info","msg":"Starting workers","controller":"trainingruntime_controller"}'
+    assert trainer.is_ready(f"x\n{started}\n")
+    assert not trainer.is_ready(f"{other}\n")
