@@ -773,3 +773,16 @@ def trainjob_controller(addons: Addons, log: Path) -> Iterator[None]:
         yield
     finally:
         process.stop()
+
+
+def install_trainer_crds(addons: Addons) -> None:
+    """The ``trainer.kubeflow.org`` CRDs (``deploy/crd/trainjob``, outside the default
+    install) applied on the addons cluster and Established (``hack/install-crd.sh`` polls)."""
+    import subprocess
+
+    from tests.support import REPO
+
+    done = subprocess.run(["bash", str(REPO / "hack" / "install-crd.sh"), "deploy/crd/trainjob"],
+                          capture_output=True, text=True, check=False,
+                          env={**os.environ, "KUBECONFIG": str(addons.kubeconfig)})
+    assert done.returncode == 0, done.stdout + done.stderr

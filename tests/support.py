@@ -87,6 +87,19 @@ async def async_wait_for(
     return poll.last_value  # type: ignore[return-value]
 
 
+def server_minor(cluster: Cluster) -> int:
+    """The minor version of the cluster's API server (``36`` for 1.36.3)."""
+    import json
+
+    version = json.loads(cluster.kubectl("version", "-o", "json"))["serverVersion"]
+    return int(version["minor"].rstrip("+"))
+
+
+TRAINER_MIN_MINOR = 31
+"""TrainJob's runtime CRDs (Kubeflow Trainer v2.3.0's) need Kubernetes 1.31: 1.30 cannot
+compile their CEL rule that reads an embedded template's ``metadata.namespace``."""
+
+
 def rbac_denied(log: str) -> bool:
     """The controller's log shows an RBAC denial (``... is forbidden: User "..." cannot ...``),
     not any 'Forbidden': a server without WatchList (before 1.34) refuses a streaming list with

@@ -10,14 +10,9 @@ import pytest
 import yaml
 
 from conftest import restore_conversion_service
-from tests.support import REPO, Cluster, wait_for
+from tests.support import REPO, TRAINER_MIN_MINOR, Cluster, server_minor, wait_for
 
 ROLE = REPO / "deploy" / "base" / "cluster-role.yaml"
-
-
-def _server_minor(cluster: Cluster) -> int:
-    version = json.loads(cluster.kubectl("version", "-o", "json"))["serverVersion"]
-    return int(version["minor"].rstrip("+"))
 
 
 def _rules() -> list[dict[str, Any]]:
@@ -52,7 +47,7 @@ def test_overlay_applies_cleanly(cluster: Cluster, overlay: str, namespace: str)
     if overlay == "kubeflow":
         cluster.kubectl("create", "namespace", "kubeflow", check=False)
     restore_conversion_service(cluster)
-    if overlay == "trainjob" and _server_minor(cluster) < 31:
+    if overlay == "trainjob" and server_minor(cluster) < TRAINER_MIN_MINOR:
         # Kubeflow Trainer v2.3.0's runtime CRDs carry a CEL rule reading the
         # metadata.namespace of an embedded template, which 1.30 cannot compile: the default
         # install leaves them out (docs/install.md); the API server refuses this overlay's.

@@ -568,17 +568,13 @@ class TrainJobVariant(Variant):
 
 @pytest.fixture
 def trainjob_variants(tmp_path: Path) -> Iterator[tuple[list[TrainJobVariant], str]]:
-    from tests.addons import open_addons
+    from tests.addons import install_trainer_crds, open_addons
     from tests.integration.test_trainjob import _kubectl
 
     addons = open_addons()
     try:
         addons.require("jobset")
-        for crd in sorted((REPO / "deploy" / "crd").glob("trainer.kubeflow.org_*.yaml")):
-            _kubectl(addons, "apply", "--server-side", "--force-conflicts", "-f", str(crd))
-        for crd in ("trainjobs", "trainingruntimes", "clustertrainingruntimes"):
-            _kubectl(addons, "wait", "--for=condition=Established", "--timeout=60s",
-                     f"crd/{crd}.trainer.kubeflow.org")
+        install_trainer_crds(addons)
         _kubectl(addons, "apply", "--server-side", "--force-conflicts", "-k",
                  str(REPO / "deploy" / "runtimes"))
         cluster = Cluster(kubeconfig=str(addons.kubeconfig), local=True)

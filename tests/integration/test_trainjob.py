@@ -27,7 +27,14 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from tests.addons import Addons, drop_namespace, new_namespace, open_addons, trainjob_controller
+from tests.addons import (
+    Addons,
+    drop_namespace,
+    install_trainer_crds,
+    new_namespace,
+    open_addons,
+    trainjob_controller,
+)
 from tests.support import HACK, REPO, wait_for
 
 pytestmark = pytest.mark.cluster
@@ -47,22 +54,11 @@ def _kubectl(addons: Addons, *args: str, stdin: str | None = None) -> str:
     return done.stdout
 
 
-def _established(addons: Addons, name: str) -> bool:
-    crd = client.ApiextensionsV1Api(addons.api).read_custom_resource_definition(name)
-    return any(c.type == "Established" and c.status == "True"
-               for c in (crd.status.conditions or []) if crd.status)
-
-
 @pytest.fixture(scope="module")
 def addons() -> Iterator[Addons]:
     found = open_addons()
     found.require("jobset")
-    for crd in sorted((REPO / "deploy" / "crd" / "trainjob").glob("trainer.kubeflow.org_*.yaml")):
-        _kubectl(found, "apply", "--server-side", "--force-conflicts", "-f", str(crd))
-    for crd in ("trainjobs", "trainingruntimes", "clustertrainingruntimes"):
-        # Polled: `kubectl wait` right after a CRD's creation fails on its missing conditions.
-        wait_for(lambda crd=crd: _established(found, f"{crd}.{GROUP}"), timeout=60,
-                 what=f"crd/{crd}.{GROUP} Established")
+    install_trainer_crds(found)
     yield found
     found.api.close()
 

@@ -33,11 +33,12 @@ from tests.addons import (
     Addons,
     NodePool,
     drop_namespace,
+    install_trainer_crds,
     new_namespace,
     open_addons,
     trainjob_controller,
 )
-from tests.support import HACK, REPO, unique_name, wait_for
+from tests.support import HACK, unique_name, wait_for
 
 pytestmark = pytest.mark.cluster
 
@@ -77,11 +78,7 @@ def _kubectl(addons: Addons, *args: str) -> str:
 def addons() -> Iterator[Addons]:
     found = open_addons()
     found.require("jobset")
-    for crd in sorted((REPO / "deploy" / "crd").glob("trainer.kubeflow.org_*.yaml")):
-        _kubectl(found, "apply", "--server-side", "--force-conflicts", "-f", str(crd))
-    for crd in ("trainjobs", "trainingruntimes", "clustertrainingruntimes"):
-        _kubectl(found, "wait", "--for=condition=Established", "--timeout=60s",
-                 f"crd/{crd}.{GROUP}")
+    install_trainer_crds(found)
     yield found
     found.api.close()
 

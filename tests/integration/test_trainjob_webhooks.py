@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from conftest import install_crd
-from tests.support import Cluster, _local_kubectl, unique_name
+from tests.support import TRAINER_MIN_MINOR, Cluster, _local_kubectl, server_minor, unique_name
 from tests.webhooks import serving_webhooks
 
 pytestmark = pytest.mark.cluster
@@ -41,8 +41,11 @@ def webhooks(cluster: Cluster, kube_api: Any, job_crds: dict[str, str],
              tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     if not cluster.local:
         pytest.skip("the API server must reach processes on 127.0.0.1 (the local cluster)")
+    if server_minor(cluster) < TRAINER_MIN_MINOR:
+        pytest.skip("TrainJob's runtime CRDs need Kubernetes 1.31 (docs/install.md; "
+                    "tests/integration/test_deploy.py shows 1.30 refusing them)")
     for plural in ("trainingruntimes", "clustertrainingruntimes"):
-        install_crd(cluster, kube_api, f"deploy/crd/trainer.kubeflow.org_{plural}.yaml",
+        install_crd(cluster, kube_api, f"deploy/crd/trainjob/trainer.kubeflow.org_{plural}.yaml",
                     f"{plural}.trainer.kubeflow.org")
     with serving_webhooks(cluster, tmp_path_factory.mktemp("webhooks")):
         yield
