@@ -786,3 +786,13 @@ def install_trainer_crds(addons: Addons) -> None:
                           capture_output=True, text=True, check=False,
                           env={**os.environ, "KUBECONFIG": str(addons.kubeconfig)})
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def trainjob_addons() -> Iterator[Addons]:
+    """A TrainJob test module's addons cluster (the module's ``addons`` fixture yields from
+    it): JobSet up, the trainer CRDs installed; closed afterwards."""
+    found = open_addons()
+    found.require("jobset")
+    install_trainer_crds(found)
+    yield found
+    found.api.close()

@@ -30,9 +30,8 @@ from kubernetes import client
 from tests.addons import (
     Addons,
     drop_namespace,
-    install_trainer_crds,
     new_namespace,
-    open_addons,
+    trainjob_addons,
     trainjob_controller,
 )
 from tests.support import HACK, REPO, wait_for
@@ -56,11 +55,7 @@ def _kubectl(addons: Addons, *args: str, stdin: str | None = None) -> str:
 
 @pytest.fixture(scope="module")
 def addons() -> Iterator[Addons]:
-    found = open_addons()
-    found.require("jobset")
-    install_trainer_crds(found)
-    yield found
-    found.api.close()
+    yield from trainjob_addons()
 
 
 @pytest.fixture(scope="module")

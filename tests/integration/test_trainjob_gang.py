@@ -33,9 +33,8 @@ from tests.addons import (
     Addons,
     NodePool,
     drop_namespace,
-    install_trainer_crds,
     new_namespace,
-    open_addons,
+    trainjob_addons,
     trainjob_controller,
 )
 from tests.support import HACK, unique_name, wait_for
@@ -76,11 +75,7 @@ def _kubectl(addons: Addons, *args: str) -> str:
 
 @pytest.fixture(scope="module")
 def addons() -> Iterator[Addons]:
-    found = open_addons()
-    found.require("jobset")
-    install_trainer_crds(found)
-    yield found
-    found.api.close()
+    yield from trainjob_addons()
 
 
 @pytest.fixture(scope="module")

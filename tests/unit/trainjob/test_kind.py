@@ -163,18 +163,26 @@ async def test_past_the_deadline_it_fails_and_the_jobset_is_deleted() -> None:
             "Failed", "DeadlineExceeded", "TrainJob exceeded its active deadline")
 
 
+def _suspended_coscheduled_trainjob(h: EngineHarness) -> None:
+    """The suspended TrainJob ``g`` of 2 nodes on ``gang``, a coscheduling runtime (the
+    PodGroup API registered)."""
+    from mpi_controller.trainjob.podgroups import PLUGINS_POD_GROUPS
+
+    h.api.register(PLUGINS_POD_GROUPS)
+    gang = {**TORCH, "metadata": {"name": "gang"},
+            "spec": {**TORCH["spec"], "podGroupPolicy": {"coscheduling": {}}}}
+    h.api.add(CLUSTER_RUNTIMES, gang)
+    h.create({**trainjob("g"), "spec": {"runtimeRef": {"name": "gang"}, "suspend": True,
+                                        "trainer": {"numNodes": 2}}})
+
+
 async def test_a_coscheduled_trainjob_writes_its_podgroup_before_the_jobset() -> None:
     """Trainer v2.3.0's CoScheduling ``EnforcePodGroupPolicy`` and ``Build``: the pods' label,
     and the PodGroup (2 members, the default timeout) before the JobSet."""
     from mpi_controller.trainjob.podgroups import PLUGINS_POD_GROUPS
 
     async with harness() as h:
-        h.api.register(PLUGINS_POD_GROUPS)
-        gang = {**TORCH, "metadata": {"name": "gang"},
-                "spec": {**TORCH["spec"], "podGroupPolicy": {"coscheduling": {}}}}
-        h.api.add(CLUSTER_RUNTIMES, gang)
-        h.create({**trainjob("g"), "spec": {"runtimeRef": {"name": "gang"}, "suspend": True,
-                                            "trainer": {"numNodes": 2}}})
+        _suspended_coscheduled_trainjob(h)
         h.mark()
         await h.sync("g", "TrainJob")
         assert [w[:3] for w in h.writes()][1:3] == [("create", "podgroups", "ns"),
@@ -225,12 +233,7 @@ async def test_a_suspended_trainjobs_podgroup_spec_is_put_back() -> None:
     from mpi_controller.trainjob.podgroups import PLUGINS_POD_GROUPS
 
     async with harness() as h:
-        h.api.register(PLUGINS_POD_GROUPS)
-        gang = {**TORCH, "metadata": {"name": "gang"},
-                "spec": {**TORCH["spec"], "podGroupPolicy": {"coscheduling": {}}}}
-        h.api.add(CLUSTER_RUNTIMES, gang)
-        h.create({**trainjob("g"), "spec": {"runtimeRef": {"name": "gang"}, "suspend": True,
-                                            "trainer": {"numNodes": 2}}})
+        _suspended_coscheduled_trainjob(h)
         await h.sync("g", "TrainJob")
         h.api.modify(PLUGINS_POD_GROUPS, "g", lambda g: g["spec"].update(minMember=7),
                      namespace="ns")
