@@ -336,7 +336,8 @@ RULES: tuple[Rule, ...] = (
          kinds=PYTORCH, case="admitted-elastic-.*", obj="events", phase="events",
          path=_ADMITTED, when=_ours_only),
     Rule("training-admitted-problem", readme="Admitted problems", kinds=TRAINING,
-         case="admitted-.*", obj="events", phase="events", path=_ADMITTED, when=_ours_only),
+         case="admitted-.*|clean-pod-policy-unknown", obj="events", phase="events",
+         path=_ADMITTED, when=_ours_only),
     # Negative replicas: upstream's TFJob reconcile panics (nothing made); ours reports them.
     Rule("tfjob-negative-replicas", readme="Negative `replicas`", kinds=("tfjob-v1",),
          case="admitted-negative-.*", obj="events", phase="events",

@@ -341,3 +341,21 @@ def test_a_trainjob_snapshot_is_explained_only_when_both_sides_are_one_runtime()
     assert [(d.phase, r.id) for d, r in found] == [
         ("created", "trainjob-snapshot-serialization")]
     assert unexplained == [other, no_policy]
+
+
+def test_a_runpolicy_field_nothing_checks_is_an_admitted_problem_of_ours_only() -> None:
+    """The corpus's unknown cleanPodPolicy: training-operator says nothing; ours records one
+    Warning ValidationError naming the field ("Admitted problems" of the TFJob rows)."""
+    rules = rules_for("tfjob-v1")
+    event = ('["Warning ValidationError: spec.runPolicy.cleanPodPolicy: Unsupported value: '
+             '"Sometimes": supported values: "All", "Running", "None": every pod is deleted '
+             'when the job finishes, as with All (admitted: the job runs as training-operator '
+             'runs it)"]')
+    ours = Difference("clean-pod-policy-unknown", "events", "events", event, MISSING,
+                      {"count": 1})
+    both = Difference("clean-pod-policy-unknown", "events", "events", event, {"count": 1},
+                      {"count": 1})
+    found, unexplained = classify([ours, both], rules)
+    assert [(d.case, r.id) for d, r in found] == [
+        ("clean-pod-policy-unknown", "training-admitted-problem")]
+    assert unexplained == [both]
