@@ -32,6 +32,7 @@ import importlib
 import importlib.util
 import os
 import sys
+import threading
 import types
 from dataclasses import dataclass
 from typing import Any
@@ -68,12 +69,22 @@ class ApiSession:
         await self.rest_client.close()
 
 
+_LOADING = threading.Lock()
+
+
 @functools.cache
-def kube_auth() -> KubeAuth:
-    """The configuration and authentication pieces, loaded once per process."""
+def _kube_auth() -> KubeAuth:
     if f"{_PACKAGE}.client" in sys.modules:
         return _from_package()
     return _load_without_generated_api()
+
+
+def kube_auth() -> KubeAuth:
+    """The configuration and authentication pieces, loaded once per process. Thread-safe:
+    the first loads are serialized, so no thread sees a module another one is still
+    importing (clients made in several threads, each with its own event loop)."""
+    with _LOADING:
+        return _kube_auth()
 
 
 def _from_package() -> KubeAuth:

@@ -61,3 +61,34 @@ def test_with_the_package_already_imported_its_classes_are_used() -> None:
     from mpi_controller.runtime.kubeauth import _from_package
 
     assert _from_package().Configuration is client.Configuration
+
+
+RACE = """
+import threading
+from mpi_controller.runtime.kubeauth import kube_auth
+start = threading.Barrier(16)
+errors = []
+def first_load():
+    start.wait()
+    try:
+        kube_auth().Configuration
+    except Exception as err:
+        errors.append(repr(err))
+threads = [threading.Thread(target=first_load) for _ in range(16)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(len(errors), errors[:1])
+"""
+
+
+def test_the_first_load_from_many_threads_at_once_is_safe() -> None:
+    """Sixteen threads, each about to make a client with its own event loop, ask for the
+    pieces at the same moment in a new interpreter: none sees a half-imported module (without
+    the lock, two runs in three had threads fail with ``module 'kubernetes_asyncio.client' has
+    no attribute 'Configuration'``)."""
+    for _ in range(4):
+        done = subprocess.run([sys.executable, "-c", RACE], check=True, capture_output=True,
+                              text=True, timeout=120)
+        assert done.stdout == "0 []\n", done.stdout + done.stderr
