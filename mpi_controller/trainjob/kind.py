@@ -9,8 +9,11 @@ One sync, in upstream's order:
 3. a ``runtimeRef`` of another kind or group fails the TrainJob (``Failed``,
    ``TrainingRuntimeNotSupported``, ``unsupported runtime: <Kind>.<group>``); else, unless the
    TrainJob is finished, its runtime is read from its runtime snapshot
-   (:mod:`~mpi_controller.trainjob.snapshot`, read from the API server: no informer caches
-   it), or, when there is none yet, from the cache, and the snapshot is made; its JobSet is
+   (:mod:`~mpi_controller.trainjob.snapshot`, from the ConfigMap informer, which keeps whole
+   only the ConfigMaps TrainJobs control; a snapshot's parsed runtime is remembered while its
+   resourceVersion stays), or, when there is none yet, from the runtime's cache, and the
+   snapshot is made (on AlreadyExists, a snapshot the cache had not seen yet, that one is
+   used); its JobSet is
    built (:func:`~mpi_controller.trainjob.build.
    desired_objects`) and created when missing, or applied (server-side, field manager
    ``trainer``, forced) while the TrainJob or the JobSet is suspended: a running JobSet is
@@ -38,6 +41,7 @@ from mpi_controller.engine.kind import KindInformers
 from mpi_controller.kube.events import WARNING, Event
 from mpi_controller.kube.fielderrors import aggregate_message
 from mpi_controller.kube.jsonvalue import Obj, json_copy
+from mpi_controller.kube.owners import controller_of
 from mpi_controller.kube.resources import CONFIGMAPS, SECRETS, Resource
 from mpi_controller.kube.timefmt import format_time
 from mpi_controller.runtime.controller import ExpectedError
@@ -49,6 +53,7 @@ from mpi_controller.trainjob.mpi import ssh_auth_secret
 from mpi_controller.trainjob.podgroups import PLUGINS_POD_GROUPS, VOLCANO_POD_GROUPS
 from mpi_controller.trainjob.snapshot import (
     SnapshotError,
+    cache_transform,
     runtime_from_snapshot,
     snapshot_configmap,
     snapshot_name,
@@ -101,10 +106,14 @@ class TrainJobKind:
         self.jobsets = factory.informer_for(JOBSETS, ns)
         self.runtimes = factory.informer_for(RUNTIMES, ns)
         self.cluster_runtimes = factory.informer_for(CLUSTER_RUNTIMES)
+        self.config_maps = factory.informer_for(CONFIGMAPS, ns, transform=cache_transform)
+        self._snapshots: dict[str, tuple[str, str, Mapping[str, Any]]] = {}
+        """TrainJob key -> (the TrainJob's uid, its snapshot's uid/resourceVersion, the runtime
+        the snapshot holds)."""
 
     def informers(self) -> KindInformers:
         return KindInformers(jobs=self.jobs, children=[self.jobsets],
-                             others=[self.runtimes, self.cluster_runtimes])
+                             others=[self.runtimes, self.cluster_runtimes, self.config_maps])
 
     def prepare(self, cached: Mapping[str, Any]) -> Obj:
         return api.set_defaults(cached)
@@ -123,7 +132,7 @@ class TrainJobKind:
         return ()
 
     def forget(self, key: str) -> None:
-        return None
+        self._snapshots.pop(key, None)
 
     def _runtime(self, ctx: SyncContext) -> Mapping[str, Any] | None:
         ref = ctx.job["spec"]["runtimeRef"]
@@ -138,18 +147,29 @@ class TrainJobKind:
         be used."""
         job = ctx.job
         ref = job["spec"]["runtimeRef"]
-        cluster = ref.get("kind") == constants.CLUSTER_RUNTIME_KIND
-        stored = await ctx.writer.read(CONFIGMAPS, snapshot_name(job))
-        if stored is not None:
-            try:
-                return runtime_from_snapshot(job, stored), ""
-            except SnapshotError as err:
-                how = "getting runtime snapshot" if cluster else "unable to get runtime snapshot"
-                return None, self._failed(ctx, f"{how}: {err}")
-        runtime = self._runtime(ctx)
-        if runtime is None:
-            return None, self._failed(ctx, runtime_not_found(ref))
-        await ctx.writer.create(CONFIGMAPS, snapshot_configmap(job, runtime), expect=False)
+        stored = ctx.cached(self.config_maps, snapshot_name(job))
+        if stored is None:
+            runtime = self._runtime(ctx)
+            if runtime is None:
+                return None, self._failed(ctx, runtime_not_found(ref))
+            made = snapshot_configmap(job, runtime)
+            stored = await ctx.writer.create(CONFIGMAPS, made, expect=False, foreign_ok=True)
+            if stored.get("data") == made["data"] and controller_of(stored) == controller_of(
+                    made):
+                return runtime, ""
+        meta = stored.get("metadata") or {}
+        version = (str(job["metadata"].get("uid", "")),
+                   f'{meta.get("uid", "")}/{meta.get("resourceVersion", "")}')
+        remembered = self._snapshots.get(ctx.key)
+        if remembered is not None and remembered[:2] == version:
+            return remembered[2], ""
+        try:
+            runtime = runtime_from_snapshot(job, stored)
+        except SnapshotError as err:
+            cluster = ref.get("kind") == constants.CLUSTER_RUNTIME_KIND
+            how = "getting runtime snapshot" if cluster else "unable to get runtime snapshot"
+            return None, self._failed(ctx, f"{how}: {err}")
+        self._snapshots[ctx.key] = (*version, runtime)
         return runtime, ""
 
     async def _reconcile_jobset(self, ctx: SyncContext, jobset: Obj | None

@@ -143,9 +143,9 @@ PLUGIN = KindPlugin(
                  "a TrainJob runs as a JobSet"),
         RbacRule(constants.GROUP, (constants.RUNTIME_PLURAL, constants.CLUSTER_RUNTIME_PLURAL),
                  ("get", "list", "watch"), "a TrainJob names its runtime"),
-        RbacRule("", ("configmaps",), ("create", "get", "update"),
-                 "the runtime snapshot (read each sync, made once) and the MPI hostfile "
-                 "ConfigMap (get: the existing one, on AlreadyExists)"),
+        RbacRule("", ("configmaps",), ("create", "get", "list", "update", "watch"),
+                 "the runtime snapshot (read from the ConfigMap cache each sync, made once) "
+                 "and the MPI hostfile ConfigMap (get: the existing one, on AlreadyExists)"),
         RbacRule("", ("secrets",), ("create", "get"),
                  "the MPI SSH Secret, made once (get: the existing one, on AlreadyExists)"),
         RbacRule("scheduling.k8s.io", ("priorityclasses",), ("get",),

@@ -8,7 +8,11 @@ to the runtime does not reach TrainJobs that already started.
   ``sigs.k8s.io/yaml`` writes it; ``apiVersion`` and ``kind`` set);
 * :func:`runtime_from_snapshot`: the runtime a snapshot holds, or :class:`SnapshotError` with
   upstream's message: owned by another object, no ``runtime`` key, YAML that does not parse,
-  or a runtime of another name, group or kind than the TrainJob's ``runtimeRef``.
+  or a runtime of another name, group or kind than the TrainJob's ``runtimeRef``;
+* :func:`cache_transform`: what the controller's ConfigMap informer keeps of a ConfigMap: a
+  ConfigMap a TrainJob controls whole (its snapshot, its MPI hostfile), any other one reduced
+  to its name, namespace and resourceVersion (upstream reads the snapshot through
+  controller-runtime's cache of every ConfigMap; this one holds only what a TrainJob reads).
 
 Pure.
 """
@@ -24,11 +28,13 @@ from mpi_controller.kube.fielderrors import go_quote
 from mpi_controller.kube.owners import controller_of
 from mpi_controller.trainjob import constants
 
-__all__ = ["DATA_KEY", "SUFFIX", "SnapshotError", "runtime_from_snapshot", "snapshot_configmap",
-           "snapshot_name"]
+__all__ = ["DATA_KEY", "SUFFIX", "SnapshotError", "cache_transform", "runtime_from_snapshot",
+           "snapshot_configmap", "snapshot_name"]
 
 SUFFIX = "-runtime-snapshot"
 DATA_KEY = "runtime"
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""libyaml's safe loader when PyYAML has it (several times faster), else the Python one."""
 
 
 class SnapshotError(ValueError):
@@ -71,7 +77,7 @@ def runtime_from_snapshot(trainjob: Mapping[str, Any],
         raise SnapshotError(f'invalid runtime snapshot: snapshot ConfigMap missing "{DATA_KEY}" '
                             "data key")
     try:
-        runtime = yaml.safe_load(text)
+        runtime = yaml.load(text, Loader=_LOADER)
     except yaml.YAMLError as err:
         raise SnapshotError("invalid runtime snapshot: unable to unmarshal the snapshot: "
                             f"{err}") from None
@@ -91,3 +97,16 @@ def runtime_from_snapshot(trainjob: Mapping[str, Any],
             f"but found runtime with name, api group and kind of {go_quote(name)}, "
             f"{go_quote(group)}, {go_quote(kind)}")
     return runtime
+
+
+def cache_transform(configmap: dict[str, Any]) -> dict[str, Any]:
+    """What the ConfigMap informer keeps of ``configmap`` (module doc); ``managedFields`` are
+    dropped either way."""
+    meta = configmap.get("metadata") or {}
+    owner = controller_of(configmap)
+    if (owner is not None and owner.get("kind") == constants.KIND
+            and str(owner.get("apiVersion", "")).startswith(f"{constants.GROUP}/")):
+        meta.pop("managedFields", None)
+        return configmap
+    return {"metadata": {key: meta[key] for key in ("name", "namespace", "resourceVersion")
+                         if key in meta}}

@@ -11,9 +11,11 @@ import pytest
 import yaml
 
 from mpi_controller.kube.resources import CONFIGMAPS
-from mpi_controller.trainjob.kind import CLUSTER_RUNTIMES, JOBSETS
+from mpi_controller.trainjob import kind, snapshot
+from mpi_controller.trainjob.kind import CLUSTER_RUNTIMES, JOBSETS, ResourcesFailed
 from mpi_controller.trainjob.snapshot import (
     SnapshotError,
+    cache_transform,
     runtime_from_snapshot,
     snapshot_configmap,
 )
@@ -86,3 +88,56 @@ async def test_a_changed_runtime_does_not_reach_a_trainjob_with_a_snapshot() -> 
         stored = h.stored(CONFIGMAPS, "pi-runtime-snapshot")
         assert stored is not None
         assert "marker: v1" in stored["data"]["runtime"]
+
+
+def test_the_configmap_cache_keeps_whole_only_what_a_trainjob_controls() -> None:
+    """The informer's transform (the controller caches ConfigMaps for the snapshot)."""
+    snapshot = snapshot_configmap(JOB, TORCH)
+    snapshot["metadata"]["managedFields"] = [{"manager": "trainer"}]
+    kept = cache_transform(copy.deepcopy(snapshot))
+    del snapshot["metadata"]["managedFields"]
+    assert kept == snapshot
+    foreign = {"apiVersion": "v1", "kind": "ConfigMap",
+               "metadata": {"name": "kube-root-ca.crt", "namespace": "ns", "uid": "u",
+                            "resourceVersion": "7", "labels": {"a": "b"}},
+               "data": {"ca.crt": "x" * 1000}}
+    assert cache_transform(foreign) == {
+        "metadata": {"name": "kube-root-ca.crt", "namespace": "ns", "resourceVersion": "7"}}
+    other_kind = snapshot_configmap(JOB, TORCH)
+    other_kind["metadata"]["ownerReferences"][0]["kind"] = "MPIJob"
+    assert "data" not in cache_transform(other_kind)
+    # A stub (or a foreign ConfigMap of the snapshot's name) is owned by another object.
+    with pytest.raises(SnapshotError, match="owned by another object"):
+        runtime_from_snapshot(JOB, cache_transform(other_kind))
+
+
+async def test_the_snapshot_is_read_from_the_cache_and_parsed_once_per_resource_version(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every later sync reads the snapshot from the informer: no request for ConfigMaps, and
+    its YAML is parsed again only when its resourceVersion changes."""
+    parsed: list[str] = []
+    real = snapshot.runtime_from_snapshot
+
+    def counting(job: dict[str, Any], configmap: dict[str, Any]) -> dict[str, Any]:
+        parsed.append(configmap["metadata"]["resourceVersion"])
+        return real(job, configmap)
+    monkeypatch.setattr(kind, "runtime_from_snapshot", counting)
+    async with harness() as h:
+        h.create(trainjob())
+        await h.sync("pi", "TrainJob")
+        assert parsed == []  # made from the runtime in this sync
+        h.mark()
+        for _ in range(3):
+            await h.sync("pi", "TrainJob")
+        assert [r.describe() for r in h.requests() if r.resource == CONFIGMAPS] == []
+        stored = h.stored(CONFIGMAPS, "pi-runtime-snapshot")
+        assert stored is not None
+        assert parsed == [stored["metadata"]["resourceVersion"]]
+
+        def taken_over(configmap: dict[str, Any]) -> None:
+            configmap["metadata"]["ownerReferences"][0]["uid"] = "someone-else"
+        h.api.modify(CONFIGMAPS, "pi-runtime-snapshot", taken_over, namespace="ns")
+        await h.settle()
+        with pytest.raises(ResourcesFailed, match="owned by another object"):
+            await h.sync("pi", "TrainJob")
+        assert len(parsed) == 2
