@@ -202,11 +202,33 @@ def explicit_overlay_text(scheme: str) -> str:
         patches.append({"target": {"kind": "ValidatingWebhookConfiguration",
                                    "name": "mpi-operator"},
                         "patch": yaml.safe_dump(webhooks, sort_keys=False, width=100)})
+    resources = ["../standalone", f"../../{plugin(scheme).crd_dir}"]
+    if plugin(scheme).defaulting:
+        resources.append(MUTATING_FILE)
+        rule = [{"op": "add", "path": "/rules/-", "value": {
+            "apiGroups": ["admissionregistration.k8s.io"],
+            "resources": ["mutatingwebhookconfigurations"], "resourceNames": ["mpi-operator"],
+            "verbs": ["get", "list", "watch", "patch"]}}]
+        patches.append({"target": {"kind": "ClusterRole", "name": "mpi-operator-webhook"},
+                        "patch": yaml.safe_dump(rule, sort_keys=False, width=100)})
     document = {"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
-                "resources": ["../standalone", f"../../{plugin(scheme).crd_dir}"],
-                "patches": patches}
+                "resources": resources, "patches": patches}
     return GENERATED + header + yaml.dump(document, Dumper=_BlockDumper, sort_keys=False,
                                           width=100)
+
+
+MUTATING_FILE = "mutating-webhook.yaml"
+
+
+def mutating_webhook_text(scheme: str) -> str:
+    """``deploy/overlays/<scheme>/mutating-webhook.yaml``: the MutatingWebhookConfiguration of
+    the kind's defaulters (the controller keeps its caBundle; the overlay's patch of the
+    webhook ClusterRole lets it)."""
+    configuration = default_registry([plugin(scheme)]).mutating_configuration(
+        "mpi-operator", _service)
+    header = (f"# The {scheme} kind's defaulting webhooks (mpi_controller/webhook); the\n"
+              "# controller keeps their caBundle.\n")
+    return GENERATED + header + yaml.safe_dump(configuration, sort_keys=False, width=100)
 
 
 class _BlockDumper(yaml.SafeDumper):
@@ -223,6 +245,8 @@ FILES: dict[str, Callable[[], str]] = {
        for p in plugins() if p.explicit},
     **{f"deploy/overlays/{p.scheme}/kustomization.yaml": partial(explicit_overlay_text, p.scheme)
        for p in plugins() if p.explicit},
+    **{f"deploy/overlays/{p.scheme}/{MUTATING_FILE}": partial(mutating_webhook_text, p.scheme)
+       for p in plugins() if p.explicit and p.defaulting},
     "deploy/base/cluster-role.yaml": cluster_role_text,
     "deploy/base/webhook.yaml": webhook_text,
 }

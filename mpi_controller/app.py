@@ -246,8 +246,9 @@ async def run(opts: ServerOptions) -> int:
     if opts.monitoring_port:
         runnables.append(HttpEndpoint("0.0.0.0", opts.monitoring_port))
     if opts.webhook.enabled(in_pod=bool(os.environ.get("KUBERNETES_SERVICE_HOST"))):
-        runnables += build_webhook(client, opts.webhook,
-                                   namespace=opts.webhook.namespace_or(opts.lock_namespace))
+        runnables += build_webhook(
+            client, opts.webhook, namespace=opts.webhook.namespace_or(opts.lock_namespace),
+            defaulting=any(plugin(s).defaulting for s in schemes))
     manager = Manager(
         informers=built.informers(), controllers=[c.controller for c in built.controllers],
         runnables=runnables, elector=elector, close=client.close,

@@ -36,6 +36,8 @@ from mpi_controller.runtime.informer import InformerFactory, SharedIndexInformer
 __all__ = [
     "Admission",
     "Converter",
+    "Defaulter",
+    "Defaulting",
     "FlagSet",
     "Judge",
     "KindContext",
@@ -110,6 +112,29 @@ class Admission:
             raise ValueError(f"admission {self.name}: give judge or lookup_judge, not both")
 
 
+Defaulter = Callable[[Job, Job | None, str], Obj]
+"""``(object, old object or None, now) -> the object defaulted`` (``now`` as an RFC 3339
+time); returns a new object, never changes its arguments, must not raise."""
+
+
+@dataclass(frozen=True)
+class Defaulting:
+    """One mutating admission webhook of the kind (Trainer's TrainJob defaulter): ``default``
+    answers for objects of ``version`` on create and update; the API server applies the
+    difference. ``name`` and ``path`` are the webhook's in the MutatingWebhookConfiguration;
+    ``kind``, ``resource`` and ``scope`` default to the kind's own. Served only while the kind
+    is enabled (its overlay installs the configuration)."""
+
+    name: str
+    path: str
+    version: str
+    default: Defaulter
+    failure_policy: str = "Fail"
+    kind: str = ""
+    resource: str = ""
+    scope: str = "Namespaced"
+
+
 Converter = Callable[[Job, str], Obj]
 
 
@@ -166,6 +191,7 @@ class KindPlugin:
     component: str
     build: Callable[[KindContext], JobKind]
     admission: tuple[Admission, ...] = ()
+    defaulting: tuple[Defaulting, ...] = ()
     convert: Converter | None = None
     """Converts an object to another of ``api_versions`` (the CRD's conversion webhook);
     raises ValueError naming the problem."""

@@ -6,6 +6,10 @@ anything (the torch plugin's ``Validate`` in
 Defaults (the CRD's, applied again to the copy a sync works on): ``runtimeRef.apiGroup``
 ``trainer.kubeflow.org``, ``runtimeRef.kind`` ``ClusterTrainingRuntime``, ``suspend`` false,
 ``managedBy`` ``trainer.kubeflow.org/trainjob-controller``.
+
+:func:`stamp_runtime_patches` is the TrainJob defaulter (the mutating webhook
+``defaulter.trainjob.trainer.kubeflow.org``, ``pkg/webhooks/trainjob_webhook.go``): each
+runtime patch's ``time`` says when its manager last changed it.
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ from mpi_controller.kube.fielderrors import FieldError, invalid
 from mpi_controller.trainjob import constants
 from mpi_controller.trainjob.xgboost import validate_xgboost
 
-__all__ = ["RUNTIME_KINDS", "managed_elsewhere", "runtime_key", "set_defaults", "validate"]
+__all__ = ["RUNTIME_KINDS", "managed_elsewhere", "runtime_key", "set_defaults",
+           "stamp_runtime_patches", "validate"]
 
 RUNTIME_KINDS = (constants.CLUSTER_RUNTIME_KIND, constants.RUNTIME_KIND)
 """The runtime kinds of ``trainer.kubeflow.org`` a TrainJob may name."""
@@ -62,3 +67,39 @@ def validate(trainjob: Mapping[str, Any], runtime_spec: Mapping[str, Any]) -> li
                 "spec.trainer.env", trainer.get("env"),
                 f"must not have reserved envs, invalid envs configured: [{' '.join(reserved)}]"))
     return errors + validate_xgboost(trainjob, runtime_spec)
+
+
+def stamp_runtime_patches(trainjob: Mapping[str, Any], old: Mapping[str, Any] | None,
+                          now: str) -> dict[str, Any]:
+    """A copy of ``trainjob`` whose ``spec.runtimePatches[].time`` are set as upstream's
+    defaulter sets them: on create, ``now`` where a patch has none; on update, a patch whose
+    manager had one in ``old`` keeps the old patch's time when nothing else in it changed,
+    else gets ``now``; a new manager's patch gets ``now`` where it has none."""
+    out: dict[str, Any] = copy.deepcopy(dict(trainjob))
+    patches = (out.get("spec") or {}).get("runtimePatches")
+    if not isinstance(patches, list):
+        return out
+    before: dict[str, Mapping[str, Any]] = {}
+    if old is not None:
+        for patch in (old.get("spec") or {}).get("runtimePatches") or []:
+            if isinstance(patch, Mapping):
+                before[str(patch.get("manager", ""))] = patch
+    for patch in patches:
+        if not isinstance(patch, dict):
+            continue
+        previous = before.get(str(patch.get("manager", "")))
+        if previous is None:
+            if patch.get("time") is None:
+                patch["time"] = now
+        elif _without_time(previous) == _without_time(patch):
+            if previous.get("time") is None:
+                patch.pop("time", None)
+            else:
+                patch["time"] = previous["time"]
+        else:
+            patch["time"] = now
+    return out
+
+
+def _without_time(patch: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in patch.items() if key != "time"}

@@ -16,6 +16,10 @@ trainingRuntime must be created before the TrainJob is created``), then, only wh
 needs them, the TrainJob's JobSet (changed runtime patches while suspended) and the
 PriorityClasses of a Volcano runtime's pods. Then :func:`~.validation.validate_trainjob`.
 A naming of a deprecated ClusterTrainingRuntime is a warning.
+
+:data:`DEFAULTING` is the TrainJob defaulter, Trainer's one mutating webhook
+(``defaulter.trainjob.trainer.kubeflow.org`` at
+``/mutate-trainer-kubeflow-org-v1alpha1-trainjob``): :func:`~.api.stamp_runtime_patches`.
 """
 
 from __future__ import annotations
@@ -24,7 +28,13 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from mpi_controller.engine.kind import JobKind
-from mpi_controller.engine.plugin import Admission, KindContext, KindPlugin, RbacRule
+from mpi_controller.engine.plugin import (
+    Admission,
+    Defaulting,
+    KindContext,
+    KindPlugin,
+    RbacRule,
+)
 from mpi_controller.kube.fielderrors import FieldError, invalid
 from mpi_controller.kube.jsonvalue import Obj
 from mpi_controller.kube.resources import Resource
@@ -42,7 +52,7 @@ from mpi_controller.trainjob.kind import (
 )
 from mpi_controller.trainjob.patches import PatchError
 
-__all__ = ["ADMISSIONS", "PLUGIN", "PRIORITY_CLASSES", "judge_trainjob"]
+__all__ = ["ADMISSIONS", "DEFAULTING", "PLUGIN", "PRIORITY_CLASSES", "judge_trainjob"]
 
 
 Lookup = Callable[[Resource, str, str | None], Awaitable[Obj]]
@@ -128,6 +138,15 @@ ADMISSIONS = (
 """The three webhooks, in upstream's order."""
 
 
+DEFAULTING = (
+    Defaulting(name=f"defaulter.{constants.PLURAL[:-1]}.{constants.GROUP}",
+               path=f"/mutate-trainer-kubeflow-org-{constants.VERSION}-"
+                    f"{constants.PLURAL[:-1]}",
+               version=constants.VERSION, default=api.stamp_runtime_patches),
+)
+"""The TrainJob defaulter (module doc)."""
+
+
 def _build(ctx: KindContext) -> JobKind:
     return TrainJobKind(ctx.factory, namespace=ctx.namespace)
 
@@ -137,6 +156,7 @@ PLUGIN = KindPlugin(
     api_versions=(constants.VERSION,), plural=constants.PLURAL, crd=TRAINJOB,
     operator_names=(CONTROLLER_NAME,), component=EVENT_COMPONENT, build=_build,
     admission=ADMISSIONS,
+    defaulting=DEFAULTING,
     rbac=(
         RbacRule(constants.JOBSET_GROUP, (constants.JOBSET_PLURAL,),
                  ("create", "delete", "get", "list", "patch", "update", "watch"),

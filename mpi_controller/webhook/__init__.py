@@ -1,6 +1,6 @@
 """Webhooks of ``mpi-controller run``: the conversion webhook of multi-version CRDs and the
-validating admission webhooks of every job kind, served over HTTPS on every replica, with
-their certificates.
+validating (and mutating) admission webhooks of every job kind, served over HTTPS on every
+replica, with their certificates.
 
 * :mod:`.reviews`: the ConversionReview/AdmissionReview protocols (pure);
 * :mod:`.registry`: what is served (:func:`default_registry`: the admissions and conversions
@@ -63,7 +63,8 @@ class WebhookOptions:
 
     @property
     def configuration(self) -> str:
-        """The ValidatingWebhookConfiguration: ``--webhook-configuration-name``, else
+        """The ValidatingWebhookConfiguration (and the MutatingWebhookConfiguration of the
+        same name, with a defaulting kind): ``--webhook-configuration-name``, else
         ``mpi-operator`` (deploy/'s), or ``mpi-operator-local`` with ``--webhook-url`` (which the
         controller creates itself, so that it never rewrites the deployed one)."""
         return self.configuration_name or ("mpi-operator-local" if self.url else "mpi-operator")
@@ -92,8 +93,12 @@ def webhook_identity(opts: WebhookOptions, namespace: str) -> Identity:
 
 def build_webhook(client: KubeClient, opts: WebhookOptions, *, namespace: str,
                   registry: WebhookRegistry | None = None, clock: Clock | None = None,
-                  wall: Callable[[], dt.datetime] = utcnow) -> list[Runnable]:
-    """The HTTPS server and its certificate source, as every-replica runnables."""
+                  wall: Callable[[], dt.datetime] = utcnow,
+                  defaulting: bool = False) -> list[Runnable]:
+    """The HTTPS server and its certificate source, as every-replica runnables. Every
+    registered webhook is served; the MutatingWebhookConfiguration of :attr:`WebhookOptions.
+    configuration`'s name is kept only with ``defaulting`` (a kind with a defaulter is
+    enabled: its overlay installs that configuration and the rule to read it)."""
     from mpi_controller.webhook.certmanager import CertConfig, CertificateFiles, CertificateManager
 
     registry = registry or default_registry()
@@ -112,6 +117,8 @@ def build_webhook(client: KubeClient, opts: WebhookOptions, *, namespace: str,
             identity=webhook_identity(opts, namespace), validity=opts.cert_validity,
             crds=tuple(registry.conversion_crds),
             webhook_configuration=opts.configuration if registry.validating else "",
+            mutating_configuration=(opts.configuration if defaulting and registry.mutating
+                                    else ""),
             url=opts.url)
         source = CertificateManager(client, config, server, registry=registry, clock=clock,
                                     wall=wall)

@@ -11,11 +11,13 @@ what open-policy-agent's cert-controller does for training-operator v1.8+:
   ``resourceVersion``; a replica that loses that race (409) takes the winner's bundle. So all
   replicas serve certificates of one CA, and none overwrites another's ``caBundle``.
 * **Injection.** The CA (``ca.crt``) is kept in the ``caBundle`` of each CRD's conversion
-  webhook and of every webhook in the ValidatingWebhookConfiguration; a change made by
-  someone else (a re-applied manifest) is put right as soon as the informer sees it. With
-  ``url`` (the API server reaches this process directly, e.g. the local cluster on
-  127.0.0.1) the ``clientConfig`` is also pointed at ``<url><path>`` instead of the Service,
-  and a missing ValidatingWebhookConfiguration is created from the registry.
+  webhook and of every webhook in the ValidatingWebhookConfiguration (and in the
+  MutatingWebhookConfiguration, when ``mutating_configuration`` names one: an enabled kind
+  has a defaulter); a change made by someone else (a re-applied manifest) is put right as
+  soon as the informer sees it. With ``url`` (the API server reaches this process directly,
+  e.g. the local cluster on 127.0.0.1) the ``clientConfig`` is also pointed at
+  ``<url><path>`` instead of the Service, and a missing configuration is created from the
+  registry.
 * **Renewal** before expiry (:func:`.certs.lookahead`). A new CA is published next to the old
   one (``ca.crt`` lists both while the old one is valid); a replica waits ``settle`` seconds
   after a ``caBundle`` change before it serves a certificate of a new CA, so the API server
@@ -59,6 +61,7 @@ from mpi_controller.webhook.registry import CONVERT_PATH, WebhookRegistry
 
 __all__ = [
     "CRDS",
+    "MUTATING_WEBHOOK_CONFIGURATIONS",
     "VALIDATING_WEBHOOK_CONFIGURATIONS",
     "CertConfig",
     "CertificateFiles",
@@ -73,6 +76,9 @@ CRDS: Final = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions"
 VALIDATING_WEBHOOK_CONFIGURATIONS: Final = Resource(
     "admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations", namespaced=False,
     kind="ValidatingWebhookConfiguration")
+MUTATING_WEBHOOK_CONFIGURATIONS: Final = Resource(
+    "admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations", namespaced=False,
+    kind="MutatingWebhookConfiguration")
 FIELD_MANAGER: Final = "mpi-controller-certs"
 _BACKOFF = (0.5, 30.0)
 
@@ -91,6 +97,7 @@ class CertConfig:
     validity: dt.timedelta
     crds: tuple[str, ...] = ()
     webhook_configuration: str = ""
+    mutating_configuration: str = ""
     url: str = ""
     ca_name: str = "mpi-operator-ca"
     organization: str = "mpi-operator"
@@ -142,6 +149,9 @@ class CertificateManager:
         self.configuration = (self._informer(VALIDATING_WEBHOOK_CONFIGURATIONS,
                                              config.webhook_configuration)
                               if config.webhook_configuration else None)
+        self.mutating = (self._informer(MUTATING_WEBHOOK_CONFIGURATIONS,
+                                        config.mutating_configuration)
+                         if config.mutating_configuration else None)
 
     def _informer(self, resource: Resource, name: str, namespace: str | None = None,
                   transform: Callable[[dict[str, Any]], dict[str, Any]] = _without_managed_fields,
@@ -156,7 +166,7 @@ class CertificateManager:
 
     @property
     def informers(self) -> list[SharedIndexInformer]:
-        extra = [self.configuration] if self.configuration is not None else []
+        extra = [i for i in (self.configuration, self.mutating) if i is not None]
         return [self.secret, *self.crds, *extra]
 
     def ready(self) -> bool:
@@ -313,7 +323,13 @@ class CertificateManager:
         for name, informer in zip(self.config.crds, self.crds, strict=True):
             changed |= await self._inject_crd(name, self._cached(informer), ca)
         if self.configuration is not None:
-            changed |= await self._inject_configuration(self._cached(self.configuration), ca)
+            changed |= await self._inject_configuration(
+                VALIDATING_WEBHOOK_CONFIGURATIONS, self.config.webhook_configuration,
+                self._cached(self.configuration), ca)
+        if self.mutating is not None:
+            changed |= await self._inject_configuration(
+                MUTATING_WEBHOOK_CONFIGURATIONS, self.config.mutating_configuration,
+                self._cached(self.mutating), ca)
         return changed
 
     async def _inject_crd(self, name: str, crd: dict[str, Any] | None, ca: str) -> bool:
@@ -334,25 +350,32 @@ class CertificateManager:
         return await self._patch(CRDS, name, body, "merge")
 
     def _paths(self) -> dict[str, str]:
-        return {w.name: w.path for w in self.registry.validating} if self.registry else {}
+        if self.registry is None:
+            return {}
+        return {w.name: w.path for w in self.registry.admissions}
 
-    async def _inject_configuration(self, vwc: dict[str, Any] | None, ca: str) -> bool:
-        name = self.config.webhook_configuration
+    def _configuration_body(self, resource: Resource, name: str, ca: str) -> dict[str, Any]:
+        assert self.registry is not None
+        make = (self.registry.mutating_configuration
+                if resource is MUTATING_WEBHOOK_CONFIGURATIONS
+                else self.registry.validating_configuration)
+        return make(name, lambda path: {"url": self._url(path), "caBundle": ca})
+
+    async def _inject_configuration(self, resource: Resource, name: str,
+                                    vwc: dict[str, Any] | None, ca: str) -> bool:
         if vwc is None:
             if not (self.config.url and self.registry is not None):
-                self._warn_once(f"vwc {name}", "webhook certificates: "
-                                "ValidatingWebhookConfiguration not found", name=name)
+                self._warn_once(f"{resource.kind} {name}",
+                                f"webhook certificates: {resource.kind} not found", name=name)
                 return False
-            body = self.registry.validating_configuration(
-                name, lambda path: {"url": self._url(path), "caBundle": ca})
             try:
-                await self.client.create(VALIDATING_WEBHOOK_CONFIGURATIONS, body,
+                await self.client.create(resource, self._configuration_body(resource, name, ca),
                                          field_manager=FIELD_MANAGER)
             except ApiError as err:
                 if err.is_already_exists():
                     return False
                 raise
-            _log.info("ValidatingWebhookConfiguration created", name=name, url=self.config.url)
+            _log.info(f"{resource.kind} created", name=name, url=self.config.url)
             return True
         ops: list[dict[str, Any]] = [{"op": "test", "path": "/metadata/resourceVersion",
                                       "value": vwc["metadata"]["resourceVersion"]}]
@@ -367,7 +390,7 @@ class CertificateManager:
                            else {"op": "add", "path": where, "value": value})
         if len(ops) == 1:
             return False
-        return await self._patch(VALIDATING_WEBHOOK_CONFIGURATIONS, name, ops, "json")
+        return await self._patch(resource, name, ops, "json")
 
 
 class CertificateFiles:

@@ -12,15 +12,22 @@
 * :func:`admission_review_async` answers the same for a webhook whose validator reads other
   objects of the API (:attr:`ValidatingWebhook.validate_async`, given a :data:`Lookup`, as
   Kubeflow Trainer's TrainJob webhook reads the runtime a TrainJob names).
+* :func:`mutating_review` answers an AdmissionReview for one :class:`MutatingWebhook`:
+  allowed, with the JSON patch (``patchType: JSONPatch``, base64) from the object to what its
+  defaulter made of it (no patch when nothing changed), as controller-runtime's defaulting
+  webhooks answer; a malformed review is denied with code 400.
 """
 
 from __future__ import annotations
 
+import base64
+import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 from mpi_controller.kube.fielderrors import aggregate_message
+from mpi_controller.kube.jsonpatch import diff
 from mpi_controller.kube.jsonvalue import Obj
 from mpi_controller.kube.resources import Resource
 
@@ -31,6 +38,8 @@ __all__ = [
     "Converter",
     "Converters",
     "Lookup",
+    "MutatingWebhook",
+    "Mutator",
     "ReviewError",
     "ValidatingWebhook",
     "Validator",
@@ -38,6 +47,7 @@ __all__ = [
     "admission_review",
     "admission_review_async",
     "convert_review",
+    "mutating_review",
 ]
 
 CONVERSION_API_VERSION: Final = "apiextensions.k8s.io/v1"
@@ -98,18 +108,50 @@ class ValidatingWebhook:
 
     def configuration_entry(self, client_config: Mapping[str, Any]) -> dict[str, Any]:
         """This webhook's entry in a ValidatingWebhookConfiguration."""
-        return {
-            "name": self.name,
-            "admissionReviewVersions": ["v1"],
-            "clientConfig": dict(client_config),
-            "failurePolicy": self.failure_policy,
-            "matchPolicy": "Exact",
-            "rules": [{"apiGroups": [self.group], "apiVersions": [self.version],
-                       "operations": list(self.operations), "resources": [self.resource],
-                       "scope": self.scope}],
-            "sideEffects": "None",
-            "timeoutSeconds": 10,
-        }
+        return _entry(self, client_config)
+
+
+Mutator = Callable[[Mapping[str, Any], Mapping[str, Any] | None, str], dict[str, Any]]
+"""``(object, old object or None, operation) -> the object defaulted`` (a new object). Must
+not raise."""
+
+
+@dataclass(frozen=True)
+class MutatingWebhook:
+    """One mutating (defaulting) webhook; the fields as :class:`ValidatingWebhook`'s, with
+    ``mutate`` in place of the validators."""
+
+    name: str
+    path: str
+    group: str
+    version: str
+    resource: str
+    kind: str
+    mutate: Mutator
+    operations: tuple[str, ...] = ("CREATE", "UPDATE")
+    failure_policy: str = "Fail"
+    scope: str = "Namespaced"
+
+    def configuration_entry(self, client_config: Mapping[str, Any]) -> dict[str, Any]:
+        """This webhook's entry in a MutatingWebhookConfiguration (``reinvocationPolicy:
+        Never``, the API server's default, said)."""
+        return {**_entry(self, client_config), "reinvocationPolicy": "Never"}
+
+
+def _entry(webhook: ValidatingWebhook | MutatingWebhook,
+           client_config: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "name": webhook.name,
+        "admissionReviewVersions": ["v1"],
+        "clientConfig": dict(client_config),
+        "failurePolicy": webhook.failure_policy,
+        "matchPolicy": "Exact",
+        "rules": [{"apiGroups": [webhook.group], "apiVersions": [webhook.version],
+                   "operations": list(webhook.operations), "resources": [webhook.resource],
+                   "scope": webhook.scope}],
+        "sideEffects": "None",
+        "timeoutSeconds": 10,
+    }
 
 
 def _review(body: object, api_version: str, kind: str) -> tuple[dict[str, Any], str]:
@@ -195,11 +237,13 @@ def _admission_response(uid: str, *, allowed: bool, code: int = 200, message: st
             "response": response}
 
 
-def _check_request(request: dict[str, Any], webhook: ValidatingWebhook) -> str:
+def _check_request(request: dict[str, Any], webhook: ValidatingWebhook | MutatingWebhook
+                   ) -> str:
     kind = request.get("kind")
     expected = {"group": webhook.group, "version": webhook.version, "kind": webhook.kind}
     if not isinstance(kind, dict) or {k: kind.get(k) for k in expected} != expected:
-        raise ReviewError(f"request.kind: {webhook.path} validates {webhook.group}/"
+        does = "defaults" if isinstance(webhook, MutatingWebhook) else "validates"
+        raise ReviewError(f"request.kind: {webhook.path} {does} {webhook.group}/"
                           f"{webhook.version} {webhook.kind}, got {kind!r}")
     operation = request.get("operation")
     if operation not in webhook.operations:
@@ -213,7 +257,7 @@ def _check_request(request: dict[str, Any], webhook: ValidatingWebhook) -> str:
     return str(operation)
 
 
-def _parse_admission(body: object, webhook: ValidatingWebhook
+def _parse_admission(body: object, webhook: ValidatingWebhook | MutatingWebhook
                      ) -> tuple[str, str, dict[str, Any], dict[str, Any] | None] | dict[str, Any]:
     """``(uid, operation, object, old object)``, or the response refusing a malformed review."""
     uid = _uid_of(body)
@@ -254,3 +298,17 @@ def _verdict_response(uid: str, verdict: Verdict) -> dict[str, Any]:
                                    message=aggregate_message(verdict.errors),
                                    warnings=verdict.warnings)
     return _admission_response(uid, allowed=True, warnings=verdict.warnings)
+
+
+def mutating_review(body: object, webhook: MutatingWebhook) -> dict[str, Any]:
+    """The AdmissionReview response of ``webhook`` to ``body`` (never raises)."""
+    parsed = _parse_admission(body, webhook)
+    if isinstance(parsed, dict):
+        return parsed
+    uid, operation, obj, old = parsed
+    review = _admission_response(uid, allowed=True)
+    ops = diff(obj, webhook.mutate(obj, old, operation))
+    if ops:
+        patch = json.dumps(ops, separators=(",", ":")).encode()
+        review["response"].update(patchType="JSONPatch", patch=base64.b64encode(patch).decode())
+    return review

@@ -2,9 +2,9 @@
 :class:`~mpi_controller.runtime.https.HttpsServer` on every replica.
 
 :func:`webhook_routes` adds ``POST /convert`` (ConversionReview) and one ``POST <path>`` per
-validating webhook (AdmissionReview) of a :class:`~.registry.WebhookRegistry`. A body that is
-not JSON gets HTTP 400 with a review whose message names the problem; every other answer is
-HTTP 200 with the review (see :mod:`.reviews`). A webhook that reads other objects
+validating or mutating webhook (AdmissionReview) of a :class:`~.registry.WebhookRegistry`. A
+body that is not JSON gets HTTP 400 with a review whose message names the problem; every other
+answer is HTTP 200 with the review (see :mod:`.reviews`). A webhook that reads other objects
 (``validate_async``) reads them through the ``lookup`` the routes are given. Request bodies
 up to 64 MiB are read (a ConversionReview of a large list carries every object).
 
@@ -30,10 +30,12 @@ from mpi_controller.webhook.registry import CONVERT_PATH, WebhookRegistry
 from mpi_controller.webhook.reviews import (
     ADMISSION_API_VERSION,
     Lookup,
+    MutatingWebhook,
     ValidatingWebhook,
     admission_review_async,
     conversion_failure,
     convert_review,
+    mutating_review,
 )
 
 __all__ = ["MAX_BODY", "REQUESTS", "webhook_routes"]
@@ -91,7 +93,7 @@ def _conversion_handler(registry: WebhookRegistry) -> Callable[[web.Request], An
     return convert
 
 
-def _admission_handler(webhook: ValidatingWebhook,
+def _admission_handler(webhook: ValidatingWebhook | MutatingWebhook,
                        lookup: Lookup) -> Callable[[web.Request], Any]:
     async def admit(request: web.Request) -> web.Response:
         body, problem = await _body(request)
@@ -101,6 +103,8 @@ def _admission_handler(webhook: ValidatingWebhook,
                           "response": {"uid": "", "allowed": False, "status": {
                               "code": 400, "reason": "BadRequest", "message": problem}}},
                          status=400)
+        if isinstance(webhook, MutatingWebhook):
+            return _json(mutating_review(body, webhook))
         return _json(await admission_review_async(body, webhook, lookup))
 
     return admit
@@ -122,7 +126,7 @@ def webhook_routes(registry: WebhookRegistry,
         if registry.converters:
             app.router.add_post(CONVERT_PATH, _measured(
                 CONVERT_PATH, _conversion_handler(registry)))
-        for webhook in registry.validating:
+        for webhook in registry.admissions:
             app.router.add_post(webhook.path, _measured(webhook.path,
                                                            _admission_handler(webhook, reader)))
 

@@ -64,9 +64,19 @@ def test_overlay_applies_cleanly(cluster: Cluster, overlay: str, namespace: str)
         # Whatever the apply did, take the webhooks out of the API server's path: every MPIJob
         # write would try the Service that no pod backs, TFJob and PyTorchJob writes would
         # fail (failurePolicy Fail), and so would every later test that writes them.
-        cluster.kubectl("delete", "validatingwebhookconfiguration", "mpi-operator",
-                        "--ignore-not-found")
+        for configuration in ("validatingwebhookconfiguration",
+                              "mutatingwebhookconfiguration"):
+            cluster.kubectl("delete", configuration, "mpi-operator", "--ignore-not-found")
     assert "customresourcedefinition.apiextensions.k8s.io/mpijobs.kubeflow.org" in out
+    # The TrainJob defaulter's configuration, and the right to keep its caBundle.
+    assert ("mutatingwebhookconfiguration.admissionregistration.k8s.io/mpi-operator "
+            "serverside-applied" in out) == (overlay == "trainjob")
+    webhook_rules = yaml.safe_load(cluster.kubectl("get", "clusterrole", "mpi-operator-webhook",
+                                                   "-o", "yaml"))["rules"]
+    assert ({"apiGroups": ["admissionregistration.k8s.io"],
+             "resources": ["mutatingwebhookconfigurations"], "resourceNames": ["mpi-operator"],
+             "verbs": ["get", "list", "watch", "patch"]} in webhook_rules) == (
+        overlay == "trainjob")
     assert "customresourcedefinition.apiextensions.k8s.io/tfjobs.kubeflow.org" in out
     assert "customresourcedefinition.apiextensions.k8s.io/pytorchjobs.kubeflow.org" in out
     assert "clusterrole.rbac.authorization.k8s.io/mpi-operator" in out

@@ -9,22 +9,30 @@ runtimes from the API server:
 * a TrainJob naming a runtime that does not exist is refused (``spec.RuntimeRef`` for a
   ClusterTrainingRuntime, ``spec.runtimeRef`` for a TrainingRuntime); one giving ``PET_*`` envs
   or a runtime patch with env for the ``node`` container is refused;
-* a TrainJob's runtime patches change only while it is suspended (before or after).
+* a TrainJob's runtime patches change only while it is suspended (before or after);
+* the TrainJob defaulter (the mutating webhook ``defaulter.trainjob.trainer.kubeflow.org``,
+  registered here as deploy/overlays/trainjob registers it, pointed at the same process) stamps
+  each runtime patch's ``time``: on create where none is given, on update only where the
+  manager's patch changed; a time changed alone is put back.
 
 No controller reconciles TrainJobs here: only admission is tested.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import subprocess
+import urllib.parse
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from conftest import install_crd
+from mpi_controller.kinds import plugin
+from mpi_controller.webhook.registry import default_registry
 from tests.support import TRAINER_MIN_MINOR, Cluster, _local_kubectl, server_minor, unique_name
 from tests.webhooks import serving_webhooks
 
@@ -47,8 +55,21 @@ def webhooks(cluster: Cluster, kube_api: Any, job_crds: dict[str, str],
     for plural in ("trainingruntimes", "clustertrainingruntimes"):
         install_crd(cluster, kube_api, f"deploy/crd/trainjob/trainer.kubeflow.org_{plural}.yaml",
                     f"{plural}.trainer.kubeflow.org")
-    with serving_webhooks(cluster, tmp_path_factory.mktemp("webhooks")):
-        yield
+    with serving_webhooks(cluster, tmp_path_factory.mktemp("webhooks")) as proc:
+        extra = list(proc.extra)
+        configuration = extra[extra.index("--webhook-configuration-name") + 1]
+        vwc = json.loads(cluster.kubectl("get", "validatingwebhookconfiguration",
+                                         configuration, "-o", "json"))
+        served = vwc["webhooks"][0]["clientConfig"]
+        base = urllib.parse.urlsplit(served["url"])._replace(path="").geturl()
+        mutating = default_registry([plugin("trainjob")]).mutating_configuration(
+            configuration, lambda path: {"url": base + path, "caBundle": served["caBundle"]})
+        assert apply(cluster, mutating) == (0, "")
+        try:
+            yield
+        finally:
+            cluster.kubectl("delete", "mutatingwebhookconfiguration", configuration,
+                            "--ignore-not-found")
 
 
 def apply(cluster: Cluster, obj: dict[str, Any], verb: str = "create") -> tuple[int, str]:
@@ -161,3 +182,41 @@ def test_runtime_patches_change_only_while_suspended(cluster: Cluster, webhooks:
             "TrainJob is suspended before or after the update"))))
     stored["spec"]["suspend"] = True
     assert apply(cluster, stored, "replace") == (0, "")
+
+
+def test_the_defaulter_stamps_when_each_managers_patch_changed(cluster: Cluster, webhooks: None,
+                                                             namespace: str) -> None:
+    """Trainer v2.3.0's ``TrainJobDefaulter`` (its integration test "Should set Time on each
+    RuntimePatch when creating a TrainJob", and the update rules of ``Default``)."""
+    earlier = "2026-01-01T00:00:00Z"
+    assert apply(cluster, runtime("TrainingRuntime", "torch", namespace=namespace))[0] == 0
+    before = dt.datetime.now(dt.UTC).replace(microsecond=0)
+    job = trainjob("stamped", namespace, "torch", "TrainingRuntime", suspend=True,
+                   runtimePatches=[node_patch("acme.io/manager-one", nodeSelector={"pool": "a"}),
+                                   {**node_patch("acme.io/manager-two",
+                                                 nodeSelector={"pool": "a"}), "time": earlier}])
+    assert apply(cluster, job) == (0, "")
+
+    def stored() -> dict[str, Any]:
+        got: dict[str, Any] = json.loads(cluster.kubectl("get", "trainjob", "stamped", "-n",
+                                                         namespace, "-o", "json"))
+        return got
+
+    def times(obj: dict[str, Any]) -> list[str]:
+        return [p["time"] for p in obj["spec"]["runtimePatches"]]
+
+    created = stored()
+    stamped, kept = times(created)
+    assert kept == earlier
+    assert before <= dt.datetime.fromisoformat(stamped) <= dt.datetime.now(dt.UTC)
+    # Manager two changes its patch (while suspended): only its time is now; manager one's
+    # time, changed alone, is put back.
+    created["spec"]["runtimePatches"][0]["time"] = earlier
+    created["spec"]["runtimePatches"][1]["trainingRuntimeSpec"]["template"]["spec"][
+        "replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["nodeSelector"] = {
+            "pool": "b"}
+    assert apply(cluster, created, "replace") == (0, "")
+    first, second = times(stored())
+    assert first == stamped
+    assert second != earlier
+    assert before <= dt.datetime.fromisoformat(second) <= dt.datetime.now(dt.UTC)

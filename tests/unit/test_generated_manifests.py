@@ -54,8 +54,9 @@ def test_an_explicit_kinds_overlay_adds_its_crds_and_names_every_scheme() -> Non
     """deploy/overlays/trainjob is the standalone install, TrainJob's CRDs and webhooks, and
     one --enable-scheme per kind (naming one turns the unnamed ones off)."""
     overlay = yaml.safe_load((REPO / "deploy/overlays/trainjob/kustomization.yaml").read_text())
-    assert overlay["resources"] == ["../standalone", "../../crd/trainjob"]
-    args, webhooks = overlay["patches"]
+    assert overlay["resources"] == ["../standalone", "../../crd/trainjob",
+                                    "mutating-webhook.yaml"]
+    args, webhooks, webhook_role = overlay["patches"]
     assert args["target"] == {"kind": "Deployment", "name": "mpi-operator"}
     assert [op["value"] for op in yaml.safe_load(args["patch"])] == [
         "--enable-scheme=mpijob", "--enable-scheme=tfjob", "--enable-scheme=pytorchjob",
@@ -69,3 +70,17 @@ def test_an_explicit_kinds_overlay_adds_its_crds_and_names_every_scheme() -> Non
         ("add", "/webhooks/-", "validator.clustertrainingruntime.trainer.kubeflow.org"),
         ("add", "/webhooks/-", "validator.trainingruntime.trainer.kubeflow.org"),
         ("add", "/webhooks/-", "validator.trainjob.trainer.kubeflow.org")]
+    # Its defaulter: the MutatingWebhookConfiguration, and the webhook ClusterRole's right to
+    # keep its caBundle (the certificate manager reads and patches that one object).
+    mutating = yaml.safe_load((REPO / "deploy/overlays/trainjob/mutating-webhook.yaml"
+                               ).read_text())
+    assert (mutating["kind"], mutating["metadata"]) == ("MutatingWebhookConfiguration",
+                                                        {"name": "mpi-operator"})
+    assert [(w["name"], w["clientConfig"]["service"]["path"]) for w in mutating["webhooks"]] == [
+        ("defaulter.trainjob.trainer.kubeflow.org",
+         "/mutate-trainer-kubeflow-org-v1alpha1-trainjob")]
+    assert webhook_role["target"] == {"kind": "ClusterRole", "name": "mpi-operator-webhook"}
+    assert yaml.safe_load(webhook_role["patch"]) == [{"op": "add", "path": "/rules/-", "value": {
+        "apiGroups": ["admissionregistration.k8s.io"],
+        "resources": ["mutatingwebhookconfigurations"], "resourceNames": ["mpi-operator"],
+        "verbs": ["get", "list", "watch", "patch"]}}]

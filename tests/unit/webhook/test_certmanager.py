@@ -23,6 +23,7 @@ from mpi_controller.runtime.clock import ManualClock
 from mpi_controller.testing import FakeApi, status_error
 from mpi_controller.webhook.certmanager import (
     CRDS,
+    MUTATING_WEBHOOK_CONFIGURATIONS,
     VALIDATING_WEBHOOK_CONFIGURATIONS,
     CertConfig,
     CertificateFiles,
@@ -66,6 +67,7 @@ class World:
         self.api = FakeApi(clock=self.clock)
         self.api.register(CRDS, custom=False, generation=True)
         self.api.register(VALIDATING_WEBHOOK_CONFIGURATIONS, custom=False, generation=True)
+        self.api.register(MUTATING_WEBHOOK_CONFIGURATIONS, custom=False, generation=True)
         self.wall_offset = dt.timedelta(0)
         self.api.add(CRDS, {
             "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
@@ -80,9 +82,11 @@ class World:
         return START + self.wall_offset
 
     def manager(self, sink: Sink, *, validity: dt.timedelta = dt.timedelta(hours=4),
-                identity: Identity = IDENTITY, url: str = "") -> CertificateManager:
+                identity: Identity = IDENTITY, url: str = "",
+                mutating: str = "") -> CertificateManager:
         config = CertConfig(namespace=NS, secret_name=SECRET, identity=identity,
-                            validity=validity, crds=(CRD,), webhook_configuration=VWC, url=url)
+                            validity=validity, crds=(CRD,), webhook_configuration=VWC, url=url,
+                            mutating_configuration=mutating)
         return CertificateManager(self.api, config, sink, registry=REGISTRY, clock=self.clock,
                                   wall=self.wall)
 
@@ -295,6 +299,48 @@ async def test_url_mode_repoints_an_existing_configuration() -> None:
         assert world.vwc_client_configs() == [
             {"url": f"https://127.0.0.1:8443{w.path}", "caBundle": ca}
             for w in REGISTRY.validating]
+
+
+async def test_the_mutating_configuration_is_kept_too_when_a_defaulting_kind_runs() -> None:
+    """The TrainJob defaulter's MutatingWebhookConfiguration: its caBundle injected like the
+    validating one's (deploy/overlays/trainjob), or, in URL mode, created pointing here."""
+    world = World()
+    world.api.add(MUTATING_WEBHOOK_CONFIGURATIONS, REGISTRY.mutating_configuration(
+        VWC, lambda path: {"service": {**SERVICE_REF, "path": path}}))
+    async with running(world.manager(Sink(), mutating=VWC)):
+        await world.run_for(3.0)
+        ca = b64(world.bundle().ca_cert)
+        stored = world.api.stored(MUTATING_WEBHOOK_CONFIGURATIONS, VWC)
+        assert stored is not None
+        assert [(w["name"], w["clientConfig"]) for w in stored["webhooks"]] == [(
+            "defaulter.trainjob.trainer.kubeflow.org",
+            {"service": {**SERVICE_REF, "path": "/mutate-trainer-kubeflow-org-v1alpha1-trainjob"},
+             "caBundle": ca})]
+    local = World()
+    identity = Identity(IDENTITY.dns_names, ("127.0.0.1",))
+    async with running(local.manager(Sink(), url="https://127.0.0.1:9443", identity=identity,
+                                     mutating=VWC)):
+        await local.run_for(3.0)
+        ca = b64(local.bundle().ca_cert)
+        stored = local.api.stored(MUTATING_WEBHOOK_CONFIGURATIONS, VWC)
+        assert stored is not None
+        assert stored["webhooks"] == [{
+            "name": "defaulter.trainjob.trainer.kubeflow.org", "admissionReviewVersions": ["v1"],
+            "clientConfig": {
+                "url": "https://127.0.0.1:9443/mutate-trainer-kubeflow-org-v1alpha1-trainjob",
+                "caBundle": ca},
+            "failurePolicy": "Fail", "matchPolicy": "Exact",
+            "rules": [{"apiGroups": ["trainer.kubeflow.org"], "apiVersions": ["v1alpha1"],
+                       "operations": ["CREATE", "UPDATE"], "resources": ["trainjobs"],
+                       "scope": "Namespaced"}],
+            "sideEffects": "None", "timeoutSeconds": 10, "reinvocationPolicy": "Never"}]
+    # Without a defaulting kind, no MutatingWebhookConfiguration is read or written.
+    plain = World()
+    async with running(plain.manager(Sink())):
+        await plain.run_for(3.0)
+        assert plain.writes("mutatingwebhookconfigurations") == []
+        assert [r for r in plain.api.requests
+                if r.resource == MUTATING_WEBHOOK_CONFIGURATIONS] == []
 
 
 def _write(directory: Path, bundle: Bundle) -> None:
