@@ -22,6 +22,7 @@ from mpi_controller.engine.plugin import Admission, Defaulting, KindPlugin
 from mpi_controller.kinds import plugins
 from mpi_controller.kube.timefmt import format_time, utcnow
 from mpi_controller.webhook.reviews import (
+    AdmissionWebhook,
     AsyncValidator,
     Converter,
     Lookup,
@@ -56,11 +57,11 @@ class WebhookRegistry:
         self.mutating.append(webhook)
 
     @property
-    def admissions(self) -> list[ValidatingWebhook | MutatingWebhook]:
+    def admissions(self) -> list[AdmissionWebhook]:
         """Every validating and mutating webhook."""
         return [*self.validating, *self.mutating]
 
-    def _check_unique(self, webhook: ValidatingWebhook | MutatingWebhook) -> None:
+    def _check_unique(self, webhook: AdmissionWebhook) -> None:
         for other in self.admissions:
             if other.path == webhook.path or other.name == webhook.name:
                 raise ValueError(f"webhook {webhook.name} at {webhook.path} is already "
@@ -88,7 +89,7 @@ class WebhookRegistry:
 
 
 def _configuration(kind: str, name: str,
-                   webhooks: Sequence[ValidatingWebhook | MutatingWebhook],
+                   webhooks: Sequence[AdmissionWebhook],
                    client_config: Callable[[str], Mapping[str, Any]],
                    labels: Mapping[str, str] | None) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": name}

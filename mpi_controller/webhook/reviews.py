@@ -23,7 +23,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from mpi_controller.kube.fielderrors import aggregate_message
@@ -34,6 +34,7 @@ from mpi_controller.kube.resources import Resource
 __all__ = [
     "ADMISSION_API_VERSION",
     "CONVERSION_API_VERSION",
+    "AdmissionWebhook",
     "AsyncValidator",
     "Converter",
     "Converters",
@@ -86,10 +87,10 @@ other objects. Must not raise (a failed lookup is part of its verdict)."""
 
 
 @dataclass(frozen=True)
-class ValidatingWebhook:
-    """One validating webhook: where it is served, what it admits, and its validator.
+class AdmissionWebhook:
+    """Where an admission webhook is served and what it admits.
 
-    ``name`` is the webhook's name in the ValidatingWebhookConfiguration (shown by kubectl:
+    ``name`` is the webhook's name in its configuration (shown by kubectl:
     ``admission webhook "<name>" denied the request: ...``). ``failure_policy`` is what the
     API server does when it cannot reach the webhook: ``Fail`` (refuse the request, as
     training-operator's webhooks) or ``Ignore`` (admit it)."""
@@ -100,15 +101,33 @@ class ValidatingWebhook:
     version: str
     resource: str
     kind: str
-    validate: Validator
     operations: tuple[str, ...] = ("CREATE", "UPDATE")
     failure_policy: str = "Fail"
     scope: str = "Namespaced"
-    validate_async: AsyncValidator | None = None
 
     def configuration_entry(self, client_config: Mapping[str, Any]) -> dict[str, Any]:
-        """This webhook's entry in a ValidatingWebhookConfiguration."""
-        return _entry(self, client_config)
+        """This webhook's entry in its (Validating or Mutating) WebhookConfiguration."""
+        return {
+            "name": self.name,
+            "admissionReviewVersions": ["v1"],
+            "clientConfig": dict(client_config),
+            "failurePolicy": self.failure_policy,
+            "matchPolicy": "Exact",
+            "rules": [{"apiGroups": [self.group], "apiVersions": [self.version],
+                       "operations": list(self.operations), "resources": [self.resource],
+                       "scope": self.scope}],
+            "sideEffects": "None",
+            "timeoutSeconds": 10,
+        }
+
+
+@dataclass(frozen=True)
+class ValidatingWebhook(AdmissionWebhook):
+    """One validating webhook and its validator (``validate_async`` for one that reads other
+    objects)."""
+
+    validate: Validator = field(kw_only=True)
+    validate_async: AsyncValidator | None = field(default=None, kw_only=True)
 
 
 Mutator = Callable[[Mapping[str, Any], Mapping[str, Any] | None, str], dict[str, Any]]
@@ -117,41 +136,15 @@ not raise."""
 
 
 @dataclass(frozen=True)
-class MutatingWebhook:
-    """One mutating (defaulting) webhook; the fields as :class:`ValidatingWebhook`'s, with
-    ``mutate`` in place of the validators."""
+class MutatingWebhook(AdmissionWebhook):
+    """One mutating (defaulting) webhook and its defaulter."""
 
-    name: str
-    path: str
-    group: str
-    version: str
-    resource: str
-    kind: str
-    mutate: Mutator
-    operations: tuple[str, ...] = ("CREATE", "UPDATE")
-    failure_policy: str = "Fail"
-    scope: str = "Namespaced"
+    mutate: Mutator = field(kw_only=True)
 
     def configuration_entry(self, client_config: Mapping[str, Any]) -> dict[str, Any]:
-        """This webhook's entry in a MutatingWebhookConfiguration (``reinvocationPolicy:
-        Never``, the API server's default, said)."""
-        return {**_entry(self, client_config), "reinvocationPolicy": "Never"}
-
-
-def _entry(webhook: ValidatingWebhook | MutatingWebhook,
-           client_config: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        "name": webhook.name,
-        "admissionReviewVersions": ["v1"],
-        "clientConfig": dict(client_config),
-        "failurePolicy": webhook.failure_policy,
-        "matchPolicy": "Exact",
-        "rules": [{"apiGroups": [webhook.group], "apiVersions": [webhook.version],
-                   "operations": list(webhook.operations), "resources": [webhook.resource],
-                   "scope": webhook.scope}],
-        "sideEffects": "None",
-        "timeoutSeconds": 10,
-    }
+        """Its entry in a MutatingWebhookConfiguration (``reinvocationPolicy: Never``, the
+        API server's default, said)."""
+        return {**super().configuration_entry(client_config), "reinvocationPolicy": "Never"}
 
 
 def _review(body: object, api_version: str, kind: str) -> tuple[dict[str, Any], str]:
@@ -237,7 +230,7 @@ def _admission_response(uid: str, *, allowed: bool, code: int = 200, message: st
             "response": response}
 
 
-def _check_request(request: dict[str, Any], webhook: ValidatingWebhook | MutatingWebhook
+def _check_request(request: dict[str, Any], webhook: AdmissionWebhook
                    ) -> str:
     kind = request.get("kind")
     expected = {"group": webhook.group, "version": webhook.version, "kind": webhook.kind}
@@ -257,7 +250,7 @@ def _check_request(request: dict[str, Any], webhook: ValidatingWebhook | Mutatin
     return str(operation)
 
 
-def _parse_admission(body: object, webhook: ValidatingWebhook | MutatingWebhook
+def _parse_admission(body: object, webhook: AdmissionWebhook
                      ) -> tuple[str, str, dict[str, Any], dict[str, Any] | None] | dict[str, Any]:
     """``(uid, operation, object, old object)``, or the response refusing a malformed review."""
     uid = _uid_of(body)

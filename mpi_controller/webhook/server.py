@@ -29,6 +29,7 @@ from mpi_controller.runtime.metrics import REGISTRY
 from mpi_controller.webhook.registry import CONVERT_PATH, WebhookRegistry
 from mpi_controller.webhook.reviews import (
     ADMISSION_API_VERSION,
+    AdmissionWebhook,
     Lookup,
     MutatingWebhook,
     ValidatingWebhook,
@@ -93,7 +94,7 @@ def _conversion_handler(registry: WebhookRegistry) -> Callable[[web.Request], An
     return convert
 
 
-def _admission_handler(webhook: ValidatingWebhook | MutatingWebhook,
+def _admission_handler(webhook: AdmissionWebhook,
                        lookup: Lookup) -> Callable[[web.Request], Any]:
     async def admit(request: web.Request) -> web.Response:
         body, problem = await _body(request)
@@ -103,9 +104,10 @@ def _admission_handler(webhook: ValidatingWebhook | MutatingWebhook,
                           "response": {"uid": "", "allowed": False, "status": {
                               "code": 400, "reason": "BadRequest", "message": problem}}},
                          status=400)
-        if isinstance(webhook, MutatingWebhook):
-            return _json(mutating_review(body, webhook))
-        return _json(await admission_review_async(body, webhook, lookup))
+        if isinstance(webhook, ValidatingWebhook):
+            return _json(await admission_review_async(body, webhook, lookup))
+        assert isinstance(webhook, MutatingWebhook)
+        return _json(mutating_review(body, webhook))
 
     return admit
 
