@@ -28,10 +28,10 @@ DEPLOYED_CLIENT_CONFIG = {"url": None, "caBundle": None, "service": {
 
 
 def restore_webhooks(cluster: Cluster, configuration: str) -> None:
-    """Delete the ValidatingWebhookConfiguration ``configuration`` and point the CRD's
-    conversion back at the Service of ``deploy/``."""
-    cluster.kubectl("delete", "validatingwebhookconfiguration", configuration,
-                    "--ignore-not-found")
+    """Delete the Validating (and a Mutating) WebhookConfiguration ``configuration`` and point
+    the CRD's conversion back at the Service of ``deploy/``."""
+    for kind in ("validatingwebhookconfiguration", "mutatingwebhookconfiguration"):
+        cluster.kubectl("delete", kind, configuration, "--ignore-not-found")
     cluster.kubectl("patch", "crd", CRD, "--type", "merge", "-p", json.dumps(
         {"spec": {"conversion": {"webhook": {"clientConfig": DEPLOYED_CLIENT_CONFIG}}}}))
 

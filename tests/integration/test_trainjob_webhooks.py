@@ -65,11 +65,7 @@ def webhooks(cluster: Cluster, kube_api: Any, job_crds: dict[str, str],
         mutating = default_registry([plugin("trainjob")]).mutating_configuration(
             configuration, lambda path: {"url": base + path, "caBundle": served["caBundle"]})
         assert apply(cluster, mutating) == (0, "")
-        try:
-            yield
-        finally:
-            cluster.kubectl("delete", "mutatingwebhookconfiguration", configuration,
-                            "--ignore-not-found")
+        yield  # serving_webhooks deletes both configurations
 
 
 def apply(cluster: Cluster, obj: dict[str, Any], verb: str = "create") -> tuple[int, str]:
