@@ -20,9 +20,11 @@ Two groups, as controller-runtime has them:
    finish what is queued; whatever is still running after ``graceful_shutdown_timeout``
    seconds, default 30, is cancelled) → **stop leading** (the elector's task is cancelled,
    releasing the lease; released only after the drain, so a successor never writes while
-   our last syncs still do) → **stop informers** → **stop the runnables** (in reverse order of
-   registration) → **close the client** (the optional ``close`` callback) → stop the health
-   server.
+   our last syncs still do) → **stop informers** → **flush** (every runnable with a ``flush()``
+   coroutine, the event recorders, writes what it still holds, within what is left of
+   ``graceful_shutdown_timeout``: a job's last Events are not lost to a rolling update) →
+   **stop the runnables** (in reverse order of registration) → **close the client** (the
+   optional ``close`` callback) → stop the health server.
 
 Losing leadership (the elector's ``run`` ending, or failing, before ``stop``) cancels controllers
 and informers at once, then runnables, closes the client and raises :class:`LeadershipLost`, so
@@ -46,7 +48,7 @@ import contextlib
 import os
 import signal
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import structlog
 
@@ -56,6 +58,7 @@ from mpi_controller.runtime.metrics import REGISTRY, Check, HTTPServer, serve_ht
 __all__ = [
     "Campaigner",
     "ControllerLike",
+    "Flushable",
     "HttpEndpoint",
     "InformerLike",
     "LeadershipLost",
@@ -73,6 +76,13 @@ class InformerLike(Protocol):
     async def run(self) -> None: ...
 
     def has_synced(self) -> bool: ...
+
+
+@runtime_checkable
+class Flushable(Protocol):
+    """A runnable holding writes it can finish on shutdown (an event recorder)."""
+
+    async def flush(self) -> None: ...
 
 
 class Runnable(Protocol):
@@ -336,11 +346,26 @@ class _Session:
 
     async def _graceful(self) -> None:
         _log.info("stopping: draining queues, then releasing leadership")
+        deadline = asyncio.get_running_loop().time() + self.m._grace
         await self._drain()
         await self._stop_leading()
         await _cancel(self.informers)
+        await self._flush(deadline)
         await _cancel(self.runnables[::-1])
         _log.info("stopped")
+
+    async def _flush(self, deadline: float) -> None:
+        """Let every runnable with a ``flush()`` finish its writes, until ``deadline``."""
+        flushes = [asyncio.ensure_future(r.flush()) for r, t in zip(
+            self.m._runnables, self.runnables, strict=True)
+            if isinstance(r, Flushable) and not t.done()]
+        if not flushes:
+            return
+        left = max(0.0, deadline - asyncio.get_running_loop().time())
+        _, late = await asyncio.wait(flushes, timeout=left)
+        if late:
+            _log.warning("graceful shutdown timed out while flushing", late=len(late))
+            await _cancel(list(late))
 
     async def _drain(self) -> None:
         """Drain every queue and let workers finish, within the graceful-shutdown timeout."""

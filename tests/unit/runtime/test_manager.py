@@ -16,6 +16,7 @@ import pytest
 
 from mpi_controller.runtime.clock import ManualClock
 from mpi_controller.runtime.controller import Controller
+from mpi_controller.runtime.events import EventRecorder
 from mpi_controller.runtime.manager import LeadershipLost, Manager, install_signal_handlers
 
 
@@ -423,3 +424,53 @@ async def test_a_health_port_in_use_closes_the_client_and_raises_oserror() -> No
         with pytest.raises(OSError, match="address already in use"):
             await manager.run(asyncio.Event())
     assert closed == [True]
+
+
+async def test_shutdown_flushes_the_event_recorders_before_stopping_them() -> None:
+    """Events still queued when the drain ends (a job's last ones, written by its last sync)
+    are written before the recorder stops: stop → drain → release → flush → stop runnables."""
+    from tests.unit.runtime.test_events import JOB, GatedClient
+
+    events: list[str] = []
+    client = GatedClient()
+    recorder = EventRecorder(client, "c", writers=1)  # type: ignore[arg-type]
+
+    async def last_sync(key: str) -> None:
+        recorder.event(JOB, "Normal", "TFJobSucceeded", "done", keep=True)
+        recorder.event(JOB, "Normal", "SuccessfulDeletePod", "gone")
+        events.append(f"synced {key}")
+
+    controller = Controller("mgr-flush", last_sync)
+
+    async def close() -> None:
+        events.append("client closed")
+
+    manager = Manager(controllers=[controller], runnables=[recorder], close=close, port=None)
+    stop = asyncio.Event()
+    task = asyncio.create_task(manager.run(stop))
+    await eventually(lambda: recorder.ready())
+    controller.enqueue("ns/pi")
+    await eventually(lambda: events == ["synced ns/pi"] and len(client.calls) == 1)
+    stop.set()  # the first write is still waiting on the API server
+    await asyncio.sleep(0.05)
+    assert not task.done()  # the manager waits for the recorder
+    client.gate.set()
+    await asyncio.wait_for(task, timeout=5)
+    assert [body["reason"] for _verb, _ns, body in client.calls] == [
+        "TFJobSucceeded", "SuccessfulDeletePod"]
+    assert events == ["synced ns/pi", "client closed"]
+
+
+async def test_a_flush_past_the_grace_period_is_cut_short() -> None:
+    from tests.unit.runtime.test_events import JOB, GatedClient
+
+    client = GatedClient()  # never answers
+    recorder = EventRecorder(client, "c")  # type: ignore[arg-type]
+    manager = Manager(runnables=[recorder], port=None, graceful_shutdown_timeout=0.1)
+    stop = asyncio.Event()
+    task = asyncio.create_task(manager.run(stop))
+    await eventually(lambda: recorder.ready())
+    recorder.event(JOB, "Normal", "TFJobSucceeded", "done", keep=True)
+    await eventually(lambda: len(client.calls) == 1)
+    stop.set()
+    await asyncio.wait_for(task, timeout=5)  # ends although the write never finished
