@@ -196,7 +196,8 @@ ADDONS_TESTS ?= tests/integration/test_addons.py tests/integration/test_gang_sch
   tests/integration/test_jobset_addon.py tests/integration/test_trainjob.py \
   tests/integration/test_kueue_trainjob.py tests/integration/test_trainjob_from_v1.py \
   tests/integration/test_trainer_sdk.py tests/integration/test_trainjob_gang.py \
-  tests/integration/test_rbac.py::test_every_trainjob_rule_is_needed
+  tests/integration/test_rbac.py::test_every_trainjob_rule_is_needed \
+  tests/integration/test_trainjob_webhook_rbac.py
 addons-test: $(STAMP) $(KUBEFLOW_SDK_STAMP)
 	set -o pipefail; MPI_CONTROLLER_CLUSTER_DIR=$(ADDONS_CLUSTER_DIR) bash $(CLUSTER) up --addons $(ADDONS) | tail -1
 	@if [[ " $(ADDONS_TESTS) " == *test_kueue_reference.py* ]]; then \

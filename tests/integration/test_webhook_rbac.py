@@ -34,20 +34,24 @@ SECRET = "mpi-operator-webhook-cert"
 
 
 class Identity:
-    """A ServiceAccount with the controller's ClusterRole and the webhook ClusterRole minus
-    rule ``skip``, and a controller process serving webhooks as that account."""
+    """A ServiceAccount with the controller's ClusterRole and the webhook ClusterRole
+    (``webhook_rules``, deploy/base's by default) minus rule ``skip``, and a controller process
+    serving webhooks as that account (with ``flags`` more)."""
 
     def __init__(self, tag: str, skip: int | None, cluster: Cluster, api: Any,
-                 tmp: Path) -> None:
+                 tmp: Path, *, webhook_rules: list[dict[str, Any]] | None = None,
+                 flags: tuple[str, ...] = ()) -> None:
         self.skip = skip
         self.ns = f"whrbac-{tag}-{'all' if skip is None else skip}"
         self.cluster, self.tmp = cluster, tmp
         self.rbac = client.RbacAuthorizationV1Api(api)
         self.core = client.CoreV1Api(api)
         self.proc: ControllerProcess | None = None
+        self.webhook_rules = CLUSTER_ROLE["rules"] if webhook_rules is None else webhook_rules
+        self.flags = flags
 
     def _rules(self) -> list[dict[str, Any]]:
-        return [copy.deepcopy(r) for i, r in enumerate(CLUSTER_ROLE["rules"]) if self.skip != i]
+        return [copy.deepcopy(r) for i, r in enumerate(self.webhook_rules) if self.skip != i]
 
     def _bind_cluster_role(self, name: str, rules: list[dict[str, Any]]) -> None:
         self.rbac.create_cluster_role({"metadata": {"name": name}, "rules": rules})
@@ -67,7 +71,7 @@ class Identity:
         self.proc = ControllerProcess(
             kubeconfig, self.tmp / f"{self.ns}.log", "--namespace", self.ns,
             "--lock-namespace", self.ns, "--webhooks", "on", "--webhook-namespace", self.ns,
-            "--webhook-server-port", str(free_port()))
+            "--webhook-server-port", str(free_port()), *self.flags)
         self.proc.start()
 
     def ready(self) -> bool:
