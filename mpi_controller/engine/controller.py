@@ -15,6 +15,10 @@
   seconds (default 1 s, the Kubernetes Job controller's batch period), so the pods of a job
   that change together cost one sync while the backlog drains. Adds and deletes enqueue at
   once (expectations wait for them).
+* **the request order.** Each job gets a number when first seen (jobs first seen earlier get
+  smaller ones, across every kind); its sync's API requests carry it as their
+  :data:`~mpi_controller.runtime.throttle.REQUEST_PRIORITY`, so when the client's token bucket
+  makes requests wait, the earlier job's go first (a per-job order, not breadth-first).
 * **the sync.** ``sync(key)``: the job gone from the cache → nothing; our last status write
   not yet delivered → wait for it (:class:`~mpi_controller.engine.context.StatusWriteGuard`);
   default a copy (``kind.prepare``); ``kind.managed_elsewhere`` or a deletionTimestamp →
@@ -33,6 +37,7 @@ Nothing here knows a job kind's semantics.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -62,11 +67,15 @@ from mpi_controller.runtime.expectations import ControllerExpectations
 from mpi_controller.runtime.informer import SharedIndexInformer
 from mpi_controller.runtime.kubeclient import KubeClient
 from mpi_controller.runtime.ratelimit import default_controller_rate_limiter
+from mpi_controller.runtime.throttle import REQUEST_PRIORITY
 from mpi_controller.runtime.workqueue import RateLimitingQueue
 
 __all__ = ["EngineConfig", "JobController", "pod_update_delay"]
 
 _log = structlog.get_logger(__name__)
+
+_FIRST_SEEN = itertools.count()
+"""The order jobs are first seen in, shared by every kind's controller."""
 
 
 @dataclass(frozen=True)
@@ -117,6 +126,7 @@ class JobController:
         self._guard = StatusWriteGuard(self._clock)
         self._vanished = Vanished()
         self._admitted = ReportedOnce()
+        self._order: dict[str, int] = {}
         self._informers = kind.informers()
         self.jobs = self._informers.jobs
         self.pods = pods
@@ -153,7 +163,10 @@ class JobController:
                     informer.resource.kind if informer.resource else ""))
 
     def _enqueue_job(self, obj: Obj) -> None:
-        self.controller.enqueue(meta_namespace_key(obj))
+        key = meta_namespace_key(obj)
+        if key not in self._order:
+            self._order[key] = next(_FIRST_SEEN)
+        self.controller.enqueue(key)
 
     def _forget_job(self, obj: Obj | DeletedFinalStateUnknown) -> None:
         key = deletion_handling_key(obj)
@@ -161,6 +174,7 @@ class JobController:
         self._guard.forget(key)
         self._vanished.forget(key)
         self._admitted.forget(key)
+        self._order.pop(key, None)
         self.kind.forget(key)
 
     def _owner_key(self, obj: Mapping[str, Any]) -> tuple[str | None, bool]:
@@ -235,6 +249,17 @@ class JobController:
     # -- sync ----------------------------------------------------------------------------
 
     async def sync(self, key: str) -> Result | None:
+        token = REQUEST_PRIORITY.set(self._order.get(key, 0))
+        try:
+            return await self._sync(key)
+        finally:
+            REQUEST_PRIORITY.reset(token)
+
+    def request_priority(self, key: str) -> int | None:
+        """The priority of ``key``'s sync requests (None: the job was never seen)."""
+        return self._order.get(key)
+
+    async def _sync(self, key: str) -> Result | None:
         cached = self.jobs.indexer.get_by_key(key)
         if cached is None:
             return None

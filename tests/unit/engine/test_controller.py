@@ -8,6 +8,7 @@ from typing import Any
 from mpi_controller.engine.controller import pod_update_delay
 from mpi_controller.kube.resources import CONFIGMAPS, JOBS, PODS
 from mpi_controller.mpi.options import MPIJOBS
+from mpi_controller.runtime.throttle import REQUEST_PRIORITY, URGENT
 from tests.engine_harness import EngineHarness
 from tests.mpijobs import small_job
 
@@ -140,3 +141,27 @@ async def test_a_deleted_job_is_forgotten() -> None:
         h.mark()
         await h.sync("pi")
         assert h.writes() == []
+
+
+async def test_a_syncs_requests_carry_the_order_its_job_was_first_seen_in() -> None:
+    async with EngineHarness() as h:
+        seen: list[int] = []
+
+        async def sync(ctx: Any) -> None:
+            seen.append(REQUEST_PRIORITY.get())
+
+        h.create(small_job("first", workers=1))
+        h.create(small_job("second", workers=1))
+        await h.settle()
+        h.controller.kind.sync = sync  # type: ignore[method-assign]
+        await h.sync("second")
+        await h.sync("first")
+        first, second = (h.controller.request_priority(f"{NS}/{n}") for n in ("first", "second"))
+        assert first is not None
+        assert second is not None
+        assert first < second
+        assert seen == [second, first]
+        assert REQUEST_PRIORITY.get() == URGENT  # only for the length of the sync
+        h.api.remove(MPIJOBS, "first", namespace=NS)
+        await h.settle()
+        assert h.controller.request_priority(f"{NS}/first") is None
