@@ -6,8 +6,9 @@ context variable when it called :meth:`RequestThrottle.acquire`; lower first, eq
 arrival order), at the same rate: with many jobs' syncs in flight at once, the requests of the
 job first seen go first, so jobs get their objects one after another (a per-job order) rather
 than all of them a little at a time (breadth-first), and the median job is not behind.
-Requests made outside a sync (Events, Lease renewals, informers) have priority
-:data:`URGENT` and go before any job's.
+A job's Events carry its priority too (:mod:`~mpi_controller.runtime.events`); requests
+made outside any sync (Lease renewals, informers' lists) have priority :data:`URGENT` and go
+before any job's.
 """
 
 from __future__ import annotations
