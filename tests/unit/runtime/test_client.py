@@ -370,3 +370,41 @@ async def test_aclose_from_another_task_ends_iteration_cleanly(
     await w.aclose()
     assert await asyncio.wait_for(task, 5) == 0
     await asyncio.wait_for(fake.watch_closed.wait(), 5)
+
+
+async def test_at_most_max_in_flight_requests_are_sent_at_once_watches_aside() -> None:
+    from kubernetes_asyncio import client
+
+    fake = FakeApi()
+    gate = asyncio.Event()
+    in_flight = [0, 0]  # now, most
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        if request.query.get("watch") == "true":
+            return await fake.handle(request)
+        in_flight[0] += 1
+        in_flight[1] = max(in_flight)
+        await gate.wait()
+        in_flight[0] -= 1
+        return web.json_response(fake.reply)
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", handle)
+    server = TestServer(app)
+    await server.start_server()
+    cfg = client.Configuration(host=str(server.make_url("")).rstrip("/"))
+    kube = RestClient(client.ApiClient(configuration=cfg), qps=0, max_in_flight=2)
+    stream = kube.watch(PODS, namespace="ns")
+    watching = asyncio.create_task(anext(aiter(stream)))  # holds no place
+    await asyncio.wait_for(fake.watch_started.wait(), 5)
+    gets = [asyncio.create_task(kube.get(PODS, f"p{i}", namespace="ns")) for i in range(5)]
+    for _ in range(50):
+        await asyncio.sleep(0.01)
+    assert in_flight == [2, 2]
+    gate.set()
+    assert len(await asyncio.gather(*gets)) == 5
+    assert in_flight == [0, 2]
+    watching.cancel()
+    await stream.aclose()
+    await kube.close()
+    await server.close()
