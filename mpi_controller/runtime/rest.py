@@ -21,10 +21,6 @@ Contract:
   ``client_groups`` gives API groups buckets of their own, as a Go operator's separate
   clientsets built from one ``rest.Config`` each have one (client-go's ``NewForConfig`` makes
   one token bucket per clientset); other groups share the default one.
-* At most ``max_in_flight`` requests (default 32; watches not counted) are sent at once, each
-  taking its place after its token: every connection the aiohttp pool opens costs a TLS
-  handshake (~15% of the controller's CPU in a burst of TFJobs when up to 100 opened at
-  once), while a local API server gains nothing from more requests in parallel. ``0``: no cap.
 * Every failure is an :class:`~mpi_controller.runtime.errors.ApiError`: HTTP errors carry the
   server's ``Status``; timeouts and connection failures have ``status == 0`` and are
   retriable. ``asyncio.CancelledError`` is never converted.
@@ -33,7 +29,6 @@ Contract:
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import os
 import urllib.parse
@@ -125,10 +120,8 @@ class RestClient:
         user_agent: str = "mpi-controller",
         clock: Clock | None = None,
         client_groups: Mapping[str, str] | None = None,
-        max_in_flight: int = 32,
     ) -> None:
         self.api_client = api_client
-        self._slots = asyncio.Semaphore(max_in_flight) if max_in_flight > 0 else None
         self.request_timeout = request_timeout
         self.user_agent = user_agent
         self._clock: Clock = clock or LoopClock()
@@ -235,11 +228,8 @@ class RestClient:
         body: Any = None,
         content_type: str | None = None,
         client_timeout: aiohttp.ClientTimeout | None = None,
-        slot: bool = False,
     ) -> aiohttp.ClientResponse:
         """Send a request and return the open response; raise :class:`ApiError` on >= 400.
-        With ``slot``, the open response holds one of the ``max_in_flight`` places: the
-        caller releases it (:meth:`_release`) once the body is read.
 
         As client-go does, a 429 or 5xx answer with a ``Retry-After`` header is retried after
         that many seconds (at most :data:`MAX_RETRY_AFTER` times; the caller's deadline still
@@ -249,7 +239,7 @@ class RestClient:
             resp = await self._open_once(method, path, query=query, body=body,
                                          content_type=content_type,
                                          client_timeout=client_timeout,
-                                         retry=attempt < MAX_RETRY_AFTER, slot=slot)
+                                         retry=attempt < MAX_RETRY_AFTER)
             if isinstance(resp, aiohttp.ClientResponse):
                 return resp
             await self._clock.sleep(resp)
@@ -265,42 +255,9 @@ class RestClient:
         content_type: str | None,
         client_timeout: aiohttp.ClientTimeout | None,
         retry: bool,
-        slot: bool = False,
     ) -> aiohttp.ClientResponse | float:
-        """One attempt: the response (holding a place when ``slot``), or the seconds to
-        wait before retrying."""
+        """One attempt: the response, or the seconds to wait before retrying."""
         await self._bucket(path).acquire()
-        slots = self._slots if slot else None
-        held = slots is not None
-        if slots is not None:
-            await slots.acquire()
-        try:
-            resp = await self._send(method, path, query=query, body=body,
-                                    content_type=content_type, client_timeout=client_timeout,
-                                    retry=retry)
-        except BaseException:
-            if held:
-                self._release()
-            raise
-        if held and not isinstance(resp, aiohttp.ClientResponse):
-            self._release()
-        return resp
-
-    def _release(self) -> None:
-        if self._slots is not None:
-            self._slots.release()
-
-    async def _send(
-        self,
-        method: str,
-        path: str,
-        *,
-        query: Mapping[str, Any] | None,
-        body: Any,
-        content_type: str | None,
-        client_timeout: aiohttp.ClientTimeout | None,
-        retry: bool,
-    ) -> aiohttp.ClientResponse | float:
         data = None if body is None else dumps(body)
         if data is not None and content_type is None:
             content_type = "application/json"
@@ -341,15 +298,12 @@ class RestClient:
         decode: Callable[[bytes], Any] = loads,
     ) -> Any:
         """One request; the decoded JSON response (``None`` for an empty body)."""
-        resp = await self._open(method, path, query=query, body=body, content_type=content_type,
-                                slot=True)
+        resp = await self._open(method, path, query=query, body=body, content_type=content_type)
         try:
             async with resp:
                 data = await resp.read()
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise transport_error(exc) from exc
-        finally:
-            self._release()
         return decode(data) if data else None
 
     # -- verbs --------------------------------------------------------------------------
