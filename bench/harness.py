@@ -484,7 +484,7 @@ class ControllerProcess(OperatorProcess):
         self.started = self.started_at
         self.sampler = ProcSampler(self.pid)
         self.profiler: subprocess.Popen[bytes] | None = None
-        spy = REPO / ".venv" / "bin" / "py-spy"
+        spy = Path(shutil.which("py-spy") or REPO / ".venv" / "bin" / "py-spy")
         if os.environ.get("BENCH_PROFILE") and spy.exists():
             # Collapsed stacks (flamegraph.pl / speedscope input); costs the controller ~5% CPU.
             self.profiler = subprocess.Popen(

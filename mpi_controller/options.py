@@ -3,7 +3,8 @@
 Go's ``flag`` package accepts ``-name`` and ``--name``; so does this parser. Beyond the Go
 operator: ``--health-port`` (default 8080; 0 disables), ``--log-format json|console``,
 ``--worker-create-concurrency`` (worker pods created in parallel within one sync),
-``--pod-update-batch`` (seconds pod updates are batched per job) and ``--no-leader-elect``.
+``--pod-update-batch`` (the most seconds pod updates are batched per job, only while every
+worker is busy) and ``--no-leader-elect``.
 ``--kubeconfig`` is an alias of ``--kubeConfig``; an explicit ``--kubeConfig`` wins over
 ``$KUBECONFIG`` (client-go's order; :func:`~mpi_controller.runtime.kubeconfig.kubeconfig_source`).
 ``--kube-api-qps`` must not be negative (client-go reads a negative QPS as "no limit"; here
@@ -119,7 +120,8 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
           default=e.queue_burst, help="work queue token bucket burst")
     _flag(ctl, "pod-update-batch", dest="pod_update_batch", type=float,
           default=e.pod_update_batch,
-          help="seconds to batch a job's pod updates before syncing it (0: at once)")
+          help="most seconds a job's pod updates wait, batched, before its sync, only while "
+               "every worker is busy (an idle controller syncs at once; 0: never batch)")
     _flag(ctl, "lock-namespace", dest="lock_namespace", default=d.lock_namespace,
           help="namespace of the leader-election Lease 'mpi-operator'")
     _flag(ctl, "no-leader-elect", dest="leader_elect", action="store_false",

@@ -8,9 +8,17 @@
   kind's resource (group and kind) and a job in the cache; a child controlled by an
   *intermediate* (a launcher batch Job controls its pods) belongs to that intermediate's job.
   Updates with an unchanged resourceVersion are ignored. Pod updates (phase and readiness
-  changes) enqueue after ``pod_update_batch`` seconds (default 1 s, like the Kubernetes Job
-  controller's batch period), so the pods of a job that start together cost one sync; adds
-  and deletes enqueue at once (expectations wait for them).
+  changes) are batched only while the controller has a backlog (:func:`pod_update_delay`):
+  with a worker free they enqueue at once, so an idle controller syncs a job as soon as its
+  pod changes (updates that arrive while that key is queued or being synced still coalesce
+  into one more sync); with every worker taken they enqueue after ``pod_update_batch``
+  seconds (default 1 s, the Kubernetes Job controller's batch period), so the pods of a job
+  that change together cost one sync while the backlog drains. Adds and deletes enqueue at
+  once (expectations wait for them).
+* **the request order.** Each job gets a number when first seen (jobs first seen earlier get
+  smaller ones, across every kind); its sync's API requests carry it as their
+  :data:`~mpi_controller.runtime.throttle.REQUEST_PRIORITY`, so when the client's token bucket
+  makes requests wait, the earlier job's go first (a per-job order, not breadth-first).
 * **the sync.** ``sync(key)``: the job gone from the cache → nothing; our last status write
   not yet delivered → wait for it (:class:`~mpi_controller.engine.context.StatusWriteGuard`);
   default a copy (``kind.prepare``); ``kind.managed_elsewhere`` or a deletionTimestamp →
@@ -29,6 +37,7 @@ Nothing here knows a job kind's semantics.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -58,11 +67,15 @@ from mpi_controller.runtime.expectations import ControllerExpectations
 from mpi_controller.runtime.informer import SharedIndexInformer
 from mpi_controller.runtime.kubeclient import KubeClient
 from mpi_controller.runtime.ratelimit import default_controller_rate_limiter
+from mpi_controller.runtime.throttle import REQUEST_PRIORITY
 from mpi_controller.runtime.workqueue import RateLimitingQueue
 
-__all__ = ["EngineConfig", "JobController"]
+__all__ = ["EngineConfig", "JobController", "pod_update_delay"]
 
 _log = structlog.get_logger(__name__)
+
+_FIRST_SEEN = itertools.count()
+"""The order jobs are first seen in, shared by every kind's controller."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +86,15 @@ class EngineConfig:
     queue_qps: float = 10.0
     queue_burst: int = 100
     pod_update_batch: float = 1.0
+    """The most a pod update waits before it enqueues its job, only while every worker is
+    taken (:func:`pod_update_delay`)."""
+
+
+def pod_update_delay(window: float, *, backlog: int) -> float:
+    """Seconds to hold a pod update before it enqueues its job: none while a worker is free
+    (``backlog`` 0: the keys queued and being synced leave a worker for it), ``window`` (the
+    ``--pod-update-batch`` flag) while every worker is taken."""
+    return window if backlog > 0 and window > 0 else 0.0
 
 
 def _group(api_version: str) -> str:
@@ -104,6 +126,7 @@ class JobController:
         self._guard = StatusWriteGuard(self._clock)
         self._vanished = Vanished()
         self._admitted = ReportedOnce()
+        self._order: dict[str, int] = {}
         self._informers = kind.informers()
         self.jobs = self._informers.jobs
         self.pods = pods
@@ -140,7 +163,10 @@ class JobController:
                     informer.resource.kind if informer.resource else ""))
 
     def _enqueue_job(self, obj: Obj) -> None:
-        self.controller.enqueue(meta_namespace_key(obj))
+        key = meta_namespace_key(obj)
+        if key not in self._order:
+            self._order[key] = next(_FIRST_SEEN)
+        self.controller.enqueue(key)
 
     def _forget_job(self, obj: Obj | DeletedFinalStateUnknown) -> None:
         key = deletion_handling_key(obj)
@@ -148,6 +174,7 @@ class JobController:
         self._guard.forget(key)
         self._vanished.forget(key)
         self._admitted.forget(key)
+        self._order.pop(key, None)
         self.kind.forget(key)
 
     def _owner_key(self, obj: Mapping[str, Any]) -> tuple[str | None, bool]:
@@ -184,20 +211,28 @@ class JobController:
                 self.expectations.creation_observed(key)
             self.controller.enqueue(key)
 
-    def _child_updated(self, old: Obj, new: Obj, *, batch: float = 0.0) -> None:
+    def _updated_key(self, old: Obj, new: Obj) -> str | None:
+        """The job to enqueue for an update of a child (None: a resync, or not ours)."""
         old_rv = (old.get("metadata") or {}).get("resourceVersion")
         if old_rv == (new.get("metadata") or {}).get("resourceVersion"):
-            return
-        key, _ = self._owner_key(new)
-        if key is None:
-            return
-        if batch > 0:
-            self.controller.enqueue_after(key, batch)
-        else:
+            return None
+        return self._owner_key(new)[0]
+
+    def _child_updated(self, old: Obj, new: Obj) -> None:
+        key = self._updated_key(old, new)
+        if key is not None:
             self.controller.enqueue(key)
 
     def _pod_updated(self, old: Obj, new: Obj) -> None:
-        self._child_updated(old, new, batch=self._config.pod_update_batch)
+        key = self._updated_key(old, new)
+        if key is None:
+            return
+        delay = pod_update_delay(self._config.pod_update_batch,
+                                 backlog=self.controller.backlog())
+        if delay > 0:
+            self.controller.enqueue_after(key, delay)
+        else:
+            self.controller.enqueue(key)
 
     def _deletion_handler(self, kind: str) -> Callable[[Obj | DeletedFinalStateUnknown], None]:
         def on_delete(obj: Obj | DeletedFinalStateUnknown) -> None:
@@ -214,6 +249,17 @@ class JobController:
     # -- sync ----------------------------------------------------------------------------
 
     async def sync(self, key: str) -> Result | None:
+        token = REQUEST_PRIORITY.set(self._order.get(key, 0))
+        try:
+            return await self._sync(key)
+        finally:
+            REQUEST_PRIORITY.reset(token)
+
+    def request_priority(self, key: str) -> int | None:
+        """The priority of ``key``'s sync requests (None: the job was never seen)."""
+        return self._order.get(key)
+
+    async def _sync(self, key: str) -> Result | None:
         cached = self.jobs.indexer.get_by_key(key)
         if cached is None:
             return None

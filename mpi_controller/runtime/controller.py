@@ -104,6 +104,11 @@ class Controller:
         """Schedule a sync of ``key`` in ``seconds`` (an earlier pending deadline wins)."""
         self.queue.add_after(key, seconds)
 
+    def backlog(self) -> int:
+        """Keys that would wait for a worker if one more were enqueued now: those queued
+        plus those being synced, less the workers (0 while a worker is free)."""
+        return max(len(self.queue) + self.queue.in_flight() - self.workers + 1, 0)
+
     # -- lifecycle -------------------------------------------------------------------------
 
     async def run(self, workers: int | None = None) -> None:

@@ -30,6 +30,10 @@ Contract:
   JSON merge patch of the existing Event's ``count`` (raised by the pending event's count)
   and ``lastTimestamp`` instead of a new Event. If that Event has gone (404), a new one is
   created.
+* **Priority**: an event is written with the
+  :data:`~mpi_controller.runtime.throttle.REQUEST_PRIORITY` of the task that recorded it (a
+  job's sync: that job's), so the client's token bucket orders it with its job's other
+  requests rather than before every job's.
 * Retriable API errors are retried (``max_attempts``, 1 s apart, growing); other errors are
   logged and the event dropped. Nothing here raises into the caller.
 """
@@ -53,6 +57,7 @@ from mpi_controller.kube.timefmt import format_time, utcnow
 from mpi_controller.runtime.clock import Clock, LoopClock
 from mpi_controller.runtime.errors import ApiError
 from mpi_controller.runtime.kubeclient import KubeClient
+from mpi_controller.runtime.throttle import REQUEST_PRIORITY, URGENT
 
 __all__ = ["NORMAL", "WARNING", "EventRecorder"]
 
@@ -76,6 +81,7 @@ class _Pending:
     last: str
     count: int = 1
     keep: bool = False
+    priority: int = URGENT
 
 
 @dataclass(slots=True)
@@ -148,7 +154,8 @@ class EventRecorder:
             log.warning("event queue full; event dropped", reason=reason, object=key[3])
             return
         version = str(meta.get("resourceVersion") or "")
-        self._pending[key] = _Pending(key, version, stamp, stamp, keep=keep)
+        self._pending[key] = _Pending(key, version, stamp, stamp, keep=keep,
+                                      priority=REQUEST_PRIORITY.get())
         self._idle.clear()
         self._wake.set()
 
@@ -191,6 +198,7 @@ class EventRecorder:
                 await self._wake.wait()
                 continue
             self._in_flight.add(pending.key)
+            REQUEST_PRIORITY.set(pending.priority)  # this writer task's own context
             try:
                 await self._deliver(pending)
             finally:

@@ -122,6 +122,10 @@ class Queue(Generic[T]):
     def __len__(self) -> int:
         return len(self._queue)
 
+    def in_flight(self) -> int:
+        """Number of items handed out by :meth:`get` and not yet :meth:`done`."""
+        return len(self._processing)
+
     def shutting_down(self) -> bool:
         """Whether shutdown has begun."""
         return self._shutting_down

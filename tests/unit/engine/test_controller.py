@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from mpi_controller.engine.controller import pod_update_delay
 from mpi_controller.kube.resources import CONFIGMAPS, JOBS, PODS
 from mpi_controller.mpi.options import MPIJOBS
+from mpi_controller.runtime.throttle import REQUEST_PRIORITY, URGENT
 from tests.engine_harness import EngineHarness
 from tests.mpijobs import small_job
 
@@ -68,20 +70,48 @@ async def test_objects_of_other_owners_enqueue_nothing() -> None:
         assert h.queued() == []
 
 
-async def test_pod_updates_are_batched_for_a_second() -> None:
+def run_pods(h: EngineHarness) -> None:
+    for name in ("pi-worker-0", "pi-worker-1"):
+        h.api.modify(PODS, name, lambda p: p.update(status={"phase": "Running"}), namespace=NS)
+
+
+async def test_an_idle_controller_syncs_a_job_as_soon_as_its_pods_change() -> None:
     async with EngineHarness() as h:
         await started(h)
-        for name in ("pi-worker-0", "pi-worker-1"):
-            h.api.modify(PODS, name, lambda p: p.update(status={"phase": "Running"}),
-                         namespace=NS)
+        run_pods(h)
         await h.settle()
-        assert h.queued() == []
+        assert h.queued() == [KEY]  # both updates coalesce into one queued sync
+
+
+async def test_pod_updates_are_batched_for_a_second_while_every_worker_is_busy() -> None:
+    async with EngineHarness() as h:  # one worker
+        await started(h)
+        h.controller.controller.enqueue("ns/other")  # the worker's next key: a backlog
+        run_pods(h)
+        await h.settle()
+        assert h.queued() == ["ns/other"]
         h.clock.advance(0.9)
         await h.settle()
-        assert h.queued() == []
+        assert h.queued() == ["ns/other"]
         h.clock.advance(0.2)
         await h.settle()
-        assert h.queued() == [KEY]
+        assert h.queued() == ["ns/other", KEY]
+
+
+async def test_a_zero_batch_never_holds_a_pod_update() -> None:
+    async with EngineHarness(pod_update_batch=0) as h:
+        await started(h)
+        h.controller.controller.enqueue("ns/other")
+        run_pods(h)
+        await h.settle()
+        assert h.queued() == ["ns/other", KEY]
+
+
+def test_pod_update_delay_is_the_window_only_with_a_backlog() -> None:
+    assert pod_update_delay(1.0, backlog=0) == 0.0
+    assert pod_update_delay(1.0, backlog=1) == 1.0
+    assert pod_update_delay(0.25, backlog=7) == 0.25
+    assert pod_update_delay(0.0, backlog=7) == 0.0
 
 
 async def test_child_updates_without_a_new_resource_version_are_ignored() -> None:
@@ -111,3 +141,27 @@ async def test_a_deleted_job_is_forgotten() -> None:
         h.mark()
         await h.sync("pi")
         assert h.writes() == []
+
+
+async def test_a_syncs_requests_carry_the_order_its_job_was_first_seen_in() -> None:
+    async with EngineHarness() as h:
+        seen: list[int] = []
+
+        async def sync(ctx: Any) -> None:
+            seen.append(REQUEST_PRIORITY.get())
+
+        h.create(small_job("first", workers=1))
+        h.create(small_job("second", workers=1))
+        await h.settle()
+        h.controller.kind.sync = sync  # type: ignore[method-assign]
+        await h.sync("second")
+        await h.sync("first")
+        first, second = (h.controller.request_priority(f"{NS}/{n}") for n in ("first", "second"))
+        assert first is not None
+        assert second is not None
+        assert first < second
+        assert seen == [second, first]
+        assert REQUEST_PRIORITY.get() == URGENT  # only for the length of the sync
+        h.api.remove(MPIJOBS, "first", namespace=NS)
+        await h.settle()
+        assert h.controller.request_priority(f"{NS}/first") is None

@@ -278,3 +278,22 @@ async def test_shutdown_without_drain_returns_at_once(clock: ManualClock) -> Non
 def test_at_least_one_worker() -> None:
     with pytest.raises(ValueError, match="at least one worker"):
         Controller("c-none", Script(), workers=0, clock=ManualClock())
+
+
+async def test_backlog_counts_the_keys_a_new_one_would_wait_behind(clock: ManualClock) -> None:
+    ctrl = Controller("c-backlog", Script(), workers=2, clock=clock)
+    assert ctrl.backlog() == 0
+    ctrl.enqueue("a")
+    assert ctrl.backlog() == 0  # a worker is still free for the next key
+    await ctrl.queue.get()
+    ctrl.enqueue("b")
+    assert ctrl.backlog() == 1  # "a" in flight, "b" queued: both workers taken
+    ctrl.enqueue("c")
+    assert ctrl.backlog() == 2
+    await ctrl.queue.get()
+    ctrl.queue.done("a")
+    assert ctrl.backlog() == 1  # "b" in flight, "c" queued
+    await ctrl.queue.get()
+    ctrl.queue.done("b")
+    ctrl.queue.done("c")
+    assert ctrl.backlog() == 0

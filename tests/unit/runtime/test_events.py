@@ -20,6 +20,7 @@ from mpi_controller.kube.resources import EVENTS, Resource
 from mpi_controller.runtime.clock import ManualClock
 from mpi_controller.runtime.errors import ApiError
 from mpi_controller.runtime.events import EventRecorder
+from mpi_controller.runtime.throttle import REQUEST_PRIORITY, URGENT
 from tests.unit.runtime.fakes import settle
 
 Obj = dict[str, Any]
@@ -280,3 +281,25 @@ async def test_writers_work_at_once_but_never_on_the_same_event() -> None:
         task.cancel()
     assert [c[0] for c in client.calls] == ["create", "create", "patch"]
     assert client.calls[2][3]["count"] == 2
+
+
+async def test_an_event_is_written_with_the_request_priority_it_was_recorded_with() -> None:
+    seen: list[tuple[str, int]] = []
+
+    class Client(FakeClient):
+        async def create(self, resource: Resource, body: Obj, *,
+                         namespace: str | None = None) -> Obj:
+            seen.append((body["reason"], REQUEST_PRIORITY.get()))
+            return body
+
+    recorder = EventRecorder(Client(), "c", clock=ManualClock(), wall=Wall())  # type: ignore[arg-type]
+    recorder.event(JOB, "Normal", "Outside", "no sync")
+    token = REQUEST_PRIORITY.set(7)
+    recorder.event(JOB, "Normal", "InSync", "job 7's sync")
+    REQUEST_PRIORITY.reset(token)
+    task = asyncio.create_task(recorder.run())
+    await recorder.flush()
+    assert sorted(seen) == [("InSync", 7), ("Outside", URGENT)]
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
