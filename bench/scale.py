@@ -134,11 +134,13 @@ def slope(points: list[tuple[int, int]]) -> float | None:
 
 
 def model(*, points: list[tuple[int, int]], cpu_ms_per_job: float | None,
-          synced_s: float | None, pods: int) -> Obj:
+          synced_s: float | None, pods: int, writes_per_job: float | None = None,
+          qps: float | None = None) -> Obj:
     """The sizing model: what one pod costs in RSS (the slope of ``points``), how many fit in a
     GB and in the Deployment's memory limit over the empty-cache RSS (the point at 0 pods, else
-    the intercept), the jobs per second one core allows at ``cpu_ms_per_job``, and the seconds
-    of start-up to synced per 1,000 pods (``synced_s`` at ``pods``)."""
+    the intercept), the jobs per second one core allows at ``cpu_ms_per_job`` and the client's
+    ``qps`` at ``writes_per_job`` (Events included), and the seconds of start-up to synced per
+    1,000 pods (``synced_s`` at ``pods``)."""
     per_pod = slope(points)
     out: Obj = {"bytes_per_pod": round(per_pod) if per_pod else None}
     if per_pod and per_pod > 0:
@@ -154,6 +156,8 @@ def model(*, points: list[tuple[int, int]], cpu_ms_per_job: float | None,
         })
     if cpu_ms_per_job:
         out["jobs_per_s_one_core"] = round(1000 / cpu_ms_per_job, 1)
+    if writes_per_job and qps:
+        out["jobs_per_s_at_qps"] = round(qps / writes_per_job, 1)
     if synced_s is not None and pods:
         out["synced_s_per_1000_pods"] = round(synced_s * 1000 / pods, 3)
     return out
@@ -190,6 +194,7 @@ def _load(s: harness.Settings, run: harness.Run, ctl: harness.ControllerProcess,
     obs = run.observer
     names = {b["metadata"]["name"] for b in batch}
     cpu0, cluster0, machine0 = ctl.cpu(), s.cluster.component_cpu(), harness._machine_busy()
+    audit = harness.Audit(s.cluster.audit_log)
     start = time.time()
     harness._create_all(s, run.namespace, batch, obs, pool=16)
     created_s = time.time() - start
@@ -215,6 +220,9 @@ def _load(s: harness.Settings, run: harness.Run, ctl: harness.ControllerProcess,
     n_running = sum(1 for t in snap.values() if t.running_at)
     cpu = ctl.cpu() - cpu0
     wall = (last_running if n_running >= len(batch) else end) - start
+    marker, _ = s.cluster.marker()
+    audit.wait_marker(marker)
+    api = harness.summarize_requests(audit.requests(start, marker), run.namespace, len(batch))
     return {
         "jobs": len(batch), "running": n_running, "created_s": round(created_s, 1),
         "all_running_s": round(wall, 1),
@@ -228,6 +236,10 @@ def _load(s: harness.Settings, run: harness.Run, ctl: harness.ControllerProcess,
                                 for k, v in s.cluster.component_cpu().items()},
         "machine_busy_cores": round(harness._machine_busy(machine0), 2),
         "loadavg": os.getloadavg()[0],
+        # The controller's writes in the namespace until every job is Running, per job.
+        "writes_per_job": api.get("child_and_status_writes_per_job"),
+        "event_writes_per_job": api.get("event_writes_per_job"),
+        "writes_in_namespace": api["writes_in_namespace"],
     }
 
 
@@ -324,6 +336,8 @@ def run(s: harness.Settings) -> Obj:
     final = stages[-1]
     cpu_per_job = sum(st["load"]["controller_cpu_s"] for st in stages) * 1000 / max(
         1, sum(st["load"]["running"] for st in stages))
+    writes = [(st["load"].get("writes_per_job") or 0) + (st["load"].get("event_writes_per_job")
+                                                          or 0) for st in stages]
     res = run.result
     res.update({
         "mpijobs": mpi_n, "workers_per_mpijob": MPI_WORKERS, "pytorchjobs": pt_n,
@@ -334,7 +348,8 @@ def run(s: harness.Settings) -> Obj:
         "rss_points": points,
         "model": model(points=points, cpu_ms_per_job=cpu_per_job,
                        synced_s=final["restart"]["synced_readyz_s"],
-                       pods=final["restart"]["cached_pods"]),
+                       pods=final["restart"]["cached_pods"],
+                       writes_per_job=max(writes) or None, qps=s.qps),
         # The harness's table reads these top-level figures.
         "synced_readyz_s": final["restart"]["synced_readyz_s"],
         "reconciled_s": final["restart"]["reconciled_s"],

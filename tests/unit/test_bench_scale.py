@@ -67,10 +67,12 @@ def test_the_slope_and_the_model() -> None:
     points = [(0, 50 * mib), (10_000, 70 * mib), (20_000, 90 * mib)]
     assert scale.slope(points) == 2 * mib / 1000
     assert scale.slope([(10, 1), (10, 2)]) is None
-    m = scale.model(points=points, cpu_ms_per_job=40.0, synced_s=10.0, pods=20_000)
+    m = scale.model(points=points, cpu_ms_per_job=40.0, synced_s=10.0, pods=20_000,
+                    writes_per_job=20.0, qps=100)
     assert m == {"bytes_per_pod": 2097, "mb_per_1000_pods": 2.0, "empty_rss_mb": 50.0,
                  "pods_per_gb": 512_000, "pods_in_512mi_limit": 231_000,
-                 "jobs_per_s_one_core": 25.0, "synced_s_per_1000_pods": 0.5}
+                 "jobs_per_s_one_core": 25.0, "jobs_per_s_at_qps": 5.0,
+                 "synced_s_per_1000_pods": 0.5}
     # Without a point at 0 pods the empty cache is the intercept.
     assert scale.model(points=points[1:], cpu_ms_per_job=None, synced_s=None,
                        pods=0)["empty_rss_mb"] == 50.0
