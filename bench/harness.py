@@ -21,7 +21,9 @@ jobs x 4 workers each), each with its own ``--enable-scheme`` (``bench/training.
 ``trainjob`` (50 TrainJobs x 2 nodes on a namespaced ``torch-distributed`` whose pods end after
 10 s, ``--enable-scheme trainjob``; the JobSet addon is started on the cluster first when it is
 not running, ``hack/local-cluster.sh up --addons jobset``; the children are the JobSets,
-success the ``Complete`` condition). Writes
+success the ``Complete`` condition); ``scale`` (``bench/scale.py``: 2,000 MPIJobs x 8 workers
+and 1,000 PyTorchJobs x 4 pods kept Running, ~22,000 pods cached; start-up to synced, RSS per
+cached pod, writes after a restart, idle CPU; run only when named in ``--workloads``). Writes
 ``bench-results/<workload>.json``, then
 ``bench-results/bench.md`` (the table) and ``bench-results/bench.png`` (the plot) from every
 result present; ``--docs`` copies them to ``docs/performance.md`` and ``docs/bench.png``.
