@@ -21,7 +21,9 @@ jobs x 4 workers each), each with its own ``--enable-scheme`` (``bench/training.
 ``trainjob`` (50 TrainJobs x 2 nodes on a namespaced ``torch-distributed`` whose pods end after
 10 s, ``--enable-scheme trainjob``; the JobSet addon is started on the cluster first when it is
 not running, ``hack/local-cluster.sh up --addons jobset``; the children are the JobSets,
-success the ``Complete`` condition). Writes
+success the ``Complete`` condition); ``scale`` (``bench/scale.py``: 2,000 MPIJobs x 8 workers
+and 1,000 PyTorchJobs x 4 pods kept Running, ~22,000 pods cached; start-up to synced, RSS per
+cached pod, writes after a restart, idle CPU; run only when named in ``--workloads``). Writes
 ``bench-results/<workload>.json``, then
 ``bench-results/bench.md`` (the table) and ``bench-results/bench.png`` (the plot) from every
 result present; ``--docs`` copies them to ``docs/performance.md`` and ``docs/bench.png``.
@@ -88,7 +90,9 @@ from tests.webhooks import serving_webhooks  # noqa: E402
 
 RESULTS = REPO / "bench-results"
 MPI_WORKLOADS = ("burst", "steady", "wide", "arrival")
-WORKLOADS = (*MPI_WORKLOADS, *training.KINDS, training.TRAINJOB.workload)
+WORKLOADS = (*MPI_WORKLOADS, *training.KINDS, training.TRAINJOB.workload, "scale")
+# ``scale`` (bench/scale.py: ~22,000 pods, no reference operator) runs only when named.
+DEFAULT_WORKLOADS = tuple(w for w in WORKLOADS if w != "scale")
 JOB_ROLE = "training.kubeflow.org/job-role"
 WRITE_VERBS = ("create", "update", "patch", "delete", "deletecollection")
 # The job kinds the observer follows: plural -> kind.
@@ -1174,10 +1178,15 @@ def steady(s: Settings) -> Obj:
     return res
 
 
+def scale_workload(s: Settings) -> Obj:
+    import scale  # bench/scale.py (it imports this module)
+    return scale.run(s)
+
+
 RUNNERS: dict[str, Callable[[Settings], Obj]] = {
     "burst": burst, "steady": steady, "wide": wide, "arrival": arrival,
     **{name: training_burst(kind) for name, kind in training.KINDS.items()},
-    training.TRAINJOB.workload: trainjob}
+    training.TRAINJOB.workload: trainjob, "scale": scale_workload}
 
 
 # -- environment, table and plot ------------------------------------------------------------
@@ -1248,6 +1257,8 @@ def table(results: dict[str, Obj]) -> str:
                        "controller_cpu_s_until_idle", "controller_rss_mb", "baseline_rss_mb",
                        "rss_growth_per_pod_all_caches", "machine_busy_cores_restart", "setup_s"),
             "wide": ("first_object_s", "all_children_s", "controller_cpu_s"),
+            "scale": ("pods", "baseline_rss_mb", "controller_rss_mb", "controller_peak_rss_mb",
+                      "model"),
         }.get(name, ("controller_cpu_s", "lifecycle_wall_s", "machine_busy_cores",
                      "control_plane_cores", "harness_cores", "other_load_cores"))
         for key in extra:
@@ -1409,6 +1420,17 @@ def plot(results: dict[str, Obj], path: Path) -> None:
     plt.close(fig)
 
 
+# Hand-written sections of docs/performance.md that ``--docs`` keeps (from the heading on).
+KEPT_SECTIONS = ("## Scale",)
+
+
+def kept_sections(doc: Path) -> str:
+    """The text of ``doc`` from its first hand-written heading (:data:`KEPT_SECTIONS`) on."""
+    text = doc.read_text() if doc.exists() else ""
+    starts = [i for h in KEPT_SECTIONS if (i := text.find(f"\n{h}\n")) >= 0]
+    return "\n" + text[min(starts) + 1:] if starts else ""
+
+
 def report(docs: bool) -> None:
     results = {}
     for name in WORKLOADS:
@@ -1431,9 +1453,10 @@ def report(docs: bool) -> None:
         print(side)
         md += "\n" + side
     if docs:
-        (REPO / "docs" / "performance.md").write_text(
+        doc = REPO / "docs" / "performance.md"
+        doc.write_text(
             "# Performance\n\nWritten by `make bench` (bench/harness.py); the plot is "
-            "[bench.png](bench.png).\n\n" + md)
+            "[bench.png](bench.png).\n\n" + md + kept_sections(doc))
         shutil.copy(RESULTS / "bench.png", REPO / "docs" / "bench.png")
         log("copied the table and plot to docs/performance.md and docs/bench.png")
 
@@ -1481,7 +1504,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cluster-dir", type=Path,
                         default=Path(os.environ.get("MPI_CONTROLLER_CLUSTER_DIR") or
                                      Path.home() / ".cache/mpi-controller/cluster-bench"))
-    parser.add_argument("--workloads", default=",".join(WORKLOADS))
+    parser.add_argument("--workloads", default=",".join(DEFAULT_WORKLOADS),
+                        help=f"of {', '.join(WORKLOADS)} (default all but scale)")
     parser.add_argument("--scale", type=float,
                         default=float(os.environ.get("BENCH_SCALE") or 1.0))
     parser.add_argument("--qps", type=float, default=100)
@@ -1511,7 +1535,7 @@ def main(argv: list[str] | None = None) -> int:
                              tuple(args.controller_args.split()), operator=operator)
                 env = {**environment(s), "operator": operator}
                 for name in [w.strip() for w in args.workloads.split(",") if w.strip()]:
-                    if operator != "ours" and REFERENCE_OF[name] != operator:
+                    if operator != "ours" and REFERENCE_OF.get(name) != operator:
                         log(f"workload {name}: not one of {operator}'s kinds; skipped")
                         continue
                     log(f"workload {name} (scale {args.scale}), operator {operator}")
