@@ -59,13 +59,16 @@ def wait_serving(proc: ControllerProcess, timeout: float = 90) -> None:
 
 @contextlib.contextmanager
 def serving_webhooks(cluster: Cluster, logs: Path) -> Iterator[ControllerProcess]:
-    """A process serving the webhooks (and reconciling no namespace) until the block ends,
-    ready when it yields; ``logs`` is a directory for its log."""
+    """A process serving the webhooks (and reconciling no namespace, without leader
+    election) until the block ends, ready when it yields; ``logs`` is a directory for its
+    log."""
     home = unique_name("webhooks")
     configuration = f"mpi-operator-{home}"
     for namespace in (home, f"{home}-idle"):
         cluster.kubectl("create", "namespace", namespace)
-    proc = webhook_process(cluster, logs / f"{home}.log", home=home,
+    # No leader election: it reconciles nothing, and a renewal missed on a saturated API
+    # server (the bench's scale workload) would end it and every webhook with it.
+    proc = webhook_process(cluster, logs / f"{home}.log", "--no-leader-elect", home=home,
                            configuration=configuration, port=free_port())
     proc.start()
     try:
