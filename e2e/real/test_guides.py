@@ -260,9 +260,9 @@ class V1Alpha2MPIJobs(MPIJobs):
     version = "v1alpha2"
 
 
-@pytest.mark.skip(reason="not passing yet: both ranks start (Horovod 0.28.1 over MPI through "
-                  "kubexec.sh) but the launcher container keeps failing and restarting "
-                  "(docs/real-training.md)")
+# Two ResNet-101 ranks on 2 shared CPUs: 8 to 10 minutes under a load average of 14 (the
+# suite's 600 s per test is too short for it).
+@pytest.mark.timeout(1800)
 def test_tensorflow_benchmarks_v1alpha2_runs_horovod_under_mpirun(
         cluster: Cluster, kube_api: Any, namespace: str, real_node: RealNode,
         deployed_controller: dict[str, Any]) -> None:
@@ -274,7 +274,7 @@ def test_tensorflow_benchmarks_v1alpha2_runs_horovod_under_mpirun(
     jobs = V1Alpha2MPIJobs(kube_api, namespace)
     jobs.create(body)
     try:
-        jobs.wait_condition(name, "Succeeded", timeout=600)
+        jobs.wait_condition(name, "Succeeded", timeout=1500)
     finally:
         lines = cluster.kubectl("-n", namespace, "logs", f"job/{name}-launcher", "-c",
                                 "tensorflow-benchmarks", check=False).splitlines()
