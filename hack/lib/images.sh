@@ -236,7 +236,8 @@ build_image() {  # build_image NAME: the image's archive in the cache, built unl
 
 image_wanted() {  # image_wanted NAME: whether this run builds and imports the image
   # REAL_NODE_FRAMEWORKS: 1 for every framework's image, or the names of some (torch,...)
-  local wanted=" ${REAL_NODE_FRAMEWORKS//,/ } "
+  local wanted=${REAL_NODE_FRAMEWORKS:-}
+  wanted=" ${wanted//,/ } "
   [[ " ${IMAGE_FRAMEWORKS[*]} " != *" $1 "* || $wanted == " 1 " || $wanted == *" $1 "* ]]
 }
 
