@@ -31,6 +31,13 @@ themselves printed (hack/images/*/ say what each line means):
   ``tf_cnn_benchmarks.py`` (TensorFlow 2.12 and Horovod 0.28.1 built here from its sdist)
   trains ResNet-101 on synthetic data on both ranks; each rank's images/sec and the total are in
   the launcher's log.
+* ``examples/v1/tensorflow-mnist-elastic.yaml`` (MPIJob ``v1``, training-operator's elastic
+  Horovod example), without its CPU and memory limits (more CPUs than the node has): the
+  launcher's ``horovodrun`` finds the workers through ``/etc/mpi/discover_hosts.sh`` and starts
+  the ranks through ``/etc/mpi/kubexec.sh`` (Horovod's own Kubeflow mode); the test scales the
+  workers 2 -> 3 -> 2 while ``tensorflow2_mnist_elastic.py`` trains, and rank 0's log shows each
+  world size, the ranks re-forming at the committed step, with one launcher never restarted;
+  ``/tmp/stop`` in the workers ends it and the job Succeeds.
 """
 
 from __future__ import annotations
