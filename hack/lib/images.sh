@@ -21,8 +21,9 @@
 #                     by torch/cuda_stubs.py), the pytorch-simple guide's trainer (PyTorchJob: DDP)
 #   tensorflow        wheels + TensorFlow for CPU (PyPI) and tf-dist-mnist (TFJob guide: parameter
 #                     servers, between-graph training from TF_CONFIG)
-#   (mpi-wheels, horovod: recipes for the Horovod guide jobs, not in IMAGE_NAMES yet: their test
-#                     does not pass yet, see docs/real-training.md)
+#   mpi-wheels        wheels' packages + Open MPI's runtime (the base of horovod)
+#   horovod           mpi-wheels + TensorFlow for CPU (PyPI), Horovod built here from its sdist,
+#                     the Horovod guide jobs' programs (tf_cnn_benchmarks.py, elastic MNIST)
 #   kubectl-delivery  kubectl (from BIN_DIR) + the delivery script (mmdebstrap)
 #   controller        deploy/Dockerfile with BASE_IMAGE=the base image (buildah, chroot isolation)
 # Debian images come from the machine's own apt sources (a recipe may name another suite,
@@ -37,16 +38,17 @@
 # shellcheck shell=bash
 
 IMAGE_NAMES=(pause base mpi mpich mpi-pi-openmpi mpi-pi-mpich peers kubectl-delivery wheels jax
-  xgboost paddle torch tensorflow controller)
+  xgboost paddle torch tensorflow mpi-wheels horovod controller)
 # Images only other images are built on (no pod runs them): built and cached, not imported into
 # the node's containerd (each archive holds all its layers: importing these would read them twice).
-IMAGE_BASES_ONLY=(mpi mpich wheels)
+IMAGE_BASES_ONLY=(mpi mpich wheels mpi-wheels)
 # The frameworks' own images (e2e/real/test_frameworks.py: JAX, XGBoost, PaddlePaddle from PyPI;
-# e2e/real/test_guides.py: PyTorch, TensorFlow; about 6 GB of archives in all): built
+# e2e/real/test_guides.py: PyTorch, TensorFlow, Horovod; about 8 GB of archives in all): built
 # and imported into the node only with REAL_NODE_FRAMEWORKS=1 (hack/real-node-tests.sh sets it
-# for all of e2e/real, not for the short form), so the real node of `make test` neither waits
-# for them nor needs them cached. Their archives are kept.
-IMAGE_FRAMEWORKS=(wheels jax xgboost paddle torch tensorflow)
+# for all of e2e/real), or those named in it (REAL_NODE_FRAMEWORKS=torch: the short form's guide
+# job, when its image is cached), so the real node of `make test` neither waits for the others
+# nor needs them cached. Their archives are kept.
+IMAGE_FRAMEWORKS=(wheels jax xgboost paddle torch tensorflow mpi-wheels horovod)
 IMAGE_MACHINE_SUITE=${IMAGE_SUITE:-bookworm}  # the machine's apt sources' suite; recipes' default
 IMAGE_EPOCH=1704067200
 IMAGE_FORMAT=1  # bump when a build step below changes what an image holds
@@ -233,7 +235,10 @@ build_image() {  # build_image NAME: the image's archive in the cache, built unl
 }
 
 image_wanted() {  # image_wanted NAME: whether this run builds and imports the image
-  [[ " ${IMAGE_FRAMEWORKS[*]} " != *" $1 "* || ${REAL_NODE_FRAMEWORKS:-} == 1 ]]
+  # REAL_NODE_FRAMEWORKS: 1 for every framework's image, or the names of some (torch,...)
+  local wanted=${REAL_NODE_FRAMEWORKS:-}
+  wanted=" ${wanted//,/ } "
+  [[ " ${IMAGE_FRAMEWORKS[*]} " != *" $1 "* || $wanted == " 1 " || $wanted == *" $1 "* ]]
 }
 
 build_images() {  # builds what is missing, then removes the cache's archives of other keys
