@@ -131,6 +131,20 @@ def lease_holder(cluster: Cluster) -> str:
     return holder.rpartition("_")[0]
 
 
+def webhooks_answer(cluster: Cluster) -> bool:
+    """A server-side dry run of a PyTorchJob (its validating webhook fails closed) is
+    admitted; False while the API server cannot reach the webhook."""
+    probe = yaml.safe_load((REPO / "examples" / "pytorch-simple.yaml").read_text())
+    probe["metadata"] = {"name": "webhook-probe", "namespace": "default"}
+    try:
+        cluster.kubectl("create", "--dry-run=server", "-f", "-", input=json.dumps(probe))
+    except RuntimeError as err:
+        if "failed calling webhook" in str(err):
+            return False
+        raise
+    return True
+
+
 @pytest.fixture(scope="session")
 def deployed_controller(cluster: Cluster, real_node: RealNode,
                         job_crds: dict[str, str]) -> Iterator[dict[str, Any]]:
@@ -150,6 +164,12 @@ def deployed_controller(cluster: Cluster, real_node: RealNode,
     def leader() -> dict[str, Any] | None:
         holder = lease_holder(cluster)
         return next((p for p in serving_pods(cluster) if p["metadata"]["name"] == holder), None)
-    yield wait_for(leader, timeout=180, what="a Ready mpi-operator pod holding the Lease")
+    leading = wait_for(leader, timeout=180, what="a Ready mpi-operator pod holding the Lease")
+    # A Ready pod is not yet a reachable Service: until its endpoints reach the API server's
+    # path, a kind whose webhook fails closed (PyTorchJob, TFJob) is refused with
+    # "failed calling webhook ... connection refused".
+    wait_for(lambda: webhooks_answer(cluster), timeout=120,
+             what="the API server to reach the controller's webhooks")
+    yield leading
     cluster.kubectl("-n", CONTROLLER_NAMESPACE, "delete", "deployment", "mpi-operator",
                     "--ignore-not-found", "--wait=true", "--timeout=60s", check=False)
