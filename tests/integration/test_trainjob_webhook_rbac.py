@@ -20,8 +20,8 @@ import pytest
 import yaml
 
 from tests.addons import Addons, install_trainer_crds, open_addons
-from tests.integration.test_webhook_rbac import CLUSTER_ROLE, SECRET, Identity
-from tests.support import REPO, Cluster, wait_for
+from tests.integration.test_webhook_rbac import CLUSTER_ROLE, Identity
+from tests.support import REPO, Cluster
 
 OVERLAY = REPO / "deploy" / "overlays" / "trainjob"
 MUTATING_RULE = {"apiGroups": ["admissionregistration.k8s.io"],
@@ -71,15 +71,8 @@ def test_the_overlays_mutating_rule_is_enough_and_needed(
     whole = Identity(tag, None, cluster, addons.api, tmp_path, webhook_rules=rules, flags=flags)
     try:
         without.start()
-        wait_for(without.forbidden, timeout=90, what=f"Forbidden in the log of {without.ns}")
-        assert "mutatingwebhookconfigurations" in (without.proc.log() if without.proc else "")
-        assert not without.ready(), without.ns
-        without.stop()
-        whole.start()
-        wait_for(whole.ready, timeout=120, what="the controller with the whole roles to be ready")
-        secret = json.loads(cluster.kubectl("get", "secret", SECRET, "-n", whole.ns, "-o",
-                                            "json"))
-        ca = secret["data"]["ca.crt"]
+        assert "mutatingwebhookconfigurations" in without.refused_then_stopped(timeout=90)
+        ca = whole.ready_with_secret(timeout=120)["ca.crt"]
         for kind in ("validatingwebhookconfiguration", "mutatingwebhookconfiguration"):
             configuration = json.loads(cluster.kubectl("get", kind, "mpi-operator", "-o", "json"))
             assert {w["clientConfig"]["caBundle"] for w in configuration["webhooks"]} == {ca}, kind

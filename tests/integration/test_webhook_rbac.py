@@ -83,6 +83,24 @@ class Identity:
         assert self.proc is not None
         return rbac_denied(self.proc.log())
 
+    def refused_then_stopped(self, timeout: float = 60) -> str:
+        """Wait for an RBAC denial in the log, check the process is not ready, stop it; the
+        log."""
+        wait_for(self.forbidden, timeout=timeout, what=f"Forbidden in the log of {self.ns}")
+        assert not self.ready(), self.ns
+        log = self.proc.log() if self.proc else ""
+        self.stop()
+        return log
+
+    def ready_with_secret(self, timeout: float = 90) -> dict[str, str]:
+        """Start, wait until ready; the data of the certificate Secret it made."""
+        self.start()
+        wait_for(self.ready, timeout=timeout, what=f"the controller of {self.ns} to be ready")
+        secret = json.loads(self.cluster.kubectl("get", "secret", SECRET, "-n", self.ns, "-o",
+                                                 "json"))
+        data: dict[str, str] = secret["data"]
+        return data
+
     def stop(self) -> None:
         if self.proc is not None and self.proc.alive():
             self.proc.stop()
@@ -122,16 +140,10 @@ def test_the_webhook_roles_are_enough_and_every_rule_is_needed(
         for identity in missing:
             identity.start()
         for identity in missing:
-            wait_for(identity.forbidden, timeout=60,
-                     what=f"Forbidden in the log of {identity.ns}")
-            assert not identity.ready(), identity.ns
-            identity.stop()
-        whole.start()
-        wait_for(whole.ready, timeout=90, what="the controller with the whole roles to be ready")
-        secret = json.loads(cluster.kubectl("get", "secret", SECRET, "-n", whole.ns, "-o",
-                                            "json"))
-        ca = secret["data"]["ca.crt"]
-        assert sorted(secret["data"]) == ["ca.crt", "ca.key", "tls.crt", "tls.key"]
+            identity.refused_then_stopped()
+        data = whole.ready_with_secret()
+        ca = data["ca.crt"]
+        assert sorted(data) == ["ca.crt", "ca.key", "tls.crt", "tls.key"]
         crd = json.loads(cluster.kubectl("get", "crd", "mpijobs.kubeflow.org", "-o", "json"))
         assert crd["spec"]["conversion"]["webhook"]["clientConfig"]["caBundle"] == ca
         vwc = json.loads(cluster.kubectl("get", "validatingwebhookconfiguration",
