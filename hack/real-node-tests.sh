@@ -47,7 +47,7 @@ if ((short)); then
     missing=$(bash hack/local-cluster.sh real-node-uncached)
     if [[ " $missing " == *" image $SHORT_FRAMEWORKS "* ]]; then
       echo "SKIPPED $SHORT_GUIDE: the $SHORT_FRAMEWORKS image is not built on this machine yet" \
-        "(102 s measured with the wheels image cached, docs/real-training.md): 'make e2e-real'" \
+        "(about 2 minutes with the wheels image cached, up to 15 without): 'make e2e-real'" \
         "or REAL_NODE_BUILD=1 make test builds it"
       export REAL_NODE_FRAMEWORKS=""
       missing=$(bash hack/local-cluster.sh real-node-uncached)
