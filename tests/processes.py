@@ -29,10 +29,20 @@ __all__ = ["ControllerProcess", "OperatorProcess", "ProcSampler", "free_port", "
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
+_HANDED_OUT: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A port nothing listens on now, never one this process handed out before: the kernel
+    may give a just-closed ephemeral port again, and a controller given the same port for two
+    of its servers fails with 'address already in use' (seen once in CI)."""
+    while True:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = int(sock.getsockname()[1])
+        if port not in _HANDED_OUT:
+            _HANDED_OUT.add(port)
+            return port
 
 
 def http_get(port: int, path: str) -> tuple[int, str]:
