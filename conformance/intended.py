@@ -500,6 +500,13 @@ RULES += (
     Rule("trainjob-stale-cache-status", readme="Stale cache", kinds=TRAINJOB,
          context="created-again-by-go", obj="(Job|JobSet|TrainJob)/.*", phase="final",
          path=r"status(\.\w+)?|metadata\.managedFields\[\d+\]", when=_ours_only),
+    # The same stale reconcile: Trainer's Pod, whose Job went with the first JobSet, was last
+    # seen still holding the Job controller's tracking finalizer; ours held none by then.
+    Rule("trainjob-stale-cache-pod-finalizer", readme="Stale cache", kinds=TRAINJOB,
+         context="created-again-by-go", obj="Pod/.*", phase="final",
+         path=(r'metadata\.finalizers|metadata\.managedFields\[\d+\]\.fieldsV1\["f:metadata"\]'
+               r'\["f:finalizers"\]'),
+         when=lambda go, ours: ours == MISSING and "batch.kubernetes.io/job-tracking" in str(go)),
     # Where a plain policy and XGBoost's both add env vars, Trainer runs them in a Go map's
     # order (the xgboost case: the TrainJob's env and DMLC_*): the same vars, in either order.
     Rule("trainjob-plugin-order", readme="plugin order", kinds=TRAINJOB, case="xgboost",

@@ -359,3 +359,28 @@ def test_a_runpolicy_field_nothing_checks_is_an_admitted_problem_of_ours_only() 
     assert [(d.case, r.id) for d, r in found] == [
         ("clean-pod-policy-unknown", "training-admitted-problem")]
     assert unexplained == [both]
+
+
+def test_a_trainjob_pod_finalizer_is_explained_only_after_trainer_made_its_jobset_again() -> None:
+    """active-deadline: Trainer applied the JobSet it had just deleted; its first Job's Pod was
+    last seen still holding `batch.kubernetes.io/job-tracking` (docs/trainjob.md, "Stale
+    cache"). Without that context, or with a finalizer of ours, it stays unexplained."""
+    rules = rules_for("trainjob-v1alpha1")
+    pod = "Pod/active-deadline-node-0-0-<1>"
+    field = 'metadata.managedFields[0].fieldsV1["f:metadata"]["f:finalizers"]'
+    tracking = "batch.kubernetes.io/job-tracking"
+    again = "created-again-by-go"
+    held = Difference("active-deadline", pod, "final", "metadata.finalizers", [tracking],
+                      MISSING, context=again)
+    managed = Difference("active-deadline", pod, "final", field,
+                         {".": {}, f'v:"{tracking}"': {}}, MISSING, context=again)
+    no_context = Difference("active-deadline", pod, "final", "metadata.finalizers", [tracking],
+                            MISSING)
+    ours_held = Difference("active-deadline", pod, "final", "metadata.finalizers", MISSING,
+                           [tracking], context=again)
+    other = Difference("active-deadline", pod, "final", "metadata.finalizers", ["x/y"],
+                       MISSING, context=again)
+    found, unexplained = classify([held, managed, no_context, ours_held, other], rules)
+    assert [(d, r.id) for d, r in found] == [(held, "trainjob-stale-cache-pod-finalizer"),
+                                             (managed, "trainjob-stale-cache-pod-finalizer")]
+    assert unexplained == [no_context, ours_held, other]
