@@ -301,7 +301,8 @@ RULES: tuple[Rule, ...] = (
     # A replica type of 0 replicas: upstream's pod and Service slices are never shorter than
     # one (core.CalculatePodSliceSize), so it creates index 0, and each later reconcile of a
     # running job deletes it as beyond the replicas and creates it again (its Events, a
-    # create that finds the Service not yet gone, the pod counted active meanwhile).
+    # create that finds the Service not yet gone, the pod counted active, failed or succeeded
+    # meanwhile).
     Rule("training-zero-replicas", readme="Zero replicas", kinds=TRAINING, case=".*zero-.*",
          obj="(Pod|Service)/.*-0", phase="presence", when=_go_only),
     Rule("training-zero-replicas-events", readme="Zero replicas", kinds=TRAINING,
@@ -312,9 +313,9 @@ RULES: tuple[Rule, ...] = (
          when=_go_only),
     Rule("training-zero-replicas-active", readme="Zero replicas", kinds=TRAINING,
          case=".*zero-.*", obj=r"\w+Job/.*", phase="final",
-         path=(r'status\.replicaStatuses\.\w+\.(active|failed)'
+         path=(r'status\.replicaStatuses\.\w+\.(active|failed|succeeded)'
                r'|metadata\.managedFields\[\d+\]\.fieldsV1\["f:status"\]\["f:replicaStatuses"\]'
-               r'\["f:\w+"\]\["f:(active|failed)"\]'),
+               r'\["f:\w+"\]\["f:(active|failed|succeeded)"\]'),
          when=_go_only),
     # The TTL deletion of a finished job repeated from a stale cache: upstream's second delete
     # finds the job gone and records its failure (DeleteJob's event reasons are the kind's).

@@ -384,3 +384,23 @@ def test_a_trainjob_pod_finalizer_is_explained_only_after_trainer_made_its_jobse
     assert [(d, r.id) for d, r in found] == [(held, "trainjob-stale-cache-pod-finalizer"),
                                              (managed, "trainjob-stale-cache-pod-finalizer")]
     assert unexplained == [no_context, ours_held, other]
+
+
+def test_a_zero_replica_pod_upstream_counted_is_explained_in_any_of_its_states() -> None:
+    """A PaddleJob's master beside 0 workers: training-operator's `worker-0`, made and deleted
+    again while the job runs, was last counted active, failed or (its simulated run ended)
+    succeeded; ours counts nothing. A count of ours, or another field, is not explained."""
+    rules = rules_for("paddlejob-v1")
+    job, case = "PaddleJob/master-with-zero-workers", "master-with-zero-workers"
+    counted = [Difference(case, job, "final", f"status.replicaStatuses.Worker.{state}", 1,
+                          MISSING) for state in ("active", "failed", "succeeded")]
+    field = Difference(case, job, "final", 'metadata.managedFields[1].fieldsV1["f:status"]'
+                       '["f:replicaStatuses"]["f:Worker"]["f:succeeded"]', {}, MISSING)
+    ours = Difference(case, job, "final", "status.replicaStatuses.Worker.succeeded", MISSING, 1)
+    other = Difference(case, job, "final", "status.replicaStatuses.Worker.restarts", 1, MISSING)
+    other_case = Difference("two-workers", "PaddleJob/two-workers", "final",
+                            "status.replicaStatuses.Worker.succeeded", 1, MISSING)
+    found, unexplained = classify([*counted, field, ours, other, other_case], rules)
+    assert [(d, r.id) for d, r in found] == [(d, "training-zero-replicas-active")
+                                             for d in (*counted, field)]
+    assert unexplained == [ours, other, other_case]
