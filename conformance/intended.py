@@ -53,6 +53,19 @@ def _absent_or_empty(value: Any) -> bool:
     return value in (MISSING, None, "", [], {})
 
 
+_RUNNING_OR_RESTARTING = ({"Running", "Restarting"}, {"False", "True"},
+                          {"MPIJobRunning", "MPIJobRestarting"})
+
+
+def _running_or_restarting(go: Any, ours: Any) -> bool:
+    """One side's condition is ``Running`` (False once the job failed) where the other's is
+    ``Restarting``: the type, status, reason or message of that pair."""
+    if {go, ours} in _RUNNING_OR_RESTARTING:
+        return True
+    said = {re.sub(r".* is (running|restarting)\.$", r"\1", str(v)) for v in (go, ours)}
+    return said == {"running", "restarting"}
+
+
 def _one_empty_script(go: Any, ours: Any) -> bool:
     """One side's ``discover_hosts.sh`` is still the empty script it was created with."""
     return isinstance(go, str) and isinstance(ours, str) and "#!/bin/sh" in (go.strip(),
@@ -452,6 +465,13 @@ RULES += (
     Rule("mpijob-v1alpha2-reporting-component", readme="Event reporter", kinds=MPIJOB_V1ALPHA2,
          obj="events", phase="events", path=r'\[".*"\]\.reportingComponent',
          when=lambda go, ours: go == "" and ours == "mpi-job-controller"),
+    # Whether a sync reads the launcher Job between its last failed pod and its `Failed`
+    # condition decides whether `Restarting` replaces `Running` once more before `Failed`: the
+    # same code path on both sides, either way round.
+    Rule("mpijob-v1alpha2-last-restart", readme="Last launcher failure", kinds=MPIJOB_V1ALPHA2,
+         obj="MPIJob/.*", phase="final",
+         path=r"status\.conditions\[\d+\]\.(type|status|reason|message)",
+         when=_running_or_restarting),
     Rule("mpijob-v1alpha2-succeeded-event-again", readme="`MPIJobSucceeded` event",
          kinds=MPIJOB_V1ALPHA2, obj="events", phase="events",
          path=r'\["Normal MPIJobSucceeded: MPIJob <ns>/\S+ successfully completed\."\]\.count',

@@ -404,3 +404,28 @@ def test_a_zero_replica_pod_upstream_counted_is_explained_in_any_of_its_states()
     assert [(d, r.id) for d, r in found] == [(d, "training-zero-replicas-active")
                                              for d in (*counted, field)]
     assert unexplained == [ours, other, other_case]
+
+
+def test_a_v1alpha2_last_restart_read_by_one_side_only_is_explained_either_way() -> None:
+    """`launcher-restarting`: one side read the launcher Job between its last failed pod and
+    its Failed condition, so its `Running` gave way to `Restarting` once more. Another pair of
+    conditions, or another kind, is not explained."""
+    rules = rules_for("mpijob-v1alpha2")
+    job, case, path = "MPIJob/launcher-restarting", "launcher-restarting", "status.conditions[1]"
+    pairs = {"type": ("Running", "Restarting"), "status": ("False", "True"),
+             "reason": ("MPIJobRunning", "MPIJobRestarting"),
+             "message": ("MPIJob <ns>/launcher-restarting is running.",
+                         "MPIJob <ns>/launcher-restarting is restarting.")}
+    seen = [Difference(case, job, "final", f"{path}.{field}", go, ours)
+            for field, (go, ours) in pairs.items()]
+    turned = [Difference(case, job, "final", f"{path}.{field}", ours, go)
+              for field, (go, ours) in pairs.items()]
+    other = Difference(case, job, "final", f"{path}.type", "Running", "Succeeded")
+    other_message = Difference(case, job, "final", f"{path}.message",
+                               "MPIJob <ns>/launcher-restarting is running.",
+                               "MPIJob <ns>/launcher-restarting has failed")
+    found, unexplained = classify([*seen, *turned, other, other_message], rules)
+    assert [(d, r.id) for d, r in found] == [(d, "mpijob-v1alpha2-last-restart")
+                                             for d in (*seen, *turned)]
+    assert unexplained == [other, other_message]
+    assert not classify(seen, rules_for("tfjob-v1"))[0]
