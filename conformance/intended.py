@@ -157,6 +157,7 @@ _TEMPLATE = (r"spec\.versions\[0\]\.schema\.openAPIV3Schema\.properties\.spec\.p
 UNOBSERVED = "running-unobserved-by-(go|ours)"
 BURST = "event-burst-by-go"
 UNOBSERVED_ROW = "A launcher that finishes before the controller sees it running"
+TRAINING_UNOBSERVED_ROW = "A job that finishes before the operator sees it running"
 # Kinds of training-operator v1.9.2 whose engine-level rules are shared (the rows are in the
 # TFJob section of docs/training-kinds.md, which the other kinds name too:
 # KindSpec.readme_sections); every
@@ -287,6 +288,12 @@ RULES: tuple[Rule, ...] = (
          path=r'\["(Normal [A-Za-z]+(Succeeded|Suspended|Resumed)|Normal [A-Za-z]+Failed): .*"\]'
               r'\.count',
          when=_count_fewer),
+    # One side's job finished before its operator saw it running (no Running condition):
+    # its conditions are Created then Succeeded or Failed, the other side's have Running
+    # (False) between them.
+    Rule("training-running-unobserved", readme=TRAINING_UNOBSERVED_ROW, kinds=TRAINING,
+         context=UNOBSERVED, obj=r"\w+Job/.*", phase="final",
+         path=r"status\.conditions\[\d+\](\.(type|status|reason|message))?"),
     Rule("training-pod-update-batch", readme="Pod update events", kinds=TRAINING,
          obj="events", phase="events",
          path=r'\["Normal ExitedWithCode: Pod: <ns>\.\S+ exited with code 0"\]',

@@ -429,3 +429,24 @@ def test_a_v1alpha2_last_restart_read_by_one_side_only_is_explained_either_way()
                                              for d in (*seen, *turned)]
     assert unexplained == [other, other_message]
     assert not classify(seen, rules_for("tfjob-v1"))[0]
+
+
+def test_a_training_job_one_operator_never_saw_running_differs_only_in_its_conditions() -> None:
+    """Seven PaddleJobs of a run under load: training-operator's ended `Created`, `Succeeded`
+    (never seen running), ours `Created`, `Running` (False), `Succeeded`. Only the conditions,
+    and only in that context."""
+    rules = rules_for("paddlejob-v1")
+    ctx = "running-unobserved-by-go"
+    job = "PaddleJob/custom-ports"
+    kind_of = Difference("custom-ports", job, "final", "status.conditions[1].type", "Succeeded",
+                         "Running", context=ctx)
+    added = Difference("custom-ports", job, "final", "status.conditions[2]", MISSING,
+                       {"type": "Succeeded", "status": "True"}, context=ctx)
+    untagged = Difference("custom-ports", job, "final", "status.conditions[1].type",
+                          "Succeeded", "Running")
+    replicas = Difference("custom-ports", job, "final", "status.replicaStatuses.Worker.active",
+                          1, MISSING, context=ctx)
+    found, unexplained = classify([kind_of, added, untagged, replicas], rules)
+    assert [(d, r.id) for d, r in found] == [(kind_of, "training-running-unobserved"),
+                                             (added, "training-running-unobserved")]
+    assert unexplained == [untagged, replicas]
