@@ -490,9 +490,11 @@ class ControllerProcess(OperatorProcess):
         self.profiler: subprocess.Popen[bytes] | None = None
         spy = Path(shutil.which("py-spy") or REPO / ".venv" / "bin" / "py-spy")
         if os.environ.get("BENCH_PROFILE") and spy.exists():
-            # Collapsed stacks (flamegraph.pl / speedscope input); costs the controller ~5% CPU.
+            # Collapsed stacks (flamegraph.pl / speedscope input); costs the controller ~5% CPU
+            # at the default 50 Hz (BENCH_PROFILE_RATE: more samples for a short run).
+            rate = os.environ.get("BENCH_PROFILE_RATE", "50")
             self.profiler = subprocess.Popen(
-                [str(spy), "record", "--pid", str(self.pid), "--rate", "50",
+                [str(spy), "record", "--pid", str(self.pid), "--rate", rate,
                  "--nonblocking", "--format", "raw",
                  "--output", str(log_path.with_suffix(".profile.txt"))],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
