@@ -322,11 +322,15 @@ class Observer:
         "secrets": "/api/v1/namespaces/{ns}/secrets",
     }
 
+    MPI_KINDS = ("mpijobs", "pods", "jobs", "services", "configmaps", "secrets")
+
     def __init__(self, cluster: Cluster, namespace: str, *, kinds: tuple[str, ...] | None = None
                  ) -> None:
         self.cluster = cluster
         self.namespace = namespace
-        self.kinds = kinds or tuple(self.PATHS)
+        # By default an MPIJob workload's kinds: the TrainJob and JobSet CRDs may be absent
+        # (hack/install-crd.sh installs neither), and a LIST of a missing kind is a 404.
+        self.kinds = kinds or self.MPI_KINDS
         self.lock = threading.Lock()
         self.jobs: dict[str, JobTrack] = {}
         self.first_seen: dict[str, float] = {}
