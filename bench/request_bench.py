@@ -2,9 +2,11 @@
 
 Creates ``--requests`` Events (a small body, the write a job's lifecycle makes most of) in a
 fresh namespace through :class:`~mpi_controller.runtime.rest.RestClient`, ``--concurrency`` at
-once, with no client-side rate limit, and reports the process CPU time (user + system) per
-request (and its user and system parts), best of ``--repeat`` rounds. ``--profile FILE`` writes a cProfile of the last round
-(``python -m pstats FILE``). Prints one JSON line. Not a test: no asserts on timing.
+once, with no client-side rate limit, and reports the process CPU time per request (and its
+user and system parts), best of ``--repeat`` rounds. Prints one JSON line. For where the time
+goes, run it under ``py-spy record --format raw`` and read the stacks with
+``bench/profile_summary.py --busy --functions`` (cProfile misattributes coroutines' time).
+Not a test: no asserts on timing.
 
     KUBECONFIG=~/.cache/mpi-controller/cluster-x/kubeconfig \\
         .venv/bin/python bench/request_bench.py [--requests 500] [--concurrency 16]
@@ -14,13 +16,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import cProfile
 import json
 import os
 import sys
-import time
 import uuid
-from pathlib import Path
 
 from mpi_controller.kube.resources import EVENTS, NAMESPACES
 from mpi_controller.runtime.rest import RestClient
@@ -60,23 +59,15 @@ async def _main(args: argparse.Namespace) -> dict[str, object]:
     kube = await RestClient.from_kubeconfig(qps=0)
     namespace = f"request-bench-{uuid.uuid4().hex[:6]}"
     await kube.create(NAMESPACES, {"metadata": {"name": namespace}})
-    profile = cProfile.Profile() if args.profile else None
     rounds: list[tuple[float, float]] = []
     try:
         for r in range(args.repeat):
-            last = r == args.repeat - 1
-            if profile is not None and last:
-                profile.enable()
             start = r * (args.requests + args.concurrency)
             rounds.append(await _round(kube, namespace, start, args.requests,
                                        args.concurrency))
-            if profile is not None and last:
-                profile.disable()
     finally:
         await kube.delete(NAMESPACES, namespace)
         await kube.close()
-    if profile is not None:
-        profile.dump_stats(args.profile)
     best = min(rounds, key=sum)
     per = 1e6 / args.requests
     return {"requests": args.requests, "concurrency": args.concurrency,
@@ -90,7 +81,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--requests", type=int, default=500)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--profile", type=Path)
     args = parser.parse_args(argv)
     print(json.dumps(asyncio.run(_main(args))))
     return 0
