@@ -174,7 +174,7 @@ class SyncContext:
         if status == original:
             return
         body = status_body(self._cached, status)
-        await self.writer.update_status(self.resource, body)
+        await self.writer.update_status(self.resource, body, result=False)
         replaced = body["metadata"].get("resourceVersion")
         if replaced:
             self._guard.written(self.key, replaced)

@@ -25,6 +25,7 @@ Contract:
   server's ``Status``; timeouts and connection failures have ``status == 0`` and are
   retriable. ``asyncio.CancelledError`` is never converted.
 * :meth:`RestClient.watch` returns a :class:`~mpi_controller.runtime.watch.WatchStream`.
+* ``result=False`` (create, update_status, delete): the answer is read but not decoded; ``{}``.
 """
 
 from __future__ import annotations
@@ -87,6 +88,10 @@ def _query(params: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
+def _unread(data: bytes) -> Obj:
+    return {}  # the answer of a write whose caller does not read it (result=False)
+
+
 def _name_ns(body: Mapping[str, Any], namespace: str | None) -> tuple[str, str | None]:
     meta = body.get("metadata") or {}
     return str(meta.get("name", "")), namespace or meta.get("namespace")
@@ -123,20 +128,12 @@ class RestClient:
     ) -> None:
         self.api_client = api_client
         self.request_timeout = request_timeout
-        self._request_timeout: aiohttp.ClientTimeout | None = None
         self.user_agent = user_agent
         self._clock: Clock = clock or LoopClock()
         self._client_groups = dict(client_groups or {})
         self._buckets = {name: RequestThrottle(qps, burst, self._clock)
                          for name in {"", *self._client_groups.values()}}
         _resolve_proxy_once(api_client)
-
-    def _timeout(self) -> aiohttp.ClientTimeout:
-        """The timeout of a plain request (made again only when ``request_timeout`` changes)."""
-        made = self._request_timeout
-        if made is None or made.total != self.request_timeout:
-            made = self._request_timeout = aiohttp.ClientTimeout(total=self.request_timeout)
-        return made
 
     def _bucket(self, path: str) -> RequestThrottle:
         """The token bucket of the client that ``path``'s API group belongs to."""
@@ -222,9 +219,7 @@ class RestClient:
         if content_type:
             headers["Content-Type"] = content_type
         configuration = self.api_client.configuration
-        if not configuration.api_key:
-            # No token (client certificates): auth_settings() would return nothing, and its
-            # coroutine is a noticeable part of a request's CPU.
+        if not configuration.api_key:  # no token: auth_settings() would return nothing
             return headers
         auth = await configuration.auth_settings()
         for setting in auth.values():
@@ -278,7 +273,7 @@ class RestClient:
             "params": _query(query or {}),
             "data": data,
             "headers": await self._headers(content_type),
-            "timeout": client_timeout or self._timeout(),
+            "timeout": client_timeout or aiohttp.ClientTimeout(total=self.request_timeout),
         }
         rest = self.api_client.rest_client
         if rest.proxy:
@@ -328,12 +323,14 @@ class RestClient:
         *,
         namespace: str | None = None,
         field_manager: str | None = None,
+        result: bool = True,
     ) -> Obj:
         """POST; ``namespace`` defaults to ``body.metadata.namespace``."""
         _, ns = _name_ns(body, namespace)
         query = {"fieldManager": field_manager}
-        result: Obj = await self.request("POST", resource.path(ns), query=query, body=body)
-        return result
+        created: Obj = await self.request("POST", resource.path(ns), query=query, body=body,
+                                          decode=loads if result else _unread)
+        return created
 
     async def get(self, resource: Resource, name: str, *, namespace: str | None = None) -> Obj:
         result: Obj = await self.request("GET", resource.path(namespace, name))
@@ -422,9 +419,11 @@ class RestClient:
         *,
         namespace: str | None = None,
         field_manager: str | None = None,
+        result: bool = True,
     ) -> Obj:
         """PUT the ``status`` subresource."""
-        return await self._put(resource, body, namespace, "status", field_manager)
+        return await self._put(resource, body, namespace, "status", field_manager,
+                               result=result)
 
     async def _put(
         self,
@@ -433,13 +432,16 @@ class RestClient:
         namespace: str | None,
         subresource: str | None,
         field_manager: str | None,
+        *,
+        result: bool = True,
     ) -> Obj:
         name, ns = _name_ns(body, namespace)
         path = resource.path(ns, name, subresource)
-        result: Obj = await self.request(
-            "PUT", path, query={"fieldManager": field_manager}, body=body
+        updated: Obj = await self.request(
+            "PUT", path, query={"fieldManager": field_manager}, body=body,
+            decode=loads if result else _unread,
         )
-        return result
+        return updated
 
     async def patch(
         self,
@@ -477,6 +479,7 @@ class RestClient:
         propagation_policy: str | None = None,
         preconditions: Mapping[str, str] | None = None,
         grace_period_seconds: int | None = None,
+        result: bool = True,
     ) -> Obj:
         """DELETE; ``preconditions`` may hold ``uid`` and/or ``resourceVersion``."""
         options: Obj = {"kind": "DeleteOptions", "apiVersion": "v1"}
@@ -486,7 +489,8 @@ class RestClient:
             options["preconditions"] = dict(preconditions)
         if grace_period_seconds is not None:
             options["gracePeriodSeconds"] = grace_period_seconds
-        result: Obj = await self.request(
-            "DELETE", resource.path(namespace, name), body=options
+        deleted: Obj = await self.request(
+            "DELETE", resource.path(namespace, name), body=options,
+            decode=loads if result else _unread,
         )
-        return result
+        return deleted

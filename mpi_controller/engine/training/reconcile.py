@@ -347,7 +347,8 @@ class TrainingReconcile:
         """Create ``objects`` concurrently (``SuccessfulCreate<Kind>`` / ``FailedCreate<Kind>``
         events in order; the first error raised after all have finished)."""
         names = [o["metadata"]["name"] for o in objects]
-        results = await self.each(objects, lambda o: self.writer.create(resource, o))
+        results = await self.each(objects,
+                                  lambda o: self.writer.create(resource, o, result=False))
         self.report_writes(resource, names, results, ("Create", "Created", "creating"), noun)
 
     async def delete_pods(self, names: Sequence[str]) -> None:

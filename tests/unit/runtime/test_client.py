@@ -400,3 +400,22 @@ async def test_the_request_timeout_follows_its_attribute(api: tuple[FakeApi, Res
     assert err.value.status == 0
     kube.request_timeout = 5.0
     assert await kube.get(PODS, "p", namespace="ns") == fake.reply
+
+
+async def test_writes_whose_answer_is_not_read_return_an_empty_object(
+    api: tuple[FakeApi, RestClient],
+) -> None:
+    """``result=False``: the request is the same, the answer is not decoded."""
+    fake, kube = api
+    body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"}}
+    assert await kube.create(PODS, body, result=False) == {}
+    assert await kube.update_status(PODS, body, result=False) == {}
+    assert await kube.delete(PODS, "p", namespace="ns", result=False) == {}
+    assert await kube.create(PODS, body) == fake.reply
+    got = [(r["method"], r["path"], r["body"]) for r in fake.requests]
+    assert got == [
+        ("POST", "/api/v1/namespaces/ns/pods", body),
+        ("PUT", "/api/v1/namespaces/ns/pods/p/status", body),
+        ("DELETE", "/api/v1/namespaces/ns/pods/p", {"kind": "DeleteOptions", "apiVersion": "v1"}),
+        ("POST", "/api/v1/namespaces/ns/pods", body),
+    ]
