@@ -322,11 +322,15 @@ class Observer:
         "secrets": "/api/v1/namespaces/{ns}/secrets",
     }
 
+    MPI_KINDS = ("mpijobs", "pods", "jobs", "services", "configmaps", "secrets")
+
     def __init__(self, cluster: Cluster, namespace: str, *, kinds: tuple[str, ...] | None = None
                  ) -> None:
         self.cluster = cluster
         self.namespace = namespace
-        self.kinds = kinds or tuple(self.PATHS)
+        # By default an MPIJob workload's kinds: the TrainJob and JobSet CRDs may be absent
+        # (hack/install-crd.sh installs neither), and a LIST of a missing kind is a 404.
+        self.kinds = kinds or self.MPI_KINDS
         self.lock = threading.Lock()
         self.jobs: dict[str, JobTrack] = {}
         self.first_seen: dict[str, float] = {}
@@ -490,9 +494,11 @@ class ControllerProcess(OperatorProcess):
         self.profiler: subprocess.Popen[bytes] | None = None
         spy = Path(shutil.which("py-spy") or REPO / ".venv" / "bin" / "py-spy")
         if os.environ.get("BENCH_PROFILE") and spy.exists():
-            # Collapsed stacks (flamegraph.pl / speedscope input); costs the controller ~5% CPU.
+            # Collapsed stacks (flamegraph.pl / speedscope input); costs the controller ~5% CPU
+            # at the default 50 Hz (BENCH_PROFILE_RATE: more samples for a short run).
+            rate = os.environ.get("BENCH_PROFILE_RATE", "50")
             self.profiler = subprocess.Popen(
-                [str(spy), "record", "--pid", str(self.pid), "--rate", "50",
+                [str(spy), "record", "--pid", str(self.pid), "--rate", rate,
                  "--nonblocking", "--format", "raw",
                  "--output", str(log_path.with_suffix(".profile.txt"))],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

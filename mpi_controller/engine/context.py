@@ -31,7 +31,7 @@ import structlog
 from mpi_controller.engine.writer import ChildWriter, Vanished
 from mpi_controller.kube.conditions import phase_of
 from mpi_controller.kube.events import Event
-from mpi_controller.kube.jsonvalue import Obj, json_copy
+from mpi_controller.kube.jsonvalue import Obj
 from mpi_controller.kube.resources import Resource
 from mpi_controller.runtime.cache import CONTROLLER_UID_INDEX
 from mpi_controller.runtime.clock import Clock
@@ -41,7 +41,7 @@ from mpi_controller.runtime.kubeclient import KubeClient
 
 _log = structlog.get_logger("mpi_controller")
 
-__all__ = ["STATUS_WRITE_WAIT", "StatusWriteGuard", "SyncContext"]
+__all__ = ["STATUS_WRITE_WAIT", "StatusWriteGuard", "SyncContext", "status_body"]
 
 STATUS_WRITE_WAIT = 10.0
 """Seconds a sync waits for the informer to deliver the controller's own last status write."""
@@ -72,6 +72,14 @@ class StatusWriteGuard:
 
     def forget(self, key: str) -> None:
         self._superseded.pop(key, None)
+
+
+def status_body(cached: Mapping[str, Any], status: Mapping[str, Any]) -> Obj:
+    """The body of a status write: ``cached`` with ``status`` and without
+    ``metadata.managedFields``. Shallow: it shares every other part with ``cached`` (which it
+    never changes) and is only to be encoded, not kept or changed."""
+    meta = {k: v for k, v in (cached.get("metadata") or {}).items() if k != "managedFields"}
+    return {**cached, "metadata": meta, "status": status}
 
 
 class SyncContext:
@@ -165,10 +173,8 @@ class SyncContext:
         cached: its stored version, whatever view of it the kind prepared for the sync."""
         if status == original:
             return
-        body = json_copy(dict(self._cached))
-        body["status"] = dict(status)
-        body["metadata"].pop("managedFields", None)
-        await self.writer.update_status(self.resource, body)
+        body = status_body(self._cached, status)
+        await self.writer.update_status(self.resource, body, result=False)
         replaced = body["metadata"].get("resourceVersion")
         if replaced:
             self._guard.written(self.key, replaced)

@@ -146,9 +146,10 @@ class ChildWriter:
         return dict(existing)
 
     async def create(self, resource: Resource, desired: Mapping[str, Any], *,
-                     expect: bool = True, foreign_ok: bool = False) -> Obj:
+                     expect: bool = True, foreign_ok: bool = False, result: bool = True) -> Obj:
         """Create ``desired``; on AlreadyExists adopt it if it is ours, else ErrResourceExists
-        (``foreign_ok``: use it whoever owns it, e.g. a ServiceAccount a pod template names)."""
+        (``foreign_ok``: use it whoever owns it, e.g. a ServiceAccount a pod template names;
+        ``result=False``: the caller does not read what is returned, which may be ``{}``)."""
         name = desired["metadata"]["name"]
         if not self._owner_cached():
             raise OwnerGone(f"{self._key} left the cache during the sync")
@@ -158,7 +159,8 @@ class ChildWriter:
         expected = 1 if expect else 0
         self._expectations.raise_expectations(self._key, add=expected)
         try:
-            created = await self._client.create(resource, desired, namespace=self.namespace)
+            created = await self._client.create(resource, desired, namespace=self.namespace,
+                                                result=result)
         except ApiError as err:
             self._expectations.lower_expectations(self._key, add=expected)
             if not err.is_already_exists():
@@ -211,7 +213,7 @@ class ChildWriter:
             self._expectations.raise_expectations(self._key, delete=1)
         try:
             await self._client.delete(resource, name, namespace=self.namespace,
-                                      propagation_policy=propagation_policy)
+                                      propagation_policy=propagation_policy, result=False)
         except ApiError as err:
             if expect:
                 self._expectations.lower_expectations(self._key, delete=1)
@@ -260,6 +262,9 @@ class ChildWriter:
                                         namespace=self.namespace, patch_type="apply",
                                         field_manager=field_manager, force=True)
 
-    async def update_status(self, resource: Resource, obj: Mapping[str, Any]) -> Obj:
-        return await self._client.update_status(resource, obj, namespace=self.namespace)
+    async def update_status(self, resource: Resource, obj: Mapping[str, Any], *,
+                            result: bool = True) -> Obj:
+        """PUT ``obj``'s status (``result=False``: the answer, unread, may be ``{}``)."""
+        return await self._client.update_status(resource, obj, namespace=self.namespace,
+                                                result=result)
 

@@ -21,6 +21,7 @@ Obj = dict[str, Any]
 """A Kubernetes object (or any JSON object) as the API sends it: a plain dict."""
 
 _SCALARS = (str, int, float, bool, type(None))
+_IS_STR = str.__instancecheck__  # isinstance(k, str) without a Python frame per key
 T = TypeVar("T")
 
 
@@ -48,7 +49,7 @@ def _copy(value: Any) -> Any:
 
 def as_dict(value: object) -> dict[str, Any]:
     """``value`` if it is a mapping with string keys, else ``{}`` (never a copy)."""
-    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+    if isinstance(value, dict) and all(map(_IS_STR, value)):
         return value
     return {}
 

@@ -66,6 +66,7 @@ from mpi_controller.mpi import (
 from mpi_controller.mpi.conditions import get_condition, is_finished, is_succeeded
 from mpi_controller.mpi.options import MPIJOBS, MPIJobOptions
 from mpi_controller.mpi.v2beta1 import admitted_problems, parse_mpi_job, set_defaults, validate
+from mpi_controller.mpi.v2beta1.types import parsed_once
 from mpi_controller.runtime.errors import ApiError
 from mpi_controller.runtime.informer import InformerFactory, SharedIndexInformer
 
@@ -125,7 +126,8 @@ class MPIJobV2Beta1Mode:
         return admitted_events(admitted_problems(dict(job)), runs_as="mpi-operator")
 
     async def sync(self, ctx: SyncContext) -> None:
-        await MPIJobReconcile(self, ctx).run()
+        with parsed_once(ctx.job):  # the sync changes only the job's status
+            await MPIJobReconcile(self, ctx).run()
 
     def forget(self, key: str) -> None:
         if self.options.features.job_metrics:

@@ -254,7 +254,7 @@ class EventRecorder:
                 del self._written[pending.key]
         body = self._body(pending)
         namespace = body["metadata"]["namespace"]
-        created = await self.client.create(EVENTS, body, namespace=namespace)
+        created = await self.client.create(EVENTS, body, namespace=namespace, result=False)
         name = str((created or body)["metadata"]["name"])
         self._written[pending.key] = _Written(name, namespace, pending.count)
         while len(self._written) > self.cache_size:

@@ -51,10 +51,16 @@ class KubeClient(Protocol):
 
     :class:`~mpi_controller.runtime.rest.RestClient` talks to a real API server;
     :class:`~mpi_controller.testing.FakeApi` is an in-memory one for tests.
-    Every failure is an :class:`~mpi_controller.runtime.errors.ApiError`."""
+    Every failure is an :class:`~mpi_controller.runtime.errors.ApiError`.
+
+    ``result=False`` (``create``, ``update_status``, ``delete``) says the caller does not read
+    the answer: a client may then return ``{}`` instead of decoding the object the API server
+    sent back (the decode is a noticeable part of a write's CPU; most writes' answers are
+    never read, as the informers deliver the objects anyway)."""
 
     async def create(self, resource: Resource, body: Mapping[str, Any], *,
-                     namespace: str | None = None, field_manager: str | None = None) -> Obj: ...
+                     namespace: str | None = None, field_manager: str | None = None,
+                     result: bool = True) -> Obj: ...
 
     async def get(self, resource: Resource, name: str, *,
                   namespace: str | None = None) -> Obj: ...
@@ -78,7 +84,7 @@ class KubeClient(Protocol):
 
     async def update_status(self, resource: Resource, body: Mapping[str, Any], *,
                             namespace: str | None = None,
-                            field_manager: str | None = None) -> Obj: ...
+                            field_manager: str | None = None, result: bool = True) -> Obj: ...
 
     async def patch(self, resource: Resource, name: str, body: Any, *,
                     namespace: str | None = None, patch_type: PatchType = "merge",
@@ -88,6 +94,6 @@ class KubeClient(Protocol):
     async def delete(self, resource: Resource, name: str, *, namespace: str | None = None,
                      propagation_policy: str | None = None,
                      preconditions: Mapping[str, str] | None = None,
-                     grace_period_seconds: int | None = None) -> Obj: ...
+                     grace_period_seconds: int | None = None, result: bool = True) -> Obj: ...
 
     async def close(self) -> None: ...

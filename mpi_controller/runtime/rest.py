@@ -25,6 +25,7 @@ Contract:
   server's ``Status``; timeouts and connection failures have ``status == 0`` and are
   retriable. ``asyncio.CancelledError`` is never converted.
 * :meth:`RestClient.watch` returns a :class:`~mpi_controller.runtime.watch.WatchStream`.
+* ``result=False`` (create, update_status, delete): the answer is read but not decoded; ``{}``.
 """
 
 from __future__ import annotations
@@ -85,6 +86,10 @@ def _query(params: Mapping[str, Any]) -> dict[str, str]:
             continue
         out[key] = ("true" if value else "false") if isinstance(value, bool) else str(value)
     return out
+
+
+def _unread(data: bytes) -> Obj:
+    return {}  # the answer of a write whose caller does not read it (result=False)
 
 
 def _name_ns(body: Mapping[str, Any], namespace: str | None) -> tuple[str, str | None]:
@@ -213,7 +218,10 @@ class RestClient:
         headers = {"Accept": "application/json", "User-Agent": self.user_agent}
         if content_type:
             headers["Content-Type"] = content_type
-        auth = await self.api_client.configuration.auth_settings()
+        configuration = self.api_client.configuration
+        if not configuration.api_key:  # no token: auth_settings() would return nothing
+            return headers
+        auth = await configuration.auth_settings()
         for setting in auth.values():
             if setting.get("in") == "header":
                 headers[setting["key"]] = setting["value"]
@@ -315,12 +323,14 @@ class RestClient:
         *,
         namespace: str | None = None,
         field_manager: str | None = None,
+        result: bool = True,
     ) -> Obj:
         """POST; ``namespace`` defaults to ``body.metadata.namespace``."""
         _, ns = _name_ns(body, namespace)
         query = {"fieldManager": field_manager}
-        result: Obj = await self.request("POST", resource.path(ns), query=query, body=body)
-        return result
+        created: Obj = await self.request("POST", resource.path(ns), query=query, body=body,
+                                          decode=loads if result else _unread)
+        return created
 
     async def get(self, resource: Resource, name: str, *, namespace: str | None = None) -> Obj:
         result: Obj = await self.request("GET", resource.path(namespace, name))
@@ -409,9 +419,11 @@ class RestClient:
         *,
         namespace: str | None = None,
         field_manager: str | None = None,
+        result: bool = True,
     ) -> Obj:
         """PUT the ``status`` subresource."""
-        return await self._put(resource, body, namespace, "status", field_manager)
+        return await self._put(resource, body, namespace, "status", field_manager,
+                               result=result)
 
     async def _put(
         self,
@@ -420,13 +432,16 @@ class RestClient:
         namespace: str | None,
         subresource: str | None,
         field_manager: str | None,
+        *,
+        result: bool = True,
     ) -> Obj:
         name, ns = _name_ns(body, namespace)
         path = resource.path(ns, name, subresource)
-        result: Obj = await self.request(
-            "PUT", path, query={"fieldManager": field_manager}, body=body
+        updated: Obj = await self.request(
+            "PUT", path, query={"fieldManager": field_manager}, body=body,
+            decode=loads if result else _unread,
         )
-        return result
+        return updated
 
     async def patch(
         self,
@@ -464,6 +479,7 @@ class RestClient:
         propagation_policy: str | None = None,
         preconditions: Mapping[str, str] | None = None,
         grace_period_seconds: int | None = None,
+        result: bool = True,
     ) -> Obj:
         """DELETE; ``preconditions`` may hold ``uid`` and/or ``resourceVersion``."""
         options: Obj = {"kind": "DeleteOptions", "apiVersion": "v1"}
@@ -473,7 +489,8 @@ class RestClient:
             options["preconditions"] = dict(preconditions)
         if grace_period_seconds is not None:
             options["gracePeriodSeconds"] = grace_period_seconds
-        result: Obj = await self.request(
-            "DELETE", resource.path(namespace, name), body=options
+        deleted: Obj = await self.request(
+            "DELETE", resource.path(namespace, name), body=options,
+            decode=loads if result else _unread,
         )
-        return result
+        return deleted

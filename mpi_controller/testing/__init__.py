@@ -23,6 +23,9 @@ Contract:
   (:meth:`FakeApi.fail`, :meth:`FakeApi.delay`) and :attr:`FakeApi.interceptor`, which may
   raise an :class:`ApiError`, return an awaitable (awaited first: a delay on the test's clock)
   or return ``None`` (go on).
+* ``result=False`` on ``create``, ``update_status`` and ``delete`` makes the write as usual and
+  answers ``{}``, as :class:`~mpi_controller.runtime.rest.RestClient` does (a caller that
+  asked for no answer and reads one fails its tests).
 * **resourceVersion** is one global counter (a decimal string) bumped by every write.
   ``uid`` (random, from ``seed``), ``creationTimestamp`` (``wall``, default 2024-01-01 plus the
   clock's time) are set on create; ``generateName`` gets 5 characters from the server's

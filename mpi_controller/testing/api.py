@@ -60,7 +60,8 @@ class FakeApi(Controls):
     # -- create -----------------------------------------------------------------------------
 
     async def create(self, resource: Resource, body: Mapping[str, Any], *,
-                     namespace: str | None = None, field_manager: str | None = None) -> Obj:
+                     namespace: str | None = None, field_manager: str | None = None,
+                     result: bool = True) -> Obj:
         meta_in = body.get("metadata") or {}
         ns = namespace or meta_in.get("namespace")
         await self._admit(Request("create", resource, ns, str(meta_in.get("name") or ""),
@@ -68,8 +69,9 @@ class FakeApi(Controls):
         table = self._table(resource)
         if resource.namespaced and not ns:
             raise method_not_allowed()
-        return roundtrip(self._create(table, roundtrip(body), object_key(resource, ns, "")[0],
-                                  keep_status=False))
+        created = self._create(table, roundtrip(body), object_key(resource, ns, "")[0],
+                               keep_status=False)
+        return roundtrip(created) if result else {}
 
     # -- get and list -----------------------------------------------------------------------
 
@@ -249,8 +251,9 @@ class FakeApi(Controls):
 
     async def update_status(self, resource: Resource, body: Mapping[str, Any], *,
                             namespace: str | None = None,
-                            field_manager: str | None = None) -> Obj:
-        return await self._put(resource, body, namespace, "status")
+                            field_manager: str | None = None, result: bool = True) -> Obj:
+        updated = await self._put(resource, body, namespace, "status")
+        return updated if result else {}
 
     async def _put(self, resource: Resource, body: Mapping[str, Any], namespace: str | None,
                    subresource: str) -> Obj:
@@ -308,7 +311,17 @@ class FakeApi(Controls):
     async def delete(self, resource: Resource, name: str, *, namespace: str | None = None,
                      propagation_policy: str | None = None,
                      preconditions: Mapping[str, str] | None = None,
-                     grace_period_seconds: int | None = None) -> Obj:
+                     grace_period_seconds: int | None = None, result: bool = True) -> Obj:
+        deleted = await self._delete_checked(resource, name, namespace=namespace,
+                                             propagation_policy=propagation_policy,
+                                             preconditions=preconditions,
+                                             grace_period_seconds=grace_period_seconds)
+        return deleted if result else {}
+
+    async def _delete_checked(self, resource: Resource, name: str, *, namespace: str | None,
+                              propagation_policy: str | None,
+                              preconditions: Mapping[str, str] | None,
+                              grace_period_seconds: int | None) -> Obj:
         check_name(resource, name)
         await self._admit(Request("delete", resource, namespace, name))
         table = self._table(resource)

@@ -112,6 +112,19 @@ def test_fake_api_is_a_kube_client() -> None:
 # -- create and get --------------------------------------------------------------------------------
 
 
+async def test_writes_without_a_result_answer_an_empty_object_and_still_write() -> None:
+    api = make_api()
+    assert await api.create(PODS, pod("a"), result=False) == {}
+    stored = await api.get(PODS, "a", namespace="ns")
+    assert await api.update_status(PODS, {**stored, "status": {"phase": "Running"}},
+                                   result=False) == {}
+    assert (await api.get(PODS, "a", namespace="ns"))["status"] == {"phase": "Running"}
+    assert await api.delete(PODS, "a", namespace="ns", result=False) == {}
+    with pytest.raises(ApiError) as err:
+        await api.get(PODS, "a", namespace="ns")
+    assert err.value.is_not_found()
+
+
 async def test_create_sets_identity_and_returns_a_copy() -> None:
     api = make_api(seed=7)
     created = await api.create(PODS, {**pod("a"), "status": {"phase": "Running"}})

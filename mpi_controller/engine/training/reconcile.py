@@ -275,7 +275,8 @@ class TrainingReconcile:
         """Pods and Services of every replica type (step 6)."""
         statuses: dict[str, Obj] = as_dict(self.status.get("replicaStatuses"))
         self.status["replicaStatuses"] = statuses
-        services = self.services()
+        pods_by_type = replicas.indexed_by_type(pods)
+        services_by_type = replicas.indexed_by_type(self.services())
         new_pods: list[tuple[ReplicaSpec, int]] = []
         new_services: list[tuple[ReplicaSpec, int]] = []
         doomed_pods: list[str] = []
@@ -283,7 +284,8 @@ class TrainingReconcile:
         for rtype, spec in self.specs.items():
             counts: Obj = {}
             statuses[rtype] = counts
-            by_index = replicas.slices(replicas.by_type(pods, rtype), spec.replicas)
+            by_index = replicas.indexed_slices(pods_by_type.get(rtype.lower(), ()),
+                                               spec.replicas)
             for index, bucket in enumerate(by_index):
                 if not bucket:
                     new_pods.append((spec, index))
@@ -293,7 +295,8 @@ class TrainingReconcile:
                 else:
                     doomed_pods += self.check_pod(spec, index, bucket[0])
                     decisions.count_pod(counts, bucket[0])
-            by_index = replicas.slices(replicas.by_type(services, rtype), spec.replicas)
+            by_index = replicas.indexed_slices(services_by_type.get(rtype.lower(), ()),
+                                               spec.replicas)
             for index, bucket in enumerate(by_index):
                 if not bucket:
                     new_services.append((spec, index))
@@ -347,7 +350,8 @@ class TrainingReconcile:
         """Create ``objects`` concurrently (``SuccessfulCreate<Kind>`` / ``FailedCreate<Kind>``
         events in order; the first error raised after all have finished)."""
         names = [o["metadata"]["name"] for o in objects]
-        results = await self.each(objects, lambda o: self.writer.create(resource, o))
+        results = await self.each(objects,
+                                  lambda o: self.writer.create(resource, o, result=False))
         self.report_writes(resource, names, results, ("Create", "Created", "creating"), noun)
 
     async def delete_pods(self, names: Sequence[str]) -> None:

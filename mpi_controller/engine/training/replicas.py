@@ -45,6 +45,8 @@ __all__ = [
     "by_type",
     "container_port",
     "general_name",
+    "indexed_by_type",
+    "indexed_slices",
     "job_labels",
     "master_role",
     "new_pod",
@@ -93,10 +95,14 @@ def _labels(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     return as_dict(as_dict(obj.get("metadata")).get("labels"))
 
 
+def _index(value: object) -> int | None:
+    text = as_str(value)
+    return int(text) if text.isascii() and text.isdigit() else None
+
+
 def replica_index(obj: Mapping[str, Any]) -> int | None:
     """The ``replica-index`` label as a number (``None``: missing or not a number >= 0)."""
-    text = as_str(_labels(obj).get(REPLICA_INDEX_LABEL))
-    return int(text) if text.isascii() and text.isdigit() else None
+    return _index(_labels(obj).get(REPLICA_INDEX_LABEL))
 
 
 def by_type(objs: Iterable[Obj], rtype: str) -> list[Obj]:
@@ -108,6 +114,26 @@ def by_type(objs: Iterable[Obj], rtype: str) -> list[Obj]:
 def slices(objs: Iterable[Obj], replicas: int) -> list[list[Obj]]:
     """``GetPodSlices``/``GetServiceSlices`` (module doc)."""
     indexed = [(i, o) for o in objs if (i := replica_index(o)) is not None]
+    return indexed_slices(indexed, replicas)
+
+
+def indexed_by_type(objs: Iterable[Obj]) -> dict[str, list[tuple[int, Obj]]]:
+    """One pass over ``objs``: each ``(index, object)`` with a valid index under its
+    ``replica-type`` label, in input order. ``indexed_slices(indexed_by_type(objs).get(
+    rtype.lower(), []), n)`` is ``slices(by_type(objs, rtype), n)``, each object's labels read
+    once for all replica types."""
+    out: dict[str, list[tuple[int, Obj]]] = {}
+    for obj in objs:
+        labels = _labels(obj)
+        rtype, index = labels.get(REPLICA_TYPE_LABEL), _index(labels.get(REPLICA_INDEX_LABEL))
+        if isinstance(rtype, str) and index is not None:
+            out.setdefault(rtype, []).append((index, obj))
+    return out
+
+
+def indexed_slices(indexed: Iterable[tuple[int, Obj]], replicas: int) -> list[list[Obj]]:
+    """:func:`slices` of objects whose indexes are known."""
+    indexed = list(indexed)
     size = max([replicas, *(i + 1 for i, _ in indexed)])
     out: list[list[Obj]] = [[] for _ in range(size)]
     for index, obj in indexed:

@@ -10,10 +10,19 @@ Field names follow the JSON names of the upstream Go types (``MPIJobSpec``, ``Ru
 the ones every training kind reads (:mod:`mpi_controller.engine.training.api`). ``None`` means
 "not set" (a nil pointer in Go), so defaulting can be observed. Templates are the original dicts
 (not copies): treat them as read-only.
+
+:func:`parsed_once` scopes one view to a block (an MPIJob sync): inside it, and in the tasks
+it starts, :func:`parse_mpi_job` of that very job object returns the view parsed on entry
+instead of parsing again (a sync's helpers parse the job a dozen times). The job's
+``metadata`` and ``spec`` must not change inside the block (a sync changes only ``status``);
+any other object is parsed as usual.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +41,7 @@ __all__ = [
     "parse_mpi_job",
     "parse_replica_specs",
     "parse_run_policy",
+    "parsed_once",
 ]
 
 
@@ -154,6 +164,28 @@ def parse_metadata(job: object) -> dict[str, Any]:
     }
 
 
-def parse_mpi_job(job: object) -> MPIJob:
-    """A typed view of ``job`` (any value; malformed parts read as unset). Never raises."""
+_SCOPED: ContextVar[tuple[object, MPIJob] | None] = ContextVar("mpijob_view", default=None)
+
+
+def _parse(job: object) -> MPIJob:
     return MPIJob(**parse_metadata(job), spec=_parse_spec(as_dict(job).get("spec")))
+
+
+def parse_mpi_job(job: object) -> MPIJob:
+    """A typed view of ``job`` (any value; malformed parts read as unset). Never raises.
+    Inside :func:`parsed_once` of ``job`` itself: the view parsed on entry."""
+    scoped = _SCOPED.get()
+    if scoped is not None and scoped[0] is job:
+        return scoped[1]
+    return _parse(job)
+
+
+@contextmanager
+def parsed_once(job: object) -> Iterator[MPIJob]:
+    """Parse ``job`` once for the block (see the module doc); yields the view."""
+    view = _parse(job)
+    token = _SCOPED.set((job, view))
+    try:
+        yield view
+    finally:
+        _SCOPED.reset(token)

@@ -370,3 +370,52 @@ async def test_aclose_from_another_task_ends_iteration_cleanly(
     await w.aclose()
     assert await asyncio.wait_for(task, 5) == 0
     await asyncio.wait_for(fake.watch_closed.wait(), 5)
+
+
+async def test_without_a_token_requests_carry_no_authorization_and_skip_auth_settings(
+    api: tuple[FakeApi, RestClient], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Client certificates (no bearer token): no Authorization header, and the per-request
+    auth_settings() coroutine is not run (it could only return nothing)."""
+    fake, kube = api
+    configuration = kube.api_client.configuration
+    configuration.api_key = {}
+
+    async def never() -> dict[str, Any]:
+        raise AssertionError("auth_settings() called without a token")
+
+    monkeypatch.setattr(configuration, "auth_settings", never)
+    await kube.get(PODS, "p", namespace="ns")
+    await kube.get(PODS, "p", namespace="ns")
+    assert [r["headers"].get("authorization") for r in fake.requests] == [None, None]
+    assert fake.requests[0]["headers"]["User-Agent"] == "mpi-controller/test"
+
+
+async def test_the_request_timeout_follows_its_attribute(api: tuple[FakeApi, RestClient]) -> None:
+    fake, kube = api
+    fake.delay = 0.3
+    kube.request_timeout = 0.05
+    with pytest.raises(ApiError) as err:
+        await kube.get(PODS, "p", namespace="ns")
+    assert err.value.status == 0
+    kube.request_timeout = 5.0
+    assert await kube.get(PODS, "p", namespace="ns") == fake.reply
+
+
+async def test_writes_whose_answer_is_not_read_return_an_empty_object(
+    api: tuple[FakeApi, RestClient],
+) -> None:
+    """``result=False``: the request is the same, the answer is not decoded."""
+    fake, kube = api
+    body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"}}
+    assert await kube.create(PODS, body, result=False) == {}
+    assert await kube.update_status(PODS, body, result=False) == {}
+    assert await kube.delete(PODS, "p", namespace="ns", result=False) == {}
+    assert await kube.create(PODS, body) == fake.reply
+    got = [(r["method"], r["path"], r["body"]) for r in fake.requests]
+    assert got == [
+        ("POST", "/api/v1/namespaces/ns/pods", body),
+        ("PUT", "/api/v1/namespaces/ns/pods/p/status", body),
+        ("DELETE", "/api/v1/namespaces/ns/pods/p", {"kind": "DeleteOptions", "apiVersion": "v1"}),
+        ("POST", "/api/v1/namespaces/ns/pods", body),
+    ]

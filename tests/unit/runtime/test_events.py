@@ -38,11 +38,12 @@ class FakeClient:
         if self.errors:
             raise self.errors.pop(0)
 
-    async def create(self, resource: Resource, body: Obj, *, namespace: str | None = None) -> Obj:
+    async def create(self, resource: Resource, body: Obj, *, namespace: str | None = None,
+                     result: bool = True) -> Obj:
         assert resource is EVENTS
         self.calls.append(("create", namespace, body))
         self._maybe_fail()
-        return body
+        return body if result else {}  # as RestClient: an unread answer is not decoded
 
     async def patch(self, resource: Resource, name: str, body: Obj, *,
                     namespace: str | None = None) -> Obj:
@@ -256,7 +257,8 @@ class GatedClient(FakeClient):
         super().__init__()
         self.gate = asyncio.Event()
 
-    async def create(self, resource: Resource, body: Obj, *, namespace: str | None = None) -> Obj:
+    async def create(self, resource: Resource, body: Obj, *, namespace: str | None = None,
+                     result: bool = True) -> Obj:
         self.calls.append(("create", namespace, body))
         await self.gate.wait()
         return body
@@ -288,7 +290,7 @@ async def test_an_event_is_written_with_the_request_priority_it_was_recorded_wit
 
     class Client(FakeClient):
         async def create(self, resource: Resource, body: Obj, *,
-                         namespace: str | None = None) -> Obj:
+                         namespace: str | None = None, result: bool = True) -> Obj:
             seen.append((body["reason"], REQUEST_PRIORITY.get()))
             return body
 

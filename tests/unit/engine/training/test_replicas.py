@@ -5,11 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from mpi_controller.engine.training.api import ReplicaSpec, replica_specs
 from mpi_controller.engine.training.gang import gang_scheduler
 from mpi_controller.engine.training.replicas import (
     by_type,
     general_name,
+    indexed_by_type,
+    indexed_slices,
     job_labels,
     new_pod,
     new_service,
@@ -60,6 +65,22 @@ def test_slices_size_is_replicas_or_highest_index_plus_one() -> None:
     assert [len(b) for b in slices([], 3)] == [0, 0, 0]
     assert [p["metadata"]["name"] for p in by_type(
         [pod("ps", "0", "a"), pod("worker", "0", "b")], "PS")] == ["a"]
+
+
+labels = st.sampled_from(["ps", "worker", "Worker", "chief", None, 3])
+indexes = st.sampled_from(["0", "1", "2", "5", "x", "-1", "", None, 1])
+
+
+@given(st.lists(st.tuples(labels, indexes), max_size=12), st.integers(0, 4))
+def test_one_pass_grouping_gives_the_slices_of_each_replica_type(
+        objs: list[tuple[Any, Any]], replicas: int) -> None:
+    """The reconcile reads each pod's labels once for every replica type; the buckets are
+    those of by_type then slices, objects in the same order."""
+    pods = [pod(rtype, index, f"p{n}") for n, (rtype, index) in enumerate(objs)]
+    grouped = indexed_by_type(pods)
+    for rtype in ("PS", "Worker", "Chief", "Master"):
+        assert (indexed_slices(grouped.get(rtype.lower(), ()), replicas)
+                == slices(by_type(pods, rtype), replicas))
 
 
 def test_a_pod_is_the_template_with_labels_cluster_spec_and_restart_policy() -> None:
