@@ -32,7 +32,7 @@ import pytest
 
 from e2e.real.conftest import RealNode
 from mpi_controller.kinds import plugin
-from tests.support import Cluster, wait_for
+from tests.support import Cluster, WaitTimeout, wait_for
 from tests.trainingjobs import TrainingJobs
 
 pytestmark = pytest.mark.cluster
@@ -73,11 +73,13 @@ def run(cluster: Cluster, jobs: TrainingJobs, body: dict[str, Any], container: s
                 return str(c["type"])
         return None
 
-    outcome = wait_for(finished, timeout=420, interval=2, what=f"{jobs.kind} {name} to finish")
+    try:
+        outcome = wait_for(finished, timeout=420, interval=2,
+                           what=f"{jobs.kind} {name} to finish")
+    except WaitTimeout as err:
+        outcome = f"did not finish ({err})"
     if outcome != "Succeeded":
-        tails = [f"--- {p['metadata']['name']}:\n"
-                 + "\n".join(logs(cluster, jobs.namespace, p["metadata"]["name"], container,
-                                  check=False)[-30:]) for p in jobs.pods(name)]
+        tails = [pod_report(cluster, jobs.namespace, p, container) for p in jobs.pods(name)]
         pytest.fail(f"{jobs.kind} {name} {outcome}: {jobs.get(name)['status']}\n"
                     + "\n".join(tails))
     conditions = jobs.get(name)["status"]["conditions"]
@@ -97,6 +99,25 @@ def logs(cluster: Cluster, namespace: str, pod: str, container: str, *,
     out = cluster.kubectl("-n", namespace, "logs", pod, "-c", container, check=check)
     print(f"--- {pod} ({container}):\n{out}")
     return out.splitlines()
+
+
+def pod_report(cluster: Cluster, namespace: str, pod: dict[str, Any], container: str) -> str:
+    """What a failed test shows of one of its job's pods: its phase, the container's restarts
+    and last termination (exit code and reason), the tail of its log and, when it restarted,
+    of its previous container's log (a restarted container's first log is otherwise lost)."""
+    name = pod["metadata"]["name"]
+    status = pod.get("status") or {}
+    [state] = [c for c in status.get("containerStatuses") or [] if c["name"] == container] or [{}]
+    restarts = state.get("restartCount", 0)
+    head = f"--- {name} ({status.get('phase')}, {restarts} restarts"
+    if last := (state.get("lastState") or {}).get("terminated"):
+        head += f"; last exit code {last.get('exitCode')}, {last.get('reason')}"
+    lines = [head + "):", *logs(cluster, namespace, name, container, check=False)[-30:]]
+    if restarts:
+        previous = cluster.kubectl("-n", namespace, "logs", name, "-c", container, "--previous",
+                                   check=False)
+        lines += ["--- its previous container:", *previous.splitlines()[-60:]]
+    return "\n".join(lines)
 
 
 def on_real_node(pods: dict[str, dict[str, Any]], node: RealNode) -> dict[str, str]:

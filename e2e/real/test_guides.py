@@ -52,7 +52,7 @@ import pytest
 import yaml
 
 from e2e.real.conftest import RealNode
-from e2e.real.test_frameworks import logs, on_real_node, run
+from e2e.real.test_frameworks import logs, on_real_node, pod_report, run
 from e2e.real.test_mpi_v1 import V1_ROLE, V1MPIJobs
 from mpi_controller.kinds import plugin
 from tests.mpijobs import MPIJobs
@@ -216,16 +216,8 @@ def test_elastic_pytorchjob_trains_through_rendezvous_rounds_as_workers_scale(
         try:
             wait_for(lambda: trained_in(*sizes), timeout=300, interval=2, what=what)
         except WaitTimeout as err:  # every pod's log is the message
-            tails = []
-            for pod in jobs.pods(name):
-                pod_name = pod["metadata"]["name"]
-                previous = cluster.kubectl("-n", namespace, "logs", pod_name, "-c", "pytorch",
-                                           "--previous", check=False).splitlines()
-                tails.append(f"--- {pod_name} ({pod['status'].get('phase')}), previous "
-                             "container:\n" + "\n".join(previous[-60:]) + "\n--- current:\n"
-                             + "\n".join(logs(cluster, namespace, pod_name, "pytorch",
-                                               check=False)[-20:]))
-            pytest.fail(f"{err}\n" + "\n".join(tails))
+            pytest.fail(f"{err}\n" + "\n".join(pod_report(cluster, namespace, pod, "pytorch")
+                                                for pod in jobs.pods(name)))
 
     waited((2,), "training in a world of 2")
     scale(3)

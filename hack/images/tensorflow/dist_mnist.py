@@ -13,9 +13,14 @@ so nothing is downloaded.
   servers and its computation on itself (between-graph replication), and runs training steps
   on its own batches, each step adding one to the shared ``global_step`` (asynchronous
   updates), until the global step reaches ``--steps``. Worker 0 is the chief: it initializes
-  the variables (the others wait for that), and once done it waits until every worker has
-  counted itself finished in a shared counter on the parameter servers, so the job's success
-  (the chief's exit) comes after every worker's.
+  the variables (the others wait for that). The chief's exit is the job's success, and
+  ``cleanPodPolicy: Running`` then deletes every pod still Running; so the chief leaves last:
+  once done it waits until every worker has counted itself finished in a shared counter on the
+  parameter servers, then until each other worker's process has exited (its server at its
+  ``TF_CONFIG`` address takes no connection), then ``--exit-grace`` seconds more. The grace is
+  for the kubelet: it reports a pod Succeeded one to two seconds after its container exited
+  (the container's terminated state first, with the pod still Running), and a worker whose pod
+  is still Running when the job succeeds is deleted, its log with it.
 
 It prints, one line each:
 
@@ -33,8 +38,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import socket
 import sys
 import time
+from collections.abc import Callable
 
 LOG_EVERY = 20
 BATCH = 64
@@ -44,10 +51,34 @@ def say(line: str) -> None:
     print(line, flush=True)
 
 
+def serving(address: str) -> bool:
+    """Whether a server accepts connections at ``host:port`` (False once its process exited,
+    its pod's address or name is gone, or it does not answer within a second)."""
+    host, _, port = address.rpartition(":")
+    try:
+        with socket.create_connection((host, int(port)), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def wait_until(done: Callable[[], bool], timeout: float) -> bool:
+    """Polls ``done()`` every half second until it is true (True) or ``timeout`` seconds passed
+    (False)."""
+    deadline = time.monotonic() + timeout
+    while not done():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.5)
+    return True
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=400, help="global steps to train")
     parser.add_argument("--lr", type=float, default=0.05)
+    parser.add_argument("--exit-grace", type=float, default=10,
+                        help="seconds the chief waits after the other workers exited")
     args = parser.parse_args()
     try:
         config = json.loads(os.environ["TF_CONFIG"])
@@ -122,11 +153,13 @@ def main() -> int:
     say(f"worker {index} done: {len(losses)} local steps, loss {first:.4f} -> {last:.4f}")
     sess.run(finish)
     if chief:
-        deadline = time.monotonic() + 300
-        while sess.run(finished) < workers and time.monotonic() < deadline:
-            time.sleep(0.5)
+        wait_until(lambda: bool(sess.run(finished) >= workers), timeout=300)
         say(f"global step {sess.run(global_step)} after {sess.run(finished)} workers finished")
     sess.close()
+    if chief:
+        others = cluster_def["worker"][1:]
+        wait_until(lambda: not any(map(serving, others)), timeout=120)
+        time.sleep(args.exit_grace)
     return 0 if len(losses) >= 10 and last < first else 1
 
 
