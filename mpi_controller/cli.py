@@ -13,7 +13,7 @@ not listed), grouped, with its default in Go's ``flag`` style.
 hold tens of thousands of long-lived objects (9000 cached pods: ~150,000), and with Python's
 defaults (700, 10, 10) filling them at start-up costs a full collection every time the heap
 grows by a quarter, each one walking every cached object. It also lowers asyncio's TLS read
-buffer per connection (:mod:`mpi_controller.runtime.tlsbuffer`: 256 KiB to 64 KiB, one
+buffer per connection (:mod:`mpi_controller.runtime.tlsbuffer`: 256 KiB to 16 KiB, one
 connection per watch).
 """
 

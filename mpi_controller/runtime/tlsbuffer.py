@@ -11,8 +11,10 @@ Contract: :func:`limit_tls_read_buffer` lowers that buffer, for the connections 
 call in this process, to ``size`` bytes (default :data:`TLS_READ_BUFFER`) and returns the size
 now in force; it never raises the buffer, and does nothing (returning ``None``) on an asyncio
 without the attribute. The buffer only bounds how much one ``recv`` reads from the socket
-(each TLS record is at most 16 KiB anyway): reading 300 MB of LIST bodies cost the same CPU
-with 64 KiB as with 256 KiB, and more with 16 KiB (docs/performance.md, "Memory").
+(each TLS record is at most 16 KiB anyway): reading 300 MB of LIST bodies in a loop cost ~20%
+more CPU with 16 KiB than with 256 KiB, while the controller's own workloads (start-up with
+2,700 cached pods, bursts of creates) used no more CPU and peaked 4-5 MB lower than with
+64 KiB (docs/performance.md, "Memory").
 """
 
 from __future__ import annotations
@@ -21,9 +23,9 @@ import asyncio.sslproto
 
 __all__ = ["TLS_READ_BUFFER", "limit_tls_read_buffer"]
 
-TLS_READ_BUFFER = 64 * 1024
-"""64 KiB: ~98 KB per idle TLS connection in all (OpenSSL and aiohttp included) instead of
-~295 KB."""
+TLS_READ_BUFFER = 16 * 1024
+"""16 KiB, one TLS record: ~49 KB per idle TLS connection in all (OpenSSL and aiohttp
+included) instead of ~295 KB."""
 
 
 def limit_tls_read_buffer(size: int = TLS_READ_BUFFER) -> int | None:

@@ -17,13 +17,13 @@ def _restore() -> Iterator[None]:
     asyncio.sslproto.SSLProtocol.max_size = before
 
 
-def test_the_buffer_of_new_connections_is_lowered_to_64_kib() -> None:
+def test_the_buffer_of_new_connections_is_lowered_to_16_kib() -> None:
     asyncio.sslproto.SSLProtocol.max_size = 256 * 1024
-    assert limit_tls_read_buffer() == TLS_READ_BUFFER == 65536
-    assert asyncio.sslproto.SSLProtocol.max_size == 65536
+    assert limit_tls_read_buffer() == TLS_READ_BUFFER == 16384
+    assert asyncio.sslproto.SSLProtocol.max_size == 16384
 
 
 def test_a_smaller_buffer_is_left_as_it_is() -> None:
-    asyncio.sslproto.SSLProtocol.max_size = 16 * 1024
-    assert limit_tls_read_buffer() == 16 * 1024
-    assert asyncio.sslproto.SSLProtocol.max_size == 16 * 1024
+    asyncio.sslproto.SSLProtocol.max_size = 8 * 1024
+    assert limit_tls_read_buffer() == 8 * 1024
+    assert asyncio.sslproto.SSLProtocol.max_size == 8 * 1024
