@@ -4,7 +4,9 @@ interpreter, alone and in the order ``mpi-controller run`` meets them.
 * alone: ``python -c "import M"``: RSS after the import minus an empty interpreter's, and the
   import's CPU time (median of ``--rounds`` interpreters);
 * in order: one interpreter imports the modules one after the other; each row is what that
-  import added to what came before (shared dependencies count once, at the first).
+  import added to what came before (shared dependencies count once, at the first). The rows
+  after ``mpi_controller.cli`` are modules an idle ``mpi-controller run`` no longer imports
+  (what they would add).
 
 ``kubeauth`` stands for :func:`mpi_controller.runtime.kubeauth.kube_auth` (kubernetes_asyncio's
 configuration and authentication without its generated API). Not a test: nothing asserts.
@@ -24,8 +26,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 
 MODULES = ("asyncio", "aiohttp", "aiohttp.web", "yaml", "msgspec", "structlog",
-           "prometheus_client", "cryptography.x509", "kubeauth", "kubernetes_asyncio.client",
-           "mpi_controller.app")
+           "prometheus_client", "kubeauth", "mpi_controller.app", "mpi_controller.cli",
+           # not imported by an idle `mpi-controller run` (tests/unit/test_startup_imports.py):
+           "importlib.metadata", "urllib3", "cryptography.x509", "kubernetes_asyncio.client")
 
 PROBE = r"""
 import importlib, json, sys, time

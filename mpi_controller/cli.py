@@ -12,7 +12,9 @@ not listed), grouped, with its default in Go's ``flag`` style.
 ``run`` sets the collector's thresholds to :data:`GC_THRESHOLDS` before it starts: the caches
 hold tens of thousands of long-lived objects (9000 cached pods: ~150,000), and with Python's
 defaults (700, 10, 10) filling them at start-up costs a full collection every time the heap
-grows by a quarter, each one walking every cached object.
+grows by a quarter, each one walking every cached object. It also lowers asyncio's TLS read
+buffer per connection (:mod:`mpi_controller.runtime.tlsbuffer`: 256 KiB to 16 KiB, one
+connection per watch).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
-from mpi_controller import __version__
+import mpi_controller
 from mpi_controller.completion import add_completion_parser
 from mpi_controller.convert import add_convert_parser
 from mpi_controller.engine.plugin import KindPlugin
@@ -82,12 +84,29 @@ def _description() -> str:
                          f"{', '.join(v1[:-1])} and {v1[-1]} (kubeflow.org/v1){others}.", 90)
 
 
+def _version_line() -> str:
+    return f"mpi-controller {mpi_controller.__version__}"
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: argparse's ``version`` action, with the version read only when asked
+    (reading it imports ``importlib.metadata``, which ``run`` never needs)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+                 help: str | None = None) -> None:
+        super().__init__(option_strings, dest, default=argparse.SUPPRESS, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        print(_version_line())
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The whole command line (``completion`` reads it too)."""
     parser = argparse.ArgumentParser(prog="mpi-controller", description=_description(),
                                      formatter_class=HelpFormatter)
-    parser.add_argument("--version", action="version", version=f"mpi-controller {__version__}",
-                        help="print the version and exit")
+    parser.add_argument("--version", action=_VersionAction, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     run = sub.add_parser("run", help="run the controller against a cluster",
                          formatter_class=HelpFormatter, usage="%(prog)s [flags]",
@@ -105,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command == "version":
-        print(f"mpi-controller {__version__}")
+        print(_version_line())
         return 0
     if args.command == "run":
         return _run(args)
@@ -121,9 +140,10 @@ def _run(args: argparse.Namespace) -> int:
 
     from mpi_controller import app, logging
     from mpi_controller.runtime.kubeconfig import ConfigError
+    from mpi_controller.runtime.tlsbuffer import limit_tls_read_buffer
 
     if args.version:
-        print(f"mpi-controller {__version__}")
+        print(_version_line())
         return 0
     try:
         opts = options_from_args(args)
@@ -132,6 +152,7 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     logging.configure(opts.log_format, opts.log_level)
     gc.set_threshold(*GC_THRESHOLDS)
+    limit_tls_read_buffer()
     try:
         return asyncio.run(app.run(opts))
     except (ConfigError, OSError) as err:

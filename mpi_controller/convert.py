@@ -29,7 +29,6 @@ from typing import Any
 from mpi_controller.kinds import plugins
 from mpi_controller.manifests import Manifest, ManifestError, dump_manifests, read_manifests
 from mpi_controller.trainjob import constants as trainer
-from mpi_controller.trainjob.from_v1 import NotConvertible, to_trainer
 
 __all__ = ["TRAINER_VERSION", "add_convert_parser", "convert_command"]
 
@@ -95,6 +94,8 @@ def _name(obj: dict[str, Any]) -> str:
 
 def _to_trainer(manifests: list[Manifest], strict: bool) -> int:
     """``--to trainer.kubeflow.org/v1alpha1`` (module doc)."""
+    from mpi_controller.trainjob.from_v1 import NotConvertible, to_trainer  # not for `run`
+
     out: list[dict[str, Any]] = []
     problems: list[str] = []
     losses: list[str] = []

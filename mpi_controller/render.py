@@ -30,20 +30,16 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from mpi_controller.engine.plugin import KindPlugin, RenderOptions
 from mpi_controller.kinds import plugins
 from mpi_controller.kube.jsonvalue import as_dict, as_str
 from mpi_controller.manifests import Manifest, ManifestError, dump_manifests, read_manifests
 from mpi_controller.trainjob import constants as trainer
-from mpi_controller.trainjob.render import (
-    Runtimes,
-    TrainJobRenderError,
-    is_runtime,
-    render_trainjob,
-    shipped_runtimes,
-)
+
+if TYPE_CHECKING:  # the TrainJob renderer is imported when used: `run` never needs it
+    from mpi_controller.trainjob.render import Runtimes
 
 __all__ = ["PLACEHOLDER_UID", "RenderError", "add_render_parser", "render_command", "render_job"]
 
@@ -226,6 +222,8 @@ def _is_trainjob(obj: object) -> bool:
 
 def _runtimes(manifests: Sequence[Manifest], namespace: str) -> Runtimes:
     """The shipped runtimes (a source checkout's ``deploy/runtimes``), then the given ones."""
+    from mpi_controller.trainjob.render import Runtimes, is_runtime, shipped_runtimes
+
     runtimes = Runtimes()
     for runtime in shipped_runtimes():
         runtimes.add(runtime)
@@ -240,6 +238,8 @@ def _trainjob(manifest: Manifest, runtimes: Runtimes, namespace: str) -> list[di
     meta = job["metadata"] = dict(as_dict(job.get("metadata")))
     meta.setdefault("namespace", namespace)
     meta.setdefault("uid", PLACEHOLDER_UID)
+    from mpi_controller.trainjob.render import TrainJobRenderError, render_trainjob
+
     try:
         return render_trainjob(job, runtimes)
     except TrainJobRenderError as err:
@@ -253,6 +253,8 @@ def _collect(files: Sequence[str], options: RenderOptions, stderr: TextIO, *,
     job; raise RenderError listing all problems, each with its file and line. TrainJobs are
     rendered on the runtimes given beside them or shipped (:mod:`mpi_controller.trainjob.
     render`)."""
+    from mpi_controller.trainjob.render import is_runtime
+
     try:
         manifests = read_manifests(files, recursive=recursive)
     except ManifestError as exc:

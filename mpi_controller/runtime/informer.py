@@ -15,8 +15,10 @@ Contract:
 * With ``resync_period``, every cached object is re-delivered as ``on_update(obj, obj)`` (same
   object, same resourceVersion) each period; handlers that only react to real changes compare
   resourceVersions.
-* Objects pass through ``transform`` before caching (:func:`drop_managed_fields` by default in
-  :class:`InformerFactory`). Cached objects are shared and **read-only**: copy before mutating.
+* Objects pass through ``transform`` before caching
+  (:func:`~mpi_controller.runtime.compact.compact_object` by default in
+  :class:`InformerFactory`: ``managedFields`` dropped, keys and strings interned). Cached
+  objects are shared and **read-only**: copy before mutating.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from mpi_controller.runtime.cache import (
 )
 from mpi_controller.runtime.clock import Clock, LoopClock
 from mpi_controller.runtime.codec import Codec
+from mpi_controller.runtime.compact import compact_object
 from mpi_controller.runtime.kubeclient import KubeClient
 from mpi_controller.runtime.reflector import (
     ListerWatcher,
@@ -196,7 +199,7 @@ class InformerFactory:
         client: KubeClient,
         *,
         clock: Clock | None = None,
-        default_transform: Transform | None = drop_managed_fields,
+        default_transform: Transform | None = compact_object,
         resync_period: float | None = None,
         **informer_options: Any,
     ) -> None:

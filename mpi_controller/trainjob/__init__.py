@@ -20,9 +20,15 @@ that meets it, with :mod:`.plugin`, the registry entry). Enabled only by
 ``--enable-scheme trainjob``; needs JobSet installed.
 """
 
-from mpi_controller.trainjob import constants, status
-from mpi_controller.trainjob.api import runtime_key, set_defaults, validate
-from mpi_controller.trainjob.build import UnsupportedPolicy, desired_jobset
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mpi_controller.trainjob import constants, status
+    from mpi_controller.trainjob.api import runtime_key, set_defaults, validate
+    from mpi_controller.trainjob.build import UnsupportedPolicy, desired_jobset
 
 __all__ = [
     "UnsupportedPolicy",
@@ -33,3 +39,24 @@ __all__ = [
     "status",
     "validate",
 ]
+
+# Each public name is loaded from its module on first use (as in mpi_controller.runtime), so
+# `from mpi_controller.trainjob import constants` (the CLI's render and convert) loads no
+# builder: a controller that does not serve TrainJobs never imports them.
+_MODULES = {"constants": "", "status": "", "runtime_key": "api", "set_defaults": "api",
+            "validate": "api", "UnsupportedPolicy": "build", "desired_jobset": "build"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    path = f"{__name__}.{module or name}"
+    loaded = importlib.import_module(path)
+    value = loaded if not module else getattr(loaded, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from mpi_controller.runtime.compact import Flyweights, intern_mapping, intern_str
+from mpi_controller.runtime.compact import (
+    Flyweights,
+    compact_object,
+    intern_json,
+    intern_mapping,
+    intern_str,
+)
 
 
 def test_intern_str_returns_one_object_per_string_value() -> None:
@@ -23,6 +29,34 @@ def test_intern_mapping_copies_with_interned_keys_and_values() -> None:
     key = next(iter(out))
     assert key is intern_str("role")
     assert out[key] is intern_str("worker")
+
+
+def _fresh(text: str) -> str:
+    """An equal string that is a new object (not the literal's)."""
+    return "".join(list(text))
+
+
+def test_intern_json_copies_nested_values_with_every_key_and_string_interned() -> None:
+    uid = _fresh("0123-uid")
+    value = {"metadata": {_fresh("uid"): uid, "labels": {"a": _fresh("x")}},
+             "spec": {"items": [_fresh("x"), {"n": 1.5}, [None, True, _fresh("0123-uid")]]}}
+    out = intern_json(value)
+    assert out == value
+    assert out is not value
+    assert out["spec"]["items"] is not value["spec"]["items"]
+    assert out["metadata"]["labels"]["a"] is out["spec"]["items"][0] is intern_str("x")
+    assert out["metadata"]["uid"] is out["spec"]["items"][2][2] is intern_str("0123-uid")
+    assert next(iter(out["metadata"])) is intern_str("uid")
+    assert intern_json(7) == 7
+    assert intern_json(None) is None
+
+
+def test_compact_object_drops_managed_fields_and_leaves_the_input_as_it_was() -> None:
+    obj = {"metadata": {"name": "a", "managedFields": [{"manager": "m"}]}, "data": {"k": "v"}}
+    out = compact_object(obj)
+    assert out == {"metadata": {"name": "a"}, "data": {"k": "v"}}
+    assert obj["metadata"]["managedFields"] == [{"manager": "m"}]
+    assert compact_object({"kind": "List"}) == {"kind": "List"}
 
 
 def test_flyweights_share_one_instance_per_key() -> None:

@@ -18,6 +18,7 @@ from mpi_controller.runtime.cache import (
     controller_uid_index,
 )
 from mpi_controller.runtime.clock import ManualClock
+from mpi_controller.runtime.compact import compact_object
 from mpi_controller.runtime.errors import ApiError
 from mpi_controller.runtime.informer import (
     InformerFactory,
@@ -156,7 +157,7 @@ async def test_factory_shares_informers_and_merges_indexers() -> None:
     assert a is not c
     assert a.indexer.has_index(NAMESPACE_INDEX)
     assert a.indexer.has_index(CONTROLLER_UID_INDEX)
-    assert a.reflector.transform is drop_managed_fields
+    assert a.reflector.transform is compact_object
     assert factory.informers == [a, c]
 
 

@@ -92,3 +92,23 @@ def test_the_first_load_from_many_threads_at_once_is_safe() -> None:
         done = subprocess.run([sys.executable, "-c", RACE], check=True, capture_output=True,
                               text=True, timeout=120)
         assert done.stdout == "0 []\n", done.stdout + done.stderr
+
+
+BASIC_AUTH = r"""
+import json, sys
+from mpi_controller.runtime.kubeauth import kube_auth
+cfg = kube_auth().Configuration()
+before = "urllib3" in sys.modules
+cfg.username, cfg.password = "u", "p"
+token = cfg.get_basic_auth_token()
+import urllib3
+print(json.dumps({"before": before, "token": token,
+                  "real": sys.modules["urllib3"] is urllib3 and hasattr(urllib3, "PoolManager")}))
+"""
+
+
+def test_urllib3_is_imported_only_when_the_basic_auth_helper_runs() -> None:
+    done = subprocess.run([sys.executable, "-c", BASIC_AUTH], check=True, capture_output=True,
+                          text=True, cwd=REPO)
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {
+        "before": False, "token": "Basic dTpw", "real": True}
