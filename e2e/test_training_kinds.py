@@ -314,7 +314,14 @@ def test_upstreams_example_runs_to_succeeded(cluster: Cluster, kube_api: Any, na
              what=f"the replica statuses {final}")
 
     names = [f"{name}-{rtype}-{i}" for rtype, n in sorted(counts.items()) for i in range(n)]
-    pods, services = jobs.pods(name), jobs.services(name)
+    # A job its master decides counts its still active replicas as succeeded (upstream's
+    # ReconcileJobs), so the other pods may end a moment after the replica statuses say so.
+    def all_succeeded() -> list[dict[str, Any]] | None:
+        got: list[dict[str, Any]] = jobs.pods(name)
+        return got if all(p["status"].get("phase") == "Succeeded" for p in got) else None
+
+    pods = wait_for(all_succeeded, timeout=30, what=f"every pod of {name} Succeeded (KWOK)")
+    services = jobs.services(name)
     assert [p["metadata"]["name"] for p in pods] == names
     assert [s["metadata"]["name"] for s in services] == names
     assert_built_as_rendered(plugin, job, pods, services)
