@@ -80,7 +80,8 @@ def compact_object(obj: dict[str, Any]) -> dict[str, Any]:
     meta = obj.get("metadata")
     if isinstance(meta, dict) and "managedFields" in meta:
         obj = {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
-    return _interned_dict(obj)
+    interned: dict[str, Any] = intern_json(obj)
+    return interned
 
 
 class Flyweights:

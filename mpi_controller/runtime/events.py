@@ -254,8 +254,8 @@ class EventRecorder:
                 del self._written[pending.key]
         body = self._body(pending)
         namespace = body["metadata"]["namespace"]
-        created = await self.client.create(EVENTS, body, namespace=namespace, result=False)
-        name = str((created or body)["metadata"]["name"])
+        await self.client.create(EVENTS, body, namespace=namespace, result=False)
+        name = str(body["metadata"]["name"])  # named by _body; the answer is not read
         self._written[pending.key] = _Written(name, namespace, pending.count)
         while len(self._written) > self.cache_size:
             self._written.popitem(last=False)
