@@ -40,6 +40,16 @@ def test_a_recreated_tfjob_records_its_success_after_the_old_pods_go(
             body=client.V1DeleteOptions(propagation_policy="Orphan"))
         wait_for(lambda: all(not p["metadata"].get("ownerReferences")
                              for p in jobs.pods("story")), timeout=60, what="orphaned pods")
+
+        def old_job_gone() -> bool:  # the GC drops its orphan finalizer after the pods
+            try:
+                jobs.get("story")
+            except client.ApiException as err:
+                if err.status == 404:
+                    return True
+                raise
+            return False
+        wait_for(old_job_gone, timeout=60, what="the deleted TFJob gone")
         jobs.create(body)
 
         def warned() -> bool:
