@@ -78,6 +78,18 @@ class ApiError(Exception):
     def is_forbidden(self) -> bool:
         return self.status == 403
 
+    def is_namespace_terminating(self) -> bool:
+        """A create refused because its namespace is being deleted: 403 with the
+        ``NamespaceTerminating`` cause (the NamespaceLifecycle admission plugin; a
+        ``StatusCause``'s type is its JSON ``reason``; apimachinery's
+        ``HasStatusCause(err, v1.NamespaceTerminatingCause)``)."""
+        if self.status != 403 or not isinstance(self.body, dict):
+            return False
+        details = self.body.get("details")
+        causes = details.get("causes") if isinstance(details, dict) else None
+        return isinstance(causes, list) and any(
+            isinstance(c, dict) and c.get("reason") == "NamespaceTerminating" for c in causes)
+
     def is_too_many_requests(self) -> bool:
         return self.status == 429
 

@@ -35,7 +35,8 @@ Contract:
   job's sync: that job's), so the client's token bucket orders it with its job's other
   requests rather than before every job's.
 * Retriable API errors are retried (``max_attempts``, 1 s apart, growing); other errors are
-  logged and the event dropped. Nothing here raises into the caller.
+  logged and the event dropped (at debug level when the namespace is being deleted: the
+  object it is about goes with it). Nothing here raises into the caller.
 """
 
 from __future__ import annotations
@@ -230,6 +231,9 @@ class EventRecorder:
                 await self._write(pending)
                 return
             except ApiError as exc:
+                if exc.is_namespace_terminating():  # its object goes with the namespace
+                    log.debug("namespace being deleted; event dropped", reason=pending.key[7])
+                    return
                 if not exc.is_retriable() or attempt == self.max_attempts:
                     log.warning("could not write event; dropped", error=str(exc),
                                 reason=pending.key[7])

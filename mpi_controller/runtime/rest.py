@@ -26,6 +26,8 @@ Contract:
   retriable. ``asyncio.CancelledError`` is never converted.
 * :meth:`RestClient.watch` returns a :class:`~mpi_controller.runtime.watch.WatchStream`.
 * ``result=False`` (create, update_status, delete): the answer is read but not decoded; ``{}``.
+* A create where the namespace was just refused as being deleted fails alike for a second,
+  no request sent (:mod:`~mpi_controller.runtime.terminating`).
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ from mpi_controller.runtime.kubeconfig import (
     inspect_kubeconfig,
     kubeconfig_source,
 )
+from mpi_controller.runtime.terminating import TerminatingNamespaces
 from mpi_controller.runtime.throttle import RequestThrottle
 from mpi_controller.runtime.watch import WatchStream
 
@@ -133,6 +136,7 @@ class RestClient:
         self._client_groups = dict(client_groups or {})
         self._buckets = {name: RequestThrottle(qps, burst, self._clock)
                          for name in {"", *self._client_groups.values()}}
+        self.terminating = TerminatingNamespaces(self._clock)
         _resolve_proxy_once(api_client)
 
     def _bucket(self, path: str) -> RequestThrottle:
@@ -327,9 +331,9 @@ class RestClient:
     ) -> Obj:
         """POST; ``namespace`` defaults to ``body.metadata.namespace``."""
         _, ns = _name_ns(body, namespace)
-        query = {"fieldManager": field_manager}
-        created: Obj = await self.request("POST", resource.path(ns), query=query, body=body,
-                                          decode=loads if result else _unread)
+        created: Obj = await self.terminating.guard(ns, lambda: self.request(
+            "POST", resource.path(ns), query={"fieldManager": field_manager}, body=body,
+            decode=loads if result else _unread))
         return created
 
     async def get(self, resource: Resource, name: str, *, namespace: str | None = None) -> Obj:

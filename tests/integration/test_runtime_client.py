@@ -16,7 +16,7 @@ from mpi_controller.runtime.errors import ApiError
 from mpi_controller.runtime.events import EventRecorder
 from mpi_controller.runtime.rest import RestClient
 from tests.integration.runtime_helpers import kube_client
-from tests.support import Cluster
+from tests.support import Cluster, unique_name, wait_for
 
 pytestmark = pytest.mark.cluster
 
@@ -173,3 +173,44 @@ async def test_event_recorder_aggregation_is_visible_via_the_api(
     assert broken.involved_object.kind == "ConfigMap"
     assert broken.last_timestamp >= broken.first_timestamp
     assert by_reason["Fine"].message == "é" * 510 + "..."  # 1023 bytes: cut within 1021, then ...
+
+
+async def test_a_namespace_being_deleted_is_recognised_and_its_creates_held(
+    kube: RestClient, kube_api: Any
+) -> None:
+    """kube-apiserver's NamespaceLifecycle answer, as the client classifies and holds it: a
+    namespace kept Terminating by a ConfigMap's finalizer refuses creates with the
+    NamespaceTerminating cause; the client's next create there fails the same way at once."""
+    core = k8s.CoreV1Api(kube_api)
+    name = unique_name("term")
+    core.create_namespace({"metadata": {"name": name}})
+    held = cm("held")
+    held["metadata"]["finalizers"] = ["mpi-controller.test/hold"]
+    await kube.create(CONFIGMAPS, held, namespace=name)
+    core.delete_namespace(name)
+    try:
+        wait_for(lambda: core.read_namespace(name).status.phase == "Terminating", timeout=30,
+                 what=f"namespace {name} Terminating")
+        first = await raises(kube.create(CONFIGMAPS, cm("new"), namespace=name))
+        assert first.status == 403
+        assert first.reason == "Forbidden"
+        assert first.is_namespace_terminating()
+        assert first.message.endswith(f"unable to create new content in namespace {name} "
+                                      "because it is being terminated")
+        assert kube.terminating.refusal(name) is not None
+        again = await raises(kube.create(SERVICES, {"metadata": {"name": "s"}, "spec": {
+            "ports": [{"port": 80}]}}, namespace=name))
+        assert (again.status, again.reason, again.message) == (403, "Forbidden", first.message)
+        # Updates are not creates: the finalizer can still be removed.
+        await kube.patch(CONFIGMAPS, "held", {"metadata": {"finalizers": None}}, namespace=name)
+    finally:
+        core.patch_namespaced_config_map("held", name, {"metadata": {"finalizers": None}})
+
+    def gone() -> bool:
+        try:
+            core.read_namespace(name)
+        except k8s.ApiException as err:
+            return err.status == 404
+        return False
+
+    wait_for(gone, timeout=60, what=f"namespace {name} deleted")
