@@ -9,7 +9,9 @@
 #   make cluster-up-real  the local cluster with its real node, left running (cluster-down
 #               stops both)
 #   make bench  performance workloads on a dedicated local cluster (BENCH_ARGS="--scale 0.1"
-#               to shrink them); writes bench-results/, docs/performance.md, docs/bench.png
+#               to shrink them); writes bench-results/, docs/performance.md, docs/bench.png;
+#               BENCH_OPERATORS=all also runs each reference operator (built by
+#               hack/reference-operators.sh) and writes the README's side-by-side summary
 #   make chaos  fault runs (e2e/chaos) on a cluster of their own; results in chaos-results/
 #   make conformance  upstream's e2e suite and the differential runs (MPIJob against
 #               mpi-operator, TFJob, PyTorchJob and MPIJob v1 against training-operator, MPIJob
@@ -34,6 +36,7 @@ CLUSTER := hack/local-cluster.sh
 PYTEST_ARGS ?=
 BENCH_CLUSTER_DIR ?= $(HOME)/.cache/mpi-controller/cluster-bench
 BENCH_ARGS ?=
+BENCH_OPERATORS ?= ours
 
 .PHONY: install image sdk-venv kubeflow-sdk-venv lint unit integration e2e e2e-real test test-oldest-k8s cluster-up cluster-up-real cluster-down build-cluster demo demo-down bench chaos conformance addons-test clean
 
@@ -167,7 +170,8 @@ bench: $(STAMP)
 	  KUBECONFIG=$(BENCH_CLUSTER_DIR)/kubeconfig bash hack/install-crd.sh && \
 	  $(PY) bench/queue_bench.py && \
 	  $(PY) bench/informer_bench.py --kubeconfig $(BENCH_CLUSTER_DIR)/kubeconfig && \
-	  $(PY) bench/harness.py --cluster-dir $(BENCH_CLUSTER_DIR) --docs $(BENCH_ARGS); \
+	  $(PY) bench/harness.py --cluster-dir $(BENCH_CLUSTER_DIR) --docs \
+	    --operators $(BENCH_OPERATORS) $(BENCH_ARGS); \
 	  rc=$$?; test -n "$(BENCH_KEEP_CLUSTER)" || bash $(CLUSTER) down; exit $$rc
 
 # Upstream's e2e suite (against ours and the Go operator) and the differential run of every

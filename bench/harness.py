@@ -76,6 +76,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+import readme_table  # noqa: E402  (bench/readme_table.py)
 import training  # noqa: E402  (bench/training.py)
 import yaml  # noqa: E402
 from kubernetes import client, config  # noqa: E402
@@ -1290,8 +1291,10 @@ SIDE_BY_SIDE: tuple[tuple[str, str, tuple[str, ...]], ...] = (
      ("lifecycle_wall_s",)),
     ("burst", "time until every child of every job exists (s)", ("all_children_s",)),
     ("burst", "t_running p50 (s)", ("latency_s", "t_running", "p50")),
+    ("burst", "t_running p99 (s)", ("latency_s", "t_running", "p99")),
     ("burst", "jobs seen Running", ("latency_s", "t_running", "n")),
     ("burst", "t_succeeded p50 (s)", ("latency_s", "t_succeeded", "p50")),
+    ("burst", "t_succeeded p99 (s)", ("latency_s", "t_succeeded", "p99")),
     ("burst", "controller CPU per job lifecycle (ms)", ("controller_cpu_ms_per_job",)),
     ("burst", "peak RSS (MB)", ("controller_peak_rss_mb",)),
     ("burst", "writes per job (children + status)",
@@ -1312,8 +1315,10 @@ SIDE_BY_SIDE: tuple[tuple[str, str, tuple[str, ...]], ...] = (
         ("time until every pod and Service of every job exists (s)", ("all_children_s",)),
         ("t_children p50 (s)", ("latency_s", "t_children", "p50")),
         ("t_running p50 (s)", ("latency_s", "t_running", "p50")),
+        ("t_running p99 (s)", ("latency_s", "t_running", "p99")),
         ("jobs seen Running", ("latency_s", "t_running", "n")),
         ("t_succeeded p50 (s)", ("latency_s", "t_succeeded", "p50")),
+        ("t_succeeded p99 (s)", ("latency_s", "t_succeeded", "p99")),
         ("controller CPU per job lifecycle (ms)", ("controller_cpu_ms_per_job",)),
         ("peak RSS (MB)", ("controller_peak_rss_mb",)),
         ("writes per job (children + status)",
@@ -1334,11 +1339,9 @@ SIDE_BY_SIDE: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 )
 
 
-def _dig(res: Obj, path: tuple[str, ...]) -> Any:
-    value: Any = res
-    for key in path:
-        value = value.get(key) if isinstance(value, dict) else None
-    return value
+def side_by_side_rows(name: str) -> list[tuple[str, tuple[str, ...]]]:
+    """The side-by-side figures (label, key path) of workload ``name``."""
+    return [(figure, path) for workload, figure, path in SIDE_BY_SIDE if workload == name]
 
 
 def side_by_side(ours: dict[str, Obj], ref: dict[str, Obj],
@@ -1346,15 +1349,16 @@ def side_by_side(ours: dict[str, Obj], ref: dict[str, Obj],
     """The figures both operators have, ours / the reference (``label``) / ratio (ours
     divided by the reference)."""
     short = label.split(" (")[0].split(" v")[0]
-    lines = [f"| workload | figure | ours | {label} | ours / {short} |",
-             "|---|---|---|---|---|"]
+    lines = [f"| workload | figure | ours | {label} | ours / {short} | at or ahead |",
+             "|---|---|---|---|---|---|"]
     for name, figure, path in SIDE_BY_SIDE:
         if name not in ours or name not in ref:
             continue
-        a, b = _dig(ours[name], path), _dig(ref[name], path)
+        a, b = readme_table.dig(ours[name], path), readme_table.dig(ref[name], path)
         ratio = f"{a / b:.2f}" if isinstance(a, int | float) and isinstance(b, int | float) \
             and b else "-"
-        lines.append(f"| {name} | {figure} | {_fmt(a)} | {_fmt(b)} | {ratio} |")
+        verdict = {True: "yes", False: "**no**", None: ""}[readme_table.ahead(figure, a, b)]
+        lines.append(f"| {name} | {figure} | {_fmt(a)} | {_fmt(b)} | {ratio} | {verdict} |")
     runs = "; ".join(
         f"{name} at scale {(ref[name].get('environment') or {}).get('scale')}: ours "
         f"{(ours[name].get('environment') or {}).get('date')}, {short} "
@@ -1427,7 +1431,7 @@ def plot(results: dict[str, Obj], path: Path) -> None:
 
 
 # Hand-written sections of docs/performance.md that ``--docs`` keeps (from the heading on).
-KEPT_SECTIONS = ("## Scale",)
+KEPT_SECTIONS = ("## Issue 29, latency and CPU per job", "## CPU per job", "## Scale")
 
 
 def kept_sections(doc: Path) -> str:
@@ -1447,12 +1451,14 @@ def report(docs: bool) -> None:
     (RESULTS / "bench.md").write_text(md)
     plot(results, RESULTS / "bench.png")
     print(md)
-    sides = []
+    sides, pairs = [], []
     for operator, label in REFERENCES.items():
         ref = {name: json.loads((RESULTS / f"{name}-{operator}.json").read_text())
                for name in WORKLOADS if (RESULTS / f"{name}-{operator}.json").exists()}
         if ref:
             sides.append(f"## Side by side with {label}\n\n" + side_by_side(results, ref, label))
+            pairs += [(name, label, results[name], ref[name])
+                      for name in WORKLOADS if name in results and name in ref]
     if sides:
         side = "\n".join(sides)
         (RESULTS / "side-by-side.md").write_text(side)
@@ -1465,6 +1471,9 @@ def report(docs: bool) -> None:
             "[bench.png](bench.png).\n\n" + md + kept_sections(doc))
         shutil.copy(RESULTS / "bench.png", REPO / "docs" / "bench.png")
         log("copied the table and plot to docs/performance.md and docs/bench.png")
+        rows = readme_table.summary(pairs, side_by_side_rows)
+        if readme_table.write_block(REPO / "README.md", rows):
+            log("wrote the side-by-side summary into README.md")
 
 
 class ConversionWebhook:
@@ -1530,8 +1539,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--operators", default="ours",
                         help="comma-separated, of ours, go (the MPIJob workloads), "
                              "training-operator (the training-operator kinds' ones) and trainer "
-                             "(trainjob): which operators to measure")
+                             "(trainjob): which operators to measure; all: ours and every "
+                             "reference")
     args = parser.parse_args(argv)
+    if args.operators.strip() == "all":
+        args.operators = ",".join(["ours", *REFERENCES])
     RESULTS.mkdir(exist_ok=True)
     if not args.report_only:
         cluster = Cluster(args.cluster_dir)

@@ -1,0 +1,86 @@
+"""bench/readme_table.py (pure, and its README block): the side-by-side summary of one
+``make bench`` run that issue 29's done-when asks the README to show."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.support import REPO
+
+sys.path.insert(0, str(Path(REPO) / "bench"))
+import harness  # bench/harness.py
+import readme_table  # bench/readme_table.py
+
+
+def _result(commit: str, *, cpu: float, rss: float, writes: float, running: float,
+            succeeded: float, seen: int, events: float) -> dict[str, Any]:
+    def lat(p50: float) -> dict[str, Any]:
+        return {"p50": p50, "p99": p50 + 1.5, "n": seen}
+
+    return {"controller_cpu_ms_per_job": cpu, "controller_peak_rss_mb": rss,
+            "latency_s": {"t_children": lat(1.0), "t_running": lat(running),
+                          "t_succeeded": lat(succeeded)},
+            "api_requests": {"child_and_status_writes_per_job": writes,
+                             "event_writes_per_job": events},
+            "environment": {"date": f"{commit}-date", "commit": commit, "scale": 0.3}}
+
+
+OURS = _result("abc1234", cpu=41.8, rss=58.5, writes=18.7, running=9.0, succeeded=18.0,
+               seen=30, events=15.0)
+THEIRS = _result("ref", cpu=33.0, rss=56.5, writes=17.3, running=7.9, succeeded=18.0,
+                 seen=20, events=8.9)
+
+
+def test_lower_is_ahead_and_descriptive_figures_are_not_ranked() -> None:
+    assert readme_table.ahead("controller CPU per job lifecycle (ms)", 20.0, 40.0) is True
+    assert readme_table.ahead("peak RSS (MB)", 56.5, 56.5) is True
+    assert readme_table.ahead("t_succeeded p99 (s)", 18.1, 18.0) is False
+    assert readme_table.ahead("jobs seen Running", 30, 20) is None
+    assert readme_table.ahead("Event writes per job", 15.0, 8.9) is None
+    assert readme_table.ahead("t_running p50 (s)", None, 3.0) is None
+
+
+def test_the_summary_has_a_row_per_workload_with_its_count_of_figures_at_or_ahead() -> None:
+    text = readme_table.summary([("tfjob", "training-operator v1.9.2", OURS, THEIRS)],
+                                harness.side_by_side_rows)
+    lines = text.splitlines()
+    assert lines[0] == ("| workload | reference | t_running p50 / p99 (s) | t_succeeded p50 / "
+                        "p99 (s) | CPU per job (ms) | peak RSS (MB) | writes per job | "
+                        "figures at or ahead |")
+    # Ranked: t_children p50, t_running p50/p99, t_succeeded p50/p99, CPU, RSS, writes (the
+    # lifecycle and all-children figures are absent from these results); behind: t_running
+    # p50/p99, CPU, RSS, writes.
+    assert lines[2] == ("| tfjob | training-operator v1.9.2 | 9 / 10.5 against 7.9 / 9.4 | "
+                        "18 / 19.5 against 18 / 19.5 | 41.8 against 33 | 58.5 against 56.5 | "
+                        "18.7 against 17.3 | 3 of 8 (**behind on 5**) |")
+    assert lines[-1] == ("Each cell: ours against the reference. Runs: tfjob: ours abc1234-date "
+                         "at `abc1234`, the reference ref-date, scale 0.3.")
+
+
+def test_a_workload_at_or_ahead_everywhere_says_so() -> None:
+    text = readme_table.summary([("tfjob", "training-operator v1.9.2", THEIRS, OURS)],
+                                harness.side_by_side_rows)
+    assert text.splitlines()[2].endswith("| 8 of 8 |")
+
+
+def test_the_block_between_the_markers_is_replaced_and_the_rest_kept(tmp_path: Path) -> None:
+    readme = tmp_path / "README.md"
+    before = f"# x\n\nintro\n\n{readme_table.START}\nold table\n{readme_table.END}\n\n## next\n"
+    readme.write_text(before)
+    assert readme_table.write_block(readme, "| new |\n")
+    assert readme.read_text() == (f"# x\n\nintro\n\n{readme_table.START}\n\n| new |\n\n"
+                                  f"{readme_table.END}\n\n## next\n")
+    assert not readme_table.write_block(readme, "")  # nothing to write: left alone
+    unmarked = tmp_path / "OTHER.md"
+    unmarked.write_text("no markers\n")
+    assert not readme_table.write_block(unmarked, "| new |\n")
+    assert unmarked.read_text() == "no markers\n"
+
+
+def test_the_readme_has_the_markers() -> None:
+    text = (Path(REPO) / "README.md").read_text()
+    assert text.count(readme_table.START) == 1
+    assert text.count(readme_table.END) == 1
+    assert text.index(readme_table.START) < text.index(readme_table.END)
