@@ -311,8 +311,7 @@ class JobController:
         return SyncContext(job, key=key, resource=self.kind.resource, client=self._client,
                        jobs=self.jobs, pods=self.pods, expectations=self.expectations,
                        vanished=self._vanished, guard=self._guard, hold=self._hold,
-                       emit=self._emit,
-                       wall=self._wall)
+                       emit=self._emit, wall=self._wall)
 
     def _emit(self, job: Mapping[str, Any], event: Event) -> None:
         self._recorder.event(job, event.type, event.reason, event.message,
