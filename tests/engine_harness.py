@@ -48,6 +48,7 @@ class EngineHarness:
 
     def __init__(self, *, namespace: str = NAMESPACE, gang_scheduling: str = "",
                  worker_create_concurrency: int = 16, pod_update_batch: float = 1.0,
+                 status_counts_hold: float = 1.0,
                  schemes: tuple[str, ...] = ("mpijob",), cluster_domain: str = "",
                  features: Features | None = None,
                  pytorch: PyTorchOptions | None = None) -> None:
@@ -64,7 +65,8 @@ class EngineHarness:
             self.api.register(resource)
         options = ServerOptions(
             namespace=namespace,
-            engine=EngineConfig(threadiness=1, pod_update_batch=pod_update_batch),
+            engine=EngineConfig(threadiness=1, pod_update_batch=pod_update_batch,
+                                status_counts_hold=status_counts_hold),
             kinds={"mpijob": MPIJobOptions(gang_scheduling=gang_scheduling,
                                            worker_create_concurrency=worker_create_concurrency,
                                            features=features or Features()),

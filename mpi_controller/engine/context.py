@@ -11,6 +11,10 @@ The status write is guarded (:class:`StatusWriteGuard`): it is skipped when noth
 sent with the cached ``resourceVersion`` (a conflict means a newer version is on its way),
 and afterwards the engine waits until the informer delivers that write before syncing the
 job again, for at most ``STATUS_WRITE_WAIT`` seconds (so a lost event cannot stall the job).
+A kind may ask for a change to be held (``write_status(..., hold=True)``, when more pod
+changes of the job are expected): a change of nothing but replica counts then waits in the
+job's :class:`~mpi_controller.engine.hold.StatusHold` window, the job synced again when the
+window ends; any other change (a condition, a time) is written at once, held counts with it.
 
 A status write that changes the job's phase (:func:`~mpi_controller.kube.conditions.phase_of`:
 Created, Running, Restarting, Suspended, Succeeded, Failed) logs one info line, ``job phase
@@ -28,6 +32,7 @@ from typing import Any
 
 import structlog
 
+from mpi_controller.engine.hold import StatusHold, only_counts_changed
 from mpi_controller.engine.writer import ChildWriter, Vanished
 from mpi_controller.kube.conditions import phase_of
 from mpi_controller.kube.events import Event
@@ -97,6 +102,7 @@ class SyncContext:
         expectations: ControllerExpectations,
         vanished: Vanished,
         guard: StatusWriteGuard,
+        hold: StatusHold,
         emit: Callable[[Mapping[str, Any], Event], None],
         wall: Callable[[], datetime],
     ) -> None:
@@ -115,6 +121,7 @@ class SyncContext:
         self._jobs = jobs
         self._pods = pods
         self._guard = guard
+        self._hold = hold
         self._emit = emit
         self._wall = wall
         self.writer = ChildWriter(client, expectations, job=job, key=key, emit=self.emit,
@@ -167,12 +174,20 @@ class SyncContext:
         meta = self.job["metadata"]
         await self.writer.delete_owner(self.resource, meta["name"], uid=meta.get("uid", ""))
 
-    async def write_status(self, status: Mapping[str, Any],
-                           original: Mapping[str, Any]) -> None:
+    async def write_status(self, status: Mapping[str, Any], original: Mapping[str, Any], *,
+                           hold: bool = False) -> None:
         """Write ``status`` unless it equals ``original`` (see the module doc), on the job as
-        cached: its stored version, whatever view of it the kind prepared for the sync."""
+        cached: its stored version, whatever view of it the kind prepared for the sync.
+        ``hold``: a change of replica counts alone may wait (module doc)."""
         if status == original:
+            self._hold.forget(self.key)
             return
+        if hold and only_counts_changed(status, original):
+            wait = self._hold.remaining(self.key)
+            if wait > 0:
+                self.requeue_after(wait)
+                return
+        self._hold.forget(self.key)
         body = status_body(self._cached, status)
         await self.writer.update_status(self.resource, body, result=False)
         replaced = body["metadata"].get("resourceVersion")

@@ -3,7 +3,7 @@
 :class:`JobController` runs one :class:`~mpi_controller.engine.kind.JobKind`. It owns:
 
 * **event handlers.** A job's add/update enqueues it; its delete forgets it (expectations,
-  status-write guard, vanished children, and the kind's own memory). A child's
+  status-write guard, status hold, vanished children, and the kind's own memory). A child's
   add/update/delete enqueues its controlling job: the controller reference must name the
   kind's resource (group and kind) and a job in the cache; a child controlled by an
   *intermediate* (a launcher batch Job controls its pods) belongs to that intermediate's job.
@@ -47,6 +47,7 @@ import structlog
 
 from mpi_controller.engine.admitted import ReportedOnce
 from mpi_controller.engine.context import StatusWriteGuard, SyncContext
+from mpi_controller.engine.hold import StatusHold
 from mpi_controller.engine.kind import JobKind
 from mpi_controller.engine.writer import OwnerGone, Vanished
 from mpi_controller.kube.events import Event
@@ -88,6 +89,10 @@ class EngineConfig:
     pod_update_batch: float = 1.0
     """The most a pod update waits before it enqueues its job, only while every worker is
     taken (:func:`pod_update_delay`)."""
+    status_counts_hold: float = 1.0
+    """The most a status write whose only change is replica counts waits for more of them,
+    when the kind expects more pod changes (:class:`~mpi_controller.engine.hold.StatusHold`;
+    0: never)."""
 
 
 def pod_update_delay(window: float, *, backlog: int) -> float:
@@ -124,6 +129,7 @@ class JobController:
         self._clock: Clock = clock or LoopClock()
         self.expectations = ControllerExpectations(clock=clock)
         self._guard = StatusWriteGuard(self._clock)
+        self._hold = StatusHold(self._clock, config.status_counts_hold)
         self._vanished = Vanished()
         self._admitted = ReportedOnce()
         self._order: dict[str, int] = {}
@@ -172,6 +178,7 @@ class JobController:
         key = deletion_handling_key(obj)
         self.expectations.delete_expectations(key)
         self._guard.forget(key)
+        self._hold.forget(key)
         self._vanished.forget(key)
         self._admitted.forget(key)
         self._order.pop(key, None)
@@ -303,8 +310,8 @@ class JobController:
         """The context of one sync of ``job`` (defaulted and valid)."""
         return SyncContext(job, key=key, resource=self.kind.resource, client=self._client,
                        jobs=self.jobs, pods=self.pods, expectations=self.expectations,
-                       vanished=self._vanished, guard=self._guard, emit=self._emit,
-                       wall=self._wall)
+                       vanished=self._vanished, guard=self._guard, hold=self._hold,
+                       emit=self._emit, wall=self._wall)
 
     def _emit(self, job: Mapping[str, Any], event: Event) -> None:
         self._recorder.event(job, event.type, event.reason, event.message,

@@ -20,9 +20,16 @@ The steps of :class:`TrainingReconcile`, each decision a pure function of this p
 5. with gang scheduling the PodGroup (Volcano: no pods until it is admitted);
 6. per replica type: missing pods and Services created, surplus indices deleted, Failed pods
    restarted or failing the job by restart policy (``ExitedWithCode`` events), replicas
-   counted; then the framework's status rules;
+   counted; then the framework's status rules; a job they make Succeeded gets step 2's
+   counts at once (its active replicas counted as succeeded in the same status write, not in
+   a second one the next sync would make);
 7. the status written when it changed, the ``training_operator_jobs_*`` metrics counted for
-   the transitions it made, and a requeue at the TTL or the active deadline.
+   the transitions it made, and a requeue at the TTL or the active deadline. A change of
+   replica counts alone, while more pod changes are expected
+   (:func:`~mpi_controller.engine.hold.pod_changes_expected`: a Pending pod, or an ended one
+   beside a Running one), is held by the engine for a short window
+   (:mod:`mpi_controller.engine.hold`) so the pods of a job that start or end together give
+   one write; conditions and times are never held.
 
 Events upstream records on every reconcile are recorded once here: ``ExitedWithCode`` and the
 abnormal-pod warnings once per pod and message (while this process runs), ``<Kind>Suspended``
@@ -39,6 +46,7 @@ import structlog
 
 from mpi_controller.engine.context import SyncContext
 from mpi_controller.engine.gather import gather_bounded, gather_raising
+from mpi_controller.engine.hold import pod_changes_expected
 from mpi_controller.engine.training import children, decisions, gang, replicas
 from mpi_controller.engine.training.api import (
     CONDITION_CREATED,
@@ -106,6 +114,8 @@ class TrainingReconcile:
                                         kind=self.fw.kind)
         self.status: Obj = json_copy(as_dict(self.job.get("status")))
         self.concurrency = kind.options.create_concurrency
+        self.hold = False
+        """Whether a change of replica counts alone may be held (step 7)."""
 
     def reason(self, what: str) -> str:
         return reason(self.fw.kind, what)
@@ -135,15 +145,19 @@ class TrainingReconcile:
         if is_finished(self.status):
             await self.clean_up(pods, finished=True)
             if is_succeeded(self.status):
-                for replica in self.replica_statuses():
-                    active = replica.pop("active", 0)
-                    if isinstance(active, int) and active:
-                        replica["succeeded"] = (as_int(replica.get("succeeded")) or 0) + active
+                self.count_active_as_succeeded()
         elif self.policy.suspend:
             await self.suspend(pods)
         else:
             await self.reconcile(pods)
         await self.finish(original)
+
+    def count_active_as_succeeded(self) -> None:
+        """A succeeded job's active replicas counted as succeeded (step 2)."""
+        for replica in self.replica_statuses():
+            active = replica.pop("active", 0)
+            if isinstance(active, int) and active:
+                replica["succeeded"] = (as_int(replica.get("succeeded")) or 0) + active
 
     async def reconcile_companions(self) -> None:
         """Step 0: each companion created, updated or deleted (see ``Companion``)."""
@@ -182,7 +196,7 @@ class TrainingReconcile:
             deadline = decisions.deadline_remaining(self.policy, self.status, self.now)
             if deadline:
                 self.ctx.requeue_after(deadline)
-        await self.ctx.write_status(self.status, original)
+        await self.ctx.write_status(self.status, original, hold=self.hold)
         count_transitions(original, self.status, namespace=self.ctx.namespace,
                           framework=self.fw.framework_name)
 
@@ -242,6 +256,9 @@ class TrainingReconcile:
         for event in self.fw.update_job_status(self.job, self.specs, self.status, pods=pods,
                                                now=self.now):
             self.ctx.emit(event)
+        if is_succeeded(self.status):
+            self.count_active_as_succeeded()
+        self.hold = pod_changes_expected(pods)
 
     def report(self, uid: str, event: Event) -> None:
         if self.kind.first_report(self.ctx.key, uid, event):

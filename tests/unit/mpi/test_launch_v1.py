@@ -156,6 +156,30 @@ async def test_running_workers_reach_discover_hosts_and_the_job_runs() -> None:
         assert h.events()[-1] == ("Normal", "MPIJobRunning", f"MPIJob {NS}/{NAME} is running")
 
 
+async def test_worker_counts_wait_for_the_launcher_while_it_is_pending() -> None:
+    """The workers Running, the launcher Pending: their counts alone wait (1 s at most); the
+    launcher Running makes the job Running in the next sync, with every count, in one
+    status write."""
+    async with EngineHarness() as h:
+        h.create(elastic_job())
+        await h.sync(NAME)
+        set_pod(h, f"{NAME}-launcher", "Pending")
+        for pod in (f"{NAME}-worker-0", f"{NAME}-worker-1"):
+            set_pod(h, pod, "Running")
+        h.mark()
+        result = await h.sync(NAME)
+        assert result.requeue_after == 1.0
+        assert ("update", "mpijobs/status", NS, NAME) not in h.writes()
+        h.clock.advance(0.5)
+        set_pod(h, f"{NAME}-launcher", "Running")
+        h.mark()
+        assert await h.sync(NAME) is None
+        assert h.writes()[-1] == ("update", "mpijobs/status", NS, NAME)
+        assert conditions(h)[-1][:2] == ("Running", "True")
+        assert h.job(NAME)["status"]["replicaStatuses"] == {"Launcher": {"active": 1},
+                                                            "Worker": {"active": 2}}
+
+
 async def test_elastic_scaling_creates_and_deletes_workers_and_follows_them() -> None:
     async with EngineHarness() as h:
         h.create(elastic_job())

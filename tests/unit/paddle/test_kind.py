@@ -193,8 +193,8 @@ async def test_every_master_pod_has_the_master_role() -> None:
 
 async def test_the_master_finishing_makes_the_job_succeed() -> None:
     """Running while the master is active ("PaddleJob <name> is running."), Succeeded when it
-    exits 0 although the workers still run; the next sync counts them as succeeded and
-    (cleanPodPolicy None) deletes nothing."""
+    exits 0 although the workers still run, counted as succeeded in that same status write;
+    the next sync writes nothing and (cleanPodPolicy None) deletes nothing."""
     async with harness() as h:
         await started(h, ps())
         assert conditions(h, "ps") == [("Created", "True", "PaddleJobCreated"),
@@ -208,7 +208,7 @@ async def test_the_master_finishing_makes_the_job_succeed() -> None:
         assert h.events()[-1] == ("Normal", "PaddleJobSucceeded", message)
         h.mark()
         await h.sync("ps", KIND)
-        assert h.writes() == [("update", "paddlejobs/status", NS, "ps")]
+        assert h.writes() == []
         assert status(h, "ps")["replicaStatuses"] == {
             "Master": {"succeeded": 1, "selector": selector("ps", "Master")},
             "Worker": {"succeeded": 2, "selector": selector("ps", "Worker")}}
@@ -216,12 +216,17 @@ async def test_the_master_finishing_makes_the_job_succeed() -> None:
 
 
 async def test_workers_finishing_do_not_end_a_parameter_server_job() -> None:
-    """UpdateJobStatus with a Master spec looks at the Master alone for success."""
+    """UpdateJobStatus with a Master spec looks at the Master alone for success. The
+    workers' counts alone changed while the master runs: held for 1 s, then written."""
     async with harness() as h:
         await started(h, ps())
         for index in (0, 1):
             set_pod(h, f"ps-worker-{index}", "Succeeded", code=0)
+        result = await h.sync("ps", KIND)
+        assert (h.writes(), result.requeue_after) == ([], 1.0)
+        h.clock.advance(1)
         await h.sync("ps", KIND)
+        assert h.writes() == [("update", "paddlejobs/status", NS, "ps")]
         assert conditions(h, "ps")[-1] == ("Running", "True", "PaddleJobRunning")
         assert status(h, "ps")["replicaStatuses"]["Worker"] == {
             "succeeded": 2, "selector": selector("ps", "Worker")}

@@ -98,7 +98,8 @@ async def test_first_sync_of_the_issues_manifest() -> None:
 
 async def test_the_master_finishing_makes_the_job_succeed() -> None:
     """Running (master active), then Succeeded when the master exits 0 (the running worker
-    is counted as succeeded by the next sync; cleanPodPolicy None deletes nothing)."""
+    counted as succeeded in the same status write; the next sync writes nothing and,
+    cleanPodPolicy None, deletes nothing)."""
     async with harness() as h:
         await started(h, simple())
         assert conditions(h) == [("Created", "True", "PyTorchJobCreated"),
@@ -121,7 +122,7 @@ async def test_the_master_finishing_makes_the_job_succeed() -> None:
         assert metric("successful") == successful + 1
         h.mark()
         await h.sync(JOB, KIND)
-        assert h.writes() == [("update", "pytorchjobs/status", NS, JOB)]
+        assert h.writes() == []
         assert status(h)["replicaStatuses"] == {
             "Master": {"succeeded": 1, "selector": selector(JOB, "Master")},
             "Worker": {"succeeded": 1, "selector": selector(JOB, "Worker")}}

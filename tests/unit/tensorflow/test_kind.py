@@ -101,8 +101,9 @@ async def test_first_sync_of_the_issues_manifest() -> None:
 async def test_the_manifest_runs_then_worker_0_decides_success() -> None:
     """Running pods: Running condition and active counts. Worker 0 succeeded (exit 0): the
     job Succeeded (Running turned False), completionTime, ExitedWithCode and TFJobSucceeded
-    events. The next sync counts the still active PS as succeeded and deletes nothing
-    (cleanPodPolicy None)."""
+    events; the still active replicas (the PS, three workers) counted as succeeded in that
+    same status write, so the next sync writes nothing and deletes nothing (cleanPodPolicy
+    None)."""
     async with harness() as h:
         await started(h, mnist())
         assert conditions(h) == [("Created", "True", "TFJobCreated"),
@@ -119,22 +120,105 @@ async def test_the_manifest_runs_then_worker_0_decides_success() -> None:
         st = status(h)
         assert st["conditions"][2]["message"] == f"TFJob {NS}/{JOB} successfully completed."
         assert st["completionTime"] == "2026-01-01T00:00:05Z"
-        assert st["replicaStatuses"] == {"PS": {"active": 2},
-                                         "Worker": {"active": 3, "succeeded": 1}}
+        assert st["replicaStatuses"] == {"PS": {"succeeded": 2}, "Worker": {"succeeded": 4}}
         assert h.events()[-2:] == [
             ("Normal", "ExitedWithCode", f"Pod: {NS}.{JOB}-worker-0 exited with code 0"),
             ("Normal", "TFJobSucceeded", f"TFJob {NS}/{JOB} successfully completed.")]
         assert metric("successful") == successful + 1
         h.mark()
         await h.sync(JOB, "TFJob")
-        assert h.writes() == [("update", "tfjobs/status", NS, JOB)]
-        assert status(h)["replicaStatuses"] == {"PS": {"succeeded": 2},
-                                                "Worker": {"succeeded": 4}}
-        assert len(pod_names(h)) == 6
-        h.mark()
-        await h.sync(JOB, "TFJob")
         assert h.writes() == []
+        assert len(pod_names(h)) == 6
         assert metric("successful") == successful + 1
+
+
+# -- status writes while pods start and end together --------------------------------------------
+
+STATUS_WRITE = ("update", "tfjobs/status", NS, JOB)
+STORY: list[tuple[float, dict[str, str]]] = [
+    # (seconds after the previous step, pods changed); every step ends with one sync
+    (0, {f"{JOB}-{p}": "Pending" for p in ("ps-0", "ps-1", "worker-0", "worker-1", "worker-2",
+                                           "worker-3")}),
+    (0, {f"{JOB}-ps-0": "Running"}),
+    (0.25, {f"{JOB}-worker-0": "Running"}),
+    (0.25, {f"{JOB}-ps-1": "Running", f"{JOB}-worker-1": "Running",
+            f"{JOB}-worker-2": "Running"}),
+    (0.25, {f"{JOB}-worker-3": "Running"}),
+    (5, {f"{JOB}-worker-1": "Succeeded"}),
+    (0.5, {f"{JOB}-worker-2": "Succeeded"}),
+    (0.25, {f"{JOB}-worker-0": "Succeeded"}),
+    (0, {}),
+]
+
+
+async def play_story(h: EngineHarness) -> list[tuple[list[tuple[str, str, str, str]], Any]]:
+    """The issue's manifest created and synced, then :data:`STORY`: each step's writes and
+    the requeue its sync asked for (None: none)."""
+    h.create(mnist())
+    await h.sync(JOB, "TFJob")
+    steps = []
+    for seconds, pods in STORY:
+        h.clock.advance(seconds)
+        for name, phase in pods.items():
+            set_pod(h, name, phase, code=0 if phase == "Succeeded" else None)
+        h.mark()
+        result = await h.sync(JOB, "TFJob")
+        steps.append((h.writes(), result.requeue_after if result else None))
+    return steps
+
+
+async def test_counts_alone_wait_while_pods_start_or_end_together() -> None:
+    """A status change of replica counts alone waits (1 s at most) while a pod is Pending or
+    one has ended beside a Running one; a condition is written in the sync that sees it, with
+    the counts of that moment; the counts are written as soon as no change is due. Four
+    status writes in all (eight without the hold: test below)."""
+    async with harness() as h:
+        steps = await play_story(h)
+        assert steps == [
+            ([], None),                       # every pod Pending: nothing counted
+            ([], 1.0),                        # ps-0 Running: PS active 1, held
+            ([STATUS_WRITE], None),           # worker-0 Running: Running, at once
+            ([], 1.0),                        # three more Running, worker-3 Pending: held
+            ([STATUS_WRITE], None),           # every pod Running: nothing due, written
+            ([], 1.0),                        # worker-1 ended beside Running ones: held
+            ([], 0.5),                        # worker-2 too: the same window
+            ([STATUS_WRITE], None),           # worker-0 decides Succeeded, at once
+            ([], None),                       # the finished job: nothing more to write
+        ]
+        st = status(h)
+        assert [c["type"] for c in st["conditions"]] == ["Created", "Running", "Succeeded"]
+        assert st["replicaStatuses"] == {"PS": {"succeeded": 2}, "Worker": {"succeeded": 4}}
+
+
+async def test_a_held_change_is_written_when_its_window_ends() -> None:
+    """ps-0 Running, worker-0 still Pending: the count waits; the sync the requeue brings
+    1 s later writes it although a pod is still Pending."""
+    async with harness() as h:
+        h.create(mnist())
+        await h.sync(JOB, "TFJob")
+        for name in pod_names(h):
+            set_pod(h, name, "Pending")
+        set_pod(h, f"{JOB}-ps-0", "Running")
+        h.mark()
+        assert (await h.sync(JOB, "TFJob")).requeue_after == 1.0
+        h.clock.advance(0.5)
+        assert (await h.sync(JOB, "TFJob")).requeue_after == 0.5
+        h.clock.advance(0.5)
+        assert await h.sync(JOB, "TFJob") is None
+        assert h.writes() == [STATUS_WRITE]
+        assert status(h)["replicaStatuses"] == {"PS": {"active": 1}, "Worker": {}}
+
+
+async def test_the_hold_changes_no_event_no_condition_and_no_final_status() -> None:
+    """The same story with the hold off (window 0): a status write for every change, and the
+    same Events, conditions (with their times) and final status."""
+    async with harness() as held, harness(status_counts_hold=0) as eager:
+        held_steps, eager_steps = await play_story(held), await play_story(eager)
+        writes = [sum(len(w) for w, _ in steps) for steps in (held_steps, eager_steps)]
+        assert writes == [3, 7]  # with the first sync's Created: 4 and 8 in all
+        assert all(requeue is None for _, requeue in eager_steps)
+        assert held.events() == eager.events()
+        assert status(held) == status(eager)
 
 
 async def test_running_twice_writes_nothing_more() -> None:

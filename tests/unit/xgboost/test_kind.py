@@ -91,8 +91,9 @@ async def test_first_sync_of_upstreams_example() -> None:
 async def test_the_master_decides_running_and_success() -> None:
     """Running workers alone: no Running condition. The Master running: Running
     (``XGBoostJob <name> is running.``). The Master succeeded: Succeeded though the workers
-    still run, completionTime, ExitedWithCode and XGBoostJobSucceeded events; the next sync
-    counts the active workers as succeeded and deletes nothing (cleanPodPolicy None)."""
+    still run, completionTime, ExitedWithCode and XGBoostJobSucceeded events, the active
+    workers counted as succeeded in the same status write; the next sync writes nothing and
+    deletes nothing (cleanPodPolicy None)."""
     async with harness() as h:
         await started(h, master_and_workers(), running=False)
         set_pod(h, "job-worker-0", "Running")
@@ -119,7 +120,7 @@ async def test_the_master_decides_running_and_success() -> None:
         assert metric("successful") == successful + 1
         h.mark()
         await h.sync("job", KIND)
-        assert h.writes() == [("update", "xgboostjobs/status", NS, "job")]
+        assert h.writes() == []
         assert status(h)["replicaStatuses"] == {"Master": {"succeeded": 1},
                                                 "Worker": {"succeeded": 2}}
         assert len(pod_names(h)) == 3
@@ -130,7 +131,11 @@ async def test_workers_finishing_first_do_not_finish_the_job() -> None:
         await started(h, master_and_workers())
         set_pod(h, "job-worker-0", "Succeeded", code=0)
         set_pod(h, "job-worker-1", "Succeeded", code=0)
+        result = await h.sync("job", KIND)
+        assert (h.writes(), result.requeue_after) == ([], 1.0)  # counts alone: held
+        h.clock.advance(1)
         await h.sync("job", KIND)
+        assert h.writes() == [("update", "xgboostjobs/status", NS, "job")]
         assert conditions(h)[-1] == ("Running", "True", "XGBoostJobRunning")
         assert status(h)["replicaStatuses"] == {"Master": {"active": 1},
                                                 "Worker": {"succeeded": 2}}

@@ -1,0 +1,91 @@
+"""Holding back a status write whose only change is replica counts, while more are coming.
+
+A job's pods tend to change together: its workers start within a second of each other, and
+end within a second of each other. Each change moves a ``replicaStatuses`` counter
+(``active``, ``succeeded``, ``failed``), and a controller that syncs a job as soon as its pod
+changes would write the status once per pod. Contract:
+
+* :func:`only_counts_changed`: ``status`` differs from ``original`` in nothing but the
+  ``active``, ``succeeded`` and ``failed`` numbers of ``replicaStatuses`` entries that both
+  have (same replica types; conditions, times, selectors and every other field equal).
+* :func:`pod_changes_expected`: another pod change of the job is likely soon: one of its pods
+  (not being deleted) is Pending, or one has ended (Succeeded or Failed) while another is
+  still Running.
+* :class:`StatusHold`: per job key, the time by which a held change must be written:
+  :meth:`~StatusHold.remaining` starts the window (``window`` seconds) at the first change it
+  holds and returns what is left of it (0: write now; the window never restarts while changes
+  stay held), :meth:`~StatusHold.forget` ends it (the status was written, or needs no write).
+  A window of 0 holds nothing.
+
+The engine's :meth:`~mpi_controller.engine.context.SyncContext.write_status` uses the three
+together when a kind asks for it: a change that is not only counts (a condition, a time) is
+written at once, with whatever counts it has then; a counts-only change is held for at most
+``window`` seconds from its first sync, and the job is synced again when the window ends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from mpi_controller.kube.jsonvalue import as_dict
+from mpi_controller.kube.pods import pod_phase
+from mpi_controller.runtime.clock import Clock
+
+__all__ = ["COUNTS", "StatusHold", "only_counts_changed", "pod_changes_expected"]
+
+COUNTS = frozenset({"active", "succeeded", "failed"})
+"""The counters of a ``replicaStatuses`` entry."""
+
+
+def _without(mapping: Mapping[str, Any], keys: Iterable[str]) -> dict[str, Any]:
+    drop = set(keys)
+    return {k: v for k, v in mapping.items() if k not in drop}
+
+
+def only_counts_changed(status: Mapping[str, Any], original: Mapping[str, Any]) -> bool:
+    """Whether ``status`` differs from ``original`` only in replica counts (module doc)."""
+    if status == original:
+        return False
+    if _without(status, ("replicaStatuses",)) != _without(original, ("replicaStatuses",)):
+        return False
+    new, old = status.get("replicaStatuses"), original.get("replicaStatuses")
+    if not isinstance(new, dict) or not isinstance(old, dict) or new.keys() != old.keys():
+        return False
+    return all(isinstance(new[t], dict) and isinstance(old[t], dict)
+               and _without(new[t], COUNTS) == _without(old[t], COUNTS) for t in new)
+
+
+def pod_changes_expected(pods: Iterable[Mapping[str, Any]]) -> bool:
+    """Whether another change of these pods (one job's) is likely soon (module doc)."""
+    running = ended = False
+    for pod in pods:
+        if as_dict(pod.get("metadata")).get("deletionTimestamp"):
+            continue
+        phase = pod_phase(pod)
+        if phase == "Pending":
+            return True
+        running = running or phase == "Running"
+        ended = ended or phase in ("Succeeded", "Failed")
+    return running and ended
+
+
+class StatusHold:
+    """Per job key, the end of the window a counts-only status change is held in."""
+
+    def __init__(self, clock: Clock, window: float) -> None:
+        self._clock = clock
+        self._window = window
+        self._until: dict[str, float] = {}
+
+    def remaining(self, key: str) -> float:
+        """Seconds left to hold ``key``'s change (0: write it now); the first call for a key
+        (since :meth:`forget`) starts its window."""
+        if self._window <= 0:
+            return 0.0
+        now = self._clock.now()
+        until = self._until.setdefault(key, now + self._window)
+        return max(0.0, until - now)
+
+    def forget(self, key: str) -> None:
+        self._until.pop(key, None)

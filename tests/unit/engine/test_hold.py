@@ -1,0 +1,89 @@
+"""Holding a status write whose only change is replica counts: which changes qualify, when
+more pod changes are expected, and the window a held change waits in."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mpi_controller.engine.hold import StatusHold, only_counts_changed, pod_changes_expected
+from mpi_controller.runtime.clock import ManualClock
+
+CREATED = [{"type": "Created", "status": "True", "reason": "TFJobCreated"}]
+RUNNING = [*CREATED, {"type": "Running", "status": "True", "reason": "TFJobRunning"}]
+
+
+def status(conditions: list[dict[str, Any]] = CREATED,
+           **replicas: dict[str, Any]) -> dict[str, Any]:
+    return {"conditions": conditions, "startTime": "2026-01-01T00:00:00Z",
+            "replicaStatuses": replicas}
+
+
+@pytest.mark.parametrize(("new", "old", "expected"), [
+    # counts alone, up, down, appearing, disappearing
+    (status(PS={"active": 1}, Worker={}), status(PS={}, Worker={}), True),
+    (status(Worker={"active": 3, "succeeded": 1}), status(Worker={"active": 4}), True),
+    (status(Worker={"active": 2, "failed": 1, "selector": "s"}),
+     status(Worker={"active": 3, "selector": "s"}), True),
+    # nothing changed: nothing to hold (nor to write)
+    (status(Worker={"active": 1}), status(Worker={"active": 1}), False),
+    # a condition, with or without counts
+    (status(RUNNING, Worker={"active": 1}), status(Worker={}), False),
+    (status(RUNNING, Worker={}), status(Worker={}), False),
+    # a time
+    ({**status(Worker={"active": 1}), "completionTime": "x"}, status(Worker={}), False),
+    # a selector, a replica type, a field of an entry that is not a count
+    (status(Worker={"active": 1, "selector": "a"}), status(Worker={"selector": "b"}), False),
+    (status(PS={}, Worker={"active": 1}), status(Worker={}), False),
+    (status(Worker={"active": 1, "labelSelector": {}}), status(Worker={}), False),
+    # malformed: never held
+    ({"replicaStatuses": {"Worker": 3}}, {"replicaStatuses": {"Worker": 2}}, False),
+    ({"replicaStatuses": {"Worker": {"active": 1}}}, {"replicaStatuses": None}, False),
+])
+def test_only_counts_changed(new: dict[str, Any], old: dict[str, Any], expected: bool) -> None:
+    assert only_counts_changed(new, old) is expected
+
+
+def pod(phase: str, *, deleted: bool = False) -> dict[str, Any]:
+    meta = {"name": "p", "deletionTimestamp": "2026-01-01T00:00:00Z"} if deleted else {"name": "p"}
+    return {"metadata": meta, "status": {"phase": phase} if phase else {}}
+
+
+@pytest.mark.parametrize(("phases", "expected"), [
+    (["Pending", "Running"], True),                   # starting: the Pending one will run
+    (["Pending"], True),
+    (["Running", "Running"], False),                  # all running: nothing due
+    (["Running", "Succeeded"], True),                 # ending: its peers tend to follow
+    (["Failed", "Running"], True),
+    (["Succeeded", "Succeeded"], False),              # all ended
+    (["Succeeded", ""], False),                       # a pod without a phase yet
+    ([], False),
+])
+def test_pod_changes_expected(phases: list[str], expected: bool) -> None:
+    assert pod_changes_expected([pod(p) for p in phases]) is expected
+
+
+def test_pods_being_deleted_do_not_count() -> None:
+    assert not pod_changes_expected([pod("Pending", deleted=True), pod("Running")])
+    assert not pod_changes_expected([pod("Succeeded", deleted=True), pod("Running")])
+
+
+def test_the_window_starts_at_the_first_hold_and_does_not_restart() -> None:
+    clock = ManualClock()
+    hold = StatusHold(clock, 1.0)
+    assert hold.remaining("ns/a") == 1.0
+    clock.advance(0.25)
+    assert hold.remaining("ns/a") == 0.75
+    assert hold.remaining("ns/b") == 1.0          # per key
+    clock.advance(0.75)
+    assert hold.remaining("ns/a") == 0.0
+    clock.advance(5)
+    assert hold.remaining("ns/a") == 0.0          # still due until forgotten
+    hold.forget("ns/a")
+    assert hold.remaining("ns/a") == 1.0          # a new window
+
+
+def test_a_window_of_zero_holds_nothing() -> None:
+    hold = StatusHold(ManualClock(), 0.0)
+    assert hold.remaining("ns/a") == 0.0
