@@ -2,7 +2,7 @@
 first on ``PYTHONPATH`` and setting ``HEAP_PROBE=<output folder>`` (inert otherwise, and in
 any process that is not ``mpi-controller``).
 
-A daemon thread samples ``VmRSS`` every 0.1 s. Every 15 s (``t<seconds>``) and at each new
+A daemon thread samples ``VmRSS`` every 0.1 s. Every 5 s (``t<seconds>``) and at each new
 RSS peak (at least 0.5 MB above the last one saved, 1 s after it: ``peak``) it appends one
 JSON line to ``stats.jsonl``: RSS, glibc's ``mallinfo2`` (C heap in use and free, mmapped),
 pymalloc's arenas (``sys._debugmallocstats``: 1 MiB each, and the bytes in used blocks), and
