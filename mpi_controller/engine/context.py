@@ -20,6 +20,9 @@ A status write that changes the job's phase (:func:`~mpi_controller.kube.conditi
 Created, Running, Restarting, Suspended, Succeeded, Failed) logs one info line, ``job phase
 changed``, with the kind, the job key, the phase and the previous one.
 
+A context and its writer hold no reference cycle: both, with the job copy, are freed as soon
+as the sync returns, not at the cyclic collector's next run.
+
 A requeue serves time-based decisions (a TTL, a deadline); the job's own deletion carries its
 uid as a precondition, so a newer job of the same name is never touched.
 """
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 import structlog
@@ -79,6 +83,16 @@ class StatusWriteGuard:
         self._superseded.pop(key, None)
 
 
+def _uid(job: Mapping[str, Any]) -> Any:
+    return job["metadata"].get("uid")
+
+
+def _still_cached(jobs: SharedIndexInformer, key: str, uid: Any) -> bool:
+    """The cache holds ``key`` with ``uid``."""
+    cached = jobs.indexer.get_by_key(key)
+    return cached is not None and (cached.get("metadata") or {}).get("uid") == uid
+
+
 def status_body(cached: Mapping[str, Any], status: Mapping[str, Any]) -> Obj:
     """The body of a status write: ``cached`` with ``status`` and without
     ``metadata.managedFields``. Shallow: it shares every other part with ``cached`` (which it
@@ -124,8 +138,12 @@ class SyncContext:
         self._hold = hold
         self._emit = emit
         self._wall = wall
-        self.writer = ChildWriter(client, expectations, job=job, key=key, emit=self.emit,
-                                  owner=resource, owner_cached=self.job_still_cached,
+        # The writer gets callables that do not hold this context: no reference cycle, so the
+        # context, its job copy and the writer are freed when the sync returns, not at the
+        # collector's next (rare: GC_THRESHOLDS) young collection.
+        self.writer = ChildWriter(client, expectations, job=job, key=key,
+                                  emit=partial(emit, job), owner=resource,
+                                  owner_cached=partial(_still_cached, jobs, key, _uid(job)),
                                   vanished=vanished)
         self.requeue: float | None = None
         """Seconds after which the engine syncs the job again (the earliest asked for)."""
@@ -138,9 +156,7 @@ class SyncContext:
 
     def job_still_cached(self) -> bool:
         """The job this sync works on is still in the cache (same uid)."""
-        cached = self._jobs.indexer.get_by_key(self.key)
-        uid = self.job["metadata"].get("uid")
-        return cached is not None and (cached.get("metadata") or {}).get("uid") == uid
+        return _still_cached(self._jobs, self.key, _uid(self.job))
 
     def cached(self, informer: SharedIndexInformer | None, name: str) -> Obj | None:
         """The cached object ``name`` in the job's namespace (``None`` without an informer)."""
