@@ -26,12 +26,19 @@ Contract:
   retriable. ``asyncio.CancelledError`` is never converted.
 * :meth:`RestClient.watch` returns a :class:`~mpi_controller.runtime.watch.WatchStream`.
 * ``result=False`` (create, update_status, delete): the answer is read but not decoded; ``{}``.
+* Plain requests (everything but watches) go through the lean HTTP/1.1 keep-alive pool of
+  :mod:`~mpi_controller.runtime.http1` (at most ``max_connections`` connections, with the
+  session's own ``SSLContext`` and ``tls_server_name``): a fraction of aiohttp's CPU per
+  request. Watches, and every request when a proxy is configured, stay on the aiohttp session.
+  ``max_connections=0`` sends everything through aiohttp. :meth:`RestClient.close` closes both.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import os
+import ssl
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Mapping
@@ -45,6 +52,7 @@ from mpi_controller.kube.resources import Resource
 from mpi_controller.runtime.clock import Clock, LoopClock
 from mpi_controller.runtime.codec import Codec, dumps, loads
 from mpi_controller.runtime.errors import ApiError, transport_error
+from mpi_controller.runtime.http1 import Http1Pool
 from mpi_controller.runtime.kubeauth import ApiSession, kube_auth
 from mpi_controller.runtime.kubeclient import PATCH_CONTENT_TYPES, PatchType
 from mpi_controller.runtime.kubeconfig import (
@@ -57,21 +65,25 @@ from mpi_controller.runtime.kubeconfig import (
 from mpi_controller.runtime.throttle import RequestThrottle
 from mpi_controller.runtime.watch import WatchStream
 
-__all__ = ["MAX_RETRY_AFTER", "RestClient"]
+__all__ = ["DEFAULT_MAX_CONNECTIONS", "MAX_RETRY_AFTER", "RestClient"]
 
 _WATCH_CONNECT_TIMEOUT = 10.0
 _WATCH_READ_SLACK = 30.0
 _DEFAULT_KUBECONFIG = os.path.expanduser("~/.kube/config")
 
+DEFAULT_MAX_CONNECTIONS = 16
+"""Connections of the plain-request pool (idle and in use); see docs/performance.md."""
+_PATH_SAFE = "/:@!$&'()*+,;="
+
 MAX_RETRY_AFTER = 10  # client-go's maxRetries for Retry-After answers
 _MAX_RETRY_AFTER_SECONDS = 10.0
 
 
-def _retry_after(resp: aiohttp.ClientResponse) -> float | None:
-    """Seconds to wait for a 429 or 5xx answer that carries ``Retry-After``, else None."""
-    if resp.status != 429 and not (500 <= resp.status < 600 and resp.status != 501):
+def _retry_after(status: int, header: str) -> float | None:
+    """Seconds to wait for a 429 or 5xx answer whose ``Retry-After`` header is ``header``,
+    else None."""
+    if status != 429 and not (500 <= status < 600 and status != 501):
         return None
-    header = resp.headers.get("Retry-After", "")
     try:
         seconds = float(int(header))
     except ValueError:
@@ -125,8 +137,11 @@ class RestClient:
         user_agent: str = "mpi-controller",
         clock: Clock | None = None,
         client_groups: Mapping[str, str] | None = None,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
     ) -> None:
         self.api_client = api_client
+        self.max_connections = max_connections
+        self._pools: dict[str, tuple[Http1Pool, str]] = {}
         self.request_timeout = request_timeout
         self.user_agent = user_agent
         self._clock: Clock = clock or LoopClock()
@@ -198,6 +213,9 @@ class RestClient:
         return cls(ApiSession(cfg), **options)
 
     async def close(self) -> None:
+        pools, self._pools = self._pools, {}
+        for pool, _ in pools.values():
+            await pool.close()
         await self.api_client.close()
 
     async def __aenter__(self) -> RestClient:
@@ -287,13 +305,65 @@ class RestClient:
             if resp.status >= 400:
                 async with resp:
                     payload = await resp.read()
-                    wait = _retry_after(resp) if retry else None
+                    wait = (_retry_after(resp.status, resp.headers.get("Retry-After", ""))
+                            if retry else None)
                     if wait is None:
                         raise ApiError.from_response(resp.status, payload)
                     return wait
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise transport_error(exc) from exc
         return resp
+
+    def _pool(self) -> tuple[Http1Pool, str] | None:
+        """The lean pool of the current host and the path prefix of its URL; None when
+        requests must go through aiohttp (a proxy, or ``max_connections`` 0)."""
+        host = self.host
+        found = self._pools.get(host)
+        if found is not None:
+            return found
+        rest = self.api_client.rest_client
+        if self.max_connections <= 0 or rest.proxy:
+            return None
+        url = urllib.parse.urlsplit(host)
+        context = rest.pool_manager.connector._ssl
+        if url.scheme == "https" and not isinstance(context, ssl.SSLContext):
+            return None  # the session was not given a context of its own: aiohttp's defaults
+        pool = Http1Pool(scheme=url.scheme, host=url.hostname or "",
+                         port=url.port or (443 if url.scheme == "https" else 80),
+                         ssl_context=context if url.scheme == "https" else None,
+                         server_hostname=rest.server_hostname or None,
+                         max_connections=self.max_connections)
+        self._pools[host] = found = (pool, url.path.rstrip("/"))
+        return found
+
+    async def _lean_request(self, pool: Http1Pool, prefix: str, method: str, path: str, *,
+                            query: Mapping[str, Any] | None, body: Any,
+                            content_type: str | None) -> bytes:
+        """A plain request through the lean pool, with the same contract as :meth:`_open`
+        and the read of the answer: the body of a < 400 answer."""
+        target = urllib.parse.quote(prefix + path, safe=_PATH_SAFE)
+        params = _query(query or {})
+        if params:
+            target += "?" + urllib.parse.urlencode(params, quote_via=urllib.parse.quote)
+        data = None if body is None else dumps(body)
+        if data is not None and content_type is None:
+            content_type = "application/json"
+        for attempt in range(MAX_RETRY_AFTER + 1):
+            await self._bucket(path).acquire()
+            headers = await self._headers(content_type)
+            try:
+                async with asyncio.timeout(self.request_timeout):
+                    resp = await pool.request(method, target, headers, data)
+            except OSError as exc:  # TimeoutError, connection and TLS failures
+                raise transport_error(exc) from exc
+            if resp.status < 400:
+                return resp.body
+            wait = (_retry_after(resp.status, resp.headers.get("retry-after", ""))
+                    if attempt < MAX_RETRY_AFTER else None)
+            if wait is None:
+                raise ApiError.from_response(resp.status, resp.body)
+            await self._clock.sleep(wait)
+        raise AssertionError("unreachable")  # pragma: no cover
 
     async def request(
         self,
@@ -306,6 +376,11 @@ class RestClient:
         decode: Callable[[bytes], Any] = loads,
     ) -> Any:
         """One request; the decoded JSON response (``None`` for an empty body)."""
+        lean = self._pool()
+        if lean is not None:
+            data = await self._lean_request(lean[0], lean[1], method, path, query=query,
+                                            body=body, content_type=content_type)
+            return decode(data) if data else None
         resp = await self._open(method, path, query=query, body=body, content_type=content_type)
         try:
             async with resp:
