@@ -352,7 +352,8 @@ class Http1Pool:
 
     @property
     def idle_connections(self) -> int:
-        return len(self._idle)
+        """Idle connections still open (one the server closed no longer counts)."""
+        return sum(not conn.closed for conn in self._idle)
 
     def encode(self, method: str, target: str, headers: Mapping[str, str],
                body: bytes | None) -> bytes:

@@ -434,7 +434,7 @@ async def test_plain_requests_go_through_the_lean_pool_and_close_ends_it(
     await kube.get(PODS, "p", namespace="ns")
     await kube.create(PODS, {"metadata": {"name": "p", "namespace": "ns"}})
     assert [r["headers"].get("Accept-Encoding") for r in fake.requests] == [None, None]
-    lean = kube._pool()
+    lean = kube._lean.pool(kube.api_client)
     assert lean is not None
     assert (lean[0].open_connections, lean[0].idle_connections) == (1, 1)
     await kube.close()
@@ -445,14 +445,14 @@ async def test_with_a_proxy_or_no_pool_every_request_goes_through_aiohttp(
     api: tuple[FakeApi, RestClient],
 ) -> None:
     fake, kube = api
-    kube.max_connections = 0
+    kube._lean.max_connections = 0
     await kube.get(PODS, "p", namespace="ns")
-    kube.max_connections = 4
+    kube._lean.max_connections = 4
     kube.api_client.rest_client.proxy = kube.host  # the fake answers as a forward proxy too
     await kube.get(PODS, "p", namespace="ns")
     assert [(r["path"], r["headers"].get("Accept-Encoding")) for r in fake.requests] == [
         ("/api/v1/namespaces/ns/pods/p", "gzip, deflate")] * 2
-    assert kube._pool() is None
+    assert kube._lean.pool(kube.api_client) is None
 
 
 @pytest.mark.parametrize("max_connections", [0, 4])
@@ -462,7 +462,7 @@ async def test_a_host_with_a_path_prefixes_every_request(
     """Both transports keep the server URL's path (an API server behind a path-routing
     proxy) and send query values percent-encoded alike."""
     fake, kube = api
-    kube.max_connections = max_connections
+    kube._lean.max_connections = max_connections
     kube.api_client.configuration.host = kube.host + "/k8s/clusters/c-1"
     await kube.list(PODS, namespace="ns", label_selector="a in (x,y),b!=z")
     assert [(r["path"], r["query"]) for r in fake.requests] == [
