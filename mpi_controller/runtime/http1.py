@@ -7,11 +7,8 @@ This module sends such requests over asyncio ``Protocol`` connections kept alive
 
 Contract:
 
-* :class:`ResponseParser` is pure: fed bytes, it parses one HTTP/1.1 response (status line,
-  headers, then a body framed by ``Content-Length``, ``Transfer-Encoding: chunked``, or the
-  end of the connection; interim 1xx answers are skipped; a HEAD answer and 204/304 have no
-  body). Malformed input raises :class:`ProtocolError`. No content coding is decoded: the
-  client sends no ``Accept-Encoding``.
+* Answers are read by :class:`~mpi_controller.runtime.httpparse.ResponseParser` (pure). No
+  content coding is decoded: the client sends no ``Accept-Encoding``.
 * :class:`Http1Pool` sends ``request(method, target, headers, body)`` to one origin
   (``http://`` or ``https://`` with the given ``SSLContext`` and SNI/verification name) and
   returns a :class:`Response` with the whole body read. It keeps at most ``max_connections``
@@ -38,200 +35,17 @@ import asyncio
 import collections
 import ssl
 from collections.abc import Mapping
-from dataclasses import dataclass
+
+from mpi_controller.runtime.httpparse import (
+    ConnectionClosed,
+    ProtocolError,
+    Response,
+    ResponseParser,
+)
 
 __all__ = ["ConnectionClosed", "Http1Pool", "ProtocolError", "Response", "ResponseParser"]
 
 IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
-_MAX_HEAD = 64 * 1024  # status line and headers
-_NO_BODY_STATUS = frozenset({204, 304})
-
-
-class ProtocolError(OSError):
-    """The server's answer is not HTTP/1.1 as this client reads it."""
-
-
-class ConnectionClosed(ConnectionError):
-    """The server closed the connection before the answer was complete."""
-
-
-@dataclass(frozen=True, slots=True)
-class Response:
-    """A complete answer: status, headers (names lower-cased; a repeated one keeps its last
-    value), body, and whether the connection may carry another request."""
-
-    status: int
-    headers: Mapping[str, str]
-    body: bytes
-    keep_alive: bool
-
-
-class ResponseParser:
-    """Incremental parser of one response (see the module docstring)."""
-
-    __slots__ = ("_buf", "_chunks", "_head_request", "_remaining", "_state", "headers",
-                 "keep_alive", "status")
-
-    def __init__(self, *, head_request: bool = False) -> None:
-        self._head_request = head_request
-        self._buf = bytearray()
-        self._chunks: list[bytes] = []
-        self._state = "head"  # head, length, chunk-size, chunk-data, chunk-crlf, trailer,
-        #                       until-close, done
-        self._remaining = 0
-        self.status = 0
-        self.headers: dict[str, str] = {}
-        self.keep_alive = True
-
-    @property
-    def started(self) -> bool:
-        """Whether any byte of the answer has arrived."""
-        return bool(self._buf) or self._state != "head" or self.status != 0
-
-    @property
-    def done(self) -> bool:
-        return self._state == "done"
-
-    def response(self) -> Response:
-        return Response(self.status, self.headers, b"".join(self._chunks), self.keep_alive)
-
-    def feed(self, data: bytes) -> bool:
-        """Take more bytes; True once the response is complete. Bytes past its end are an
-        error (this client never pipelines)."""
-        if self._state == "length" and not self._buf:  # the common case: body bytes
-            return self._take_length(data)
-        self._buf += data
-        while self._state != "done":
-            if not self._step():
-                return False
-        if self._buf:
-            raise ProtocolError("bytes after the end of the response")
-        return True
-
-    def feed_eof(self) -> bool:
-        """The connection ended: True when that completes the response (a body read until
-        the end), else :class:`ConnectionClosed`."""
-        if self._state == "until-close":
-            self._chunks.append(bytes(self._buf))
-            self._buf.clear()
-            self._state = "done"
-            return True
-        if self._state == "done":
-            return True
-        raise ConnectionClosed("the server closed the connection before the answer was "
-                               "complete" if self.started else
-                               "the server closed the connection without an answer")
-
-    def _take_length(self, data: bytes) -> bool:
-        if len(data) < self._remaining:
-            self._chunks.append(data)
-            self._remaining -= len(data)
-            return False
-        if len(data) > self._remaining:
-            raise ProtocolError("bytes after the end of the response")
-        self._chunks.append(data)
-        self._remaining = 0
-        self._state = "done"
-        return True
-
-    def _step(self) -> bool:
-        """Advance through the buffer; False when more bytes are needed."""
-        state = self._state
-        if state == "head":
-            return self._parse_head()
-        if state == "length":
-            data = bytes(self._buf)
-            self._buf.clear()
-            return self._take_length(data) or bool(self._buf)
-        if state == "until-close":
-            self._chunks.append(bytes(self._buf))
-            self._buf.clear()
-            return False
-        if state == "chunk-data":
-            take = min(self._remaining, len(self._buf))
-            if take:
-                self._chunks.append(bytes(self._buf[:take]))
-                del self._buf[:take]
-                self._remaining -= take
-            if self._remaining:
-                return False
-            self._state = "chunk-crlf"
-            return True
-        line = self._line()
-        if line is None:
-            return False
-        if state == "chunk-crlf":
-            if line:
-                raise ProtocolError("chunk not followed by CRLF")
-            self._state = "chunk-size"
-        elif state == "chunk-size":
-            try:
-                size = int(line.split(b";", 1)[0].strip(), 16)
-            except ValueError:
-                raise ProtocolError(f"bad chunk size {line[:40]!r}") from None
-            if size < 0:
-                raise ProtocolError("negative chunk size")
-            self._remaining = size
-            self._state = "chunk-data" if size else "trailer"
-        elif state == "trailer" and not line:
-            self._state = "done"
-        return True
-
-    def _line(self) -> bytes | None:
-        end = self._buf.find(b"\r\n")
-        if end < 0:
-            if len(self._buf) > _MAX_HEAD:
-                raise ProtocolError("line too long")
-            return None
-        line = bytes(self._buf[:end])
-        del self._buf[:end + 2]
-        return line
-
-    def _parse_head(self) -> bool:
-        end = self._buf.find(b"\r\n\r\n")
-        if end < 0:
-            if len(self._buf) > _MAX_HEAD:
-                raise ProtocolError("response head too long")
-            return False
-        lines = bytes(self._buf[:end]).decode("latin-1").split("\r\n")
-        del self._buf[:end + 4]
-        parts = lines[0].split(" ", 2)
-        if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit():
-            raise ProtocolError(f"bad status line {lines[0][:80]!r}")
-        status = int(parts[1])
-        headers: dict[str, str] = {}
-        for line in lines[1:]:
-            name, sep, value = line.partition(":")
-            if not sep or not name or name != name.strip():
-                raise ProtocolError(f"bad header line {line[:80]!r}")
-            headers[name.lower()] = value.strip()
-        if 100 <= status < 200:  # interim answer: the real one follows
-            return True
-        self.status, self.headers = status, headers
-        connection = headers.get("connection", "").lower()
-        self.keep_alive = ("close" not in connection if parts[0] == "HTTP/1.1"
-                           else "keep-alive" in connection)
-        self._state = self._body_state(status, headers)
-        if self._state == "length" and self._remaining == 0:
-            self._state = "done"
-        return True
-
-    def _body_state(self, status: int, headers: Mapping[str, str]) -> str:
-        if self._head_request or status in _NO_BODY_STATUS:
-            return "done"
-        coding = headers.get("transfer-encoding")
-        if coding is not None:
-            if coding.lower() != "chunked":
-                raise ProtocolError(f"unsupported transfer coding {coding!r}")
-            return "chunk-size"
-        length = headers.get("content-length")
-        if length is None:
-            self.keep_alive = False
-            return "until-close"
-        if not length.isdigit():
-            raise ProtocolError(f"bad Content-Length {length!r}")
-        self._remaining = int(length)
-        return "length"
 
 
 class _Connection(asyncio.Protocol):
@@ -342,7 +156,8 @@ class Http1Pool:
         self.idle_timeout = idle_timeout
         self._idle: collections.deque[_Connection] = collections.deque()
         self._open = 0  # connections idle, in use, or being made
-        self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
+        self._waiters: collections.deque[asyncio.Future[_Connection | None]] = (
+            collections.deque())
         self._closed = False
         self._in_use: set[_Connection] = set()
 
@@ -399,44 +214,54 @@ class Http1Pool:
             self._release(conn, keep=ok)
 
     async def _acquire(self, *, fresh: bool = False) -> _Connection:
+        """A connection for one request: an idle one (unless ``fresh``), a new one in a free
+        slot, or, at the cap, the first one released after the requests already waiting
+        (first come, first served: a released connection or slot is handed to the oldest
+        waiter, never taken by a newcomer)."""
         if self._closed:
             raise ConnectionClosed("the client is closed")
         loop = asyncio.get_running_loop()
-        while True:
-            if not fresh:
-                conn = self._idle_connection(loop.time())
-                if conn is not None:
-                    self._in_use.add(conn)
-                    return conn
+        if not self._waiters:
+            conn = None if fresh else self._idle_connection(loop.time())
+            if conn is not None:
+                self._in_use.add(conn)
+                return conn
+            if fresh and self._open >= self.max_connections and self._idle:
+                self._close_idle(self._idle.popleft())  # its slot makes room
             if self._open < self.max_connections:
-                break
-            if fresh and self._idle:  # make room for the fresh one
-                self._close_idle(self._idle.popleft())
-                continue
-            waiter: asyncio.Future[None] = loop.create_future()
-            self._waiters.append(waiter)
-            try:
-                await waiter
-            except BaseException:
-                if waiter in self._waiters:
-                    self._waiters.remove(waiter)
-                elif waiter.done() and not waiter.cancelled():
-                    self._wake()  # pass the slot on
-                raise
+                self._open += 1
+                return await self._connect()
+        waiter: asyncio.Future[_Connection | None] = loop.create_future()
+        self._waiters.append(waiter)
+        try:
+            granted = await waiter
+        except BaseException:
+            if waiter in self._waiters:
+                self._waiters.remove(waiter)
+            elif waiter.done() and not waiter.cancelled():
+                self._give_back(waiter.result())
+            raise
+        if granted is not None and not fresh:
+            self._in_use.add(granted)
+            return granted
+        if granted is not None:
+            granted.close()  # a fresh connection is wanted: take only the slot
+        return await self._connect()
+
+    async def _connect(self) -> _Connection:
+        """A new connection in a slot already counted in ``_open``."""
+        try:
             if self._closed:
                 raise ConnectionClosed("the client is closed")
-        self._open += 1
-        try:
-            _, conn = await loop.create_connection(
+            _, conn = await asyncio.get_running_loop().create_connection(
                 _Connection, self._host, self._port, ssl=self._ssl,
                 server_hostname=self._server_hostname)
         except BaseException:
-            self._open -= 1
-            self._wake()
+            self._free_slot()
             raise
         if self._closed:
             conn.close()
-            self._open -= 1
+            self._free_slot()
             raise ConnectionClosed("the client is closed")
         self._in_use.add(conn)
         return conn
@@ -453,40 +278,53 @@ class Http1Pool:
 
     def _close_idle(self, conn: _Connection) -> None:
         conn.close()
-        self._open -= 1
-        self._wake()
+        self._free_slot()
 
-    def _release(self, conn: _Connection, *, keep: bool) -> None:
-        self._in_use.discard(conn)
-        if keep and not conn.closed and not self._closed:
-            now = asyncio.get_running_loop().time()
-            conn.idle_since = now
-            idle = self._idle
-            while idle and (idle[0].closed or now - idle[0].idle_since > self.idle_timeout):
-                self._close_idle(idle.popleft())  # the least recently used ones first
-            idle.append(conn)
-            self._wake()
-            return
-        conn.close()
-        self._open -= 1
-        self._wake()
-
-    def _wake(self) -> None:
+    def _hand_over(self, granted: _Connection | None) -> bool:
+        """Give a connection (or, for None, a counted free slot) to the oldest waiter."""
         while self._waiters:
             waiter = self._waiters.popleft()
             if not waiter.done():
-                waiter.set_result(None)
-                return
+                waiter.set_result(granted)
+                return True
+        return False
+
+    def _free_slot(self) -> None:
+        """A connection is gone: its slot goes to the oldest waiter, if any."""
+        if not self._hand_over(None):
+            self._open -= 1
+
+    def _give_back(self, granted: _Connection | None) -> None:
+        """What a waiter cancelled after its grant was given: pass it on."""
+        if granted is None:
+            self._free_slot()
+        else:
+            self._release(granted, keep=True)
+
+    def _release(self, conn: _Connection, *, keep: bool) -> None:
+        self._in_use.discard(conn)
+        if not keep or conn.closed or self._closed:
+            conn.close()
+            self._free_slot()
+            return
+        conn.reused = True
+        if self._hand_over(conn):
+            return
+        now = asyncio.get_running_loop().time()
+        conn.idle_since = now
+        idle = self._idle
+        while idle and (idle[0].closed or now - idle[0].idle_since > self.idle_timeout):
+            self._close_idle(idle.popleft())  # the least recently used ones first
+        idle.append(conn)
 
     async def close(self) -> None:
-        """Close every connection, idle or in use; wake and fail the waiting requests."""
+        """Close every connection, idle or in use; the waiting requests fail."""
         self._closed = True
         while self._idle:
             self._close_idle(self._idle.popleft())
         for conn in list(self._in_use):
             conn.close()
-        while self._waiters:
-            waiter = self._waiters.popleft()
-            if not waiter.done():
-                waiter.set_result(None)
+        while self._waiters:  # each gets a slot, and fails in _connect
+            if self._hand_over(None):
+                self._open += 1
         await asyncio.sleep(0)  # let the transports run their connection_lost

@@ -400,3 +400,18 @@ async def test_connection_refused_is_an_os_error() -> None:
         await pool.request("GET", "/", {})
     assert pool.open_connections == 0
     await pool.close()
+
+
+async def test_a_released_connection_goes_to_the_oldest_waiter_not_a_newcomer(
+    server: Server,
+) -> None:
+    pool = pool_for(server, max_connections=1)
+    held = await pool._acquire()
+    waiting = asyncio.create_task(pool.request("GET", "/waited", {}))
+    await asyncio.sleep(0.01)  # queued at the cap
+    newcomer = asyncio.create_task(pool.request("GET", "/newcomer", {}))  # not run yet
+    pool._release(held, keep=True)
+    await asyncio.gather(waiting, newcomer)
+    assert [(r.connection, r.target) for r in server.requests] == [
+        (1, "/waited"), (1, "/newcomer")]
+    await pool.close()
