@@ -22,10 +22,10 @@ Contract:
   caller wraps the call in one (``asyncio.timeout``); a cancelled or timed-out request closes
   its connection, and ``CancelledError`` propagates unchanged.
 * A request on a *reused* connection that the server closed before any byte of the answer
-  arrived is sent once more on a fresh connection when it surely was not processed twice by
-  doing so, as client-go and urllib3 do: the method is idempotent (GET, HEAD, OPTIONS, PUT,
-  DELETE), or the connection was already closing when the request was to be written (nothing
-  was sent). Otherwise the failure is raised.
+  arrived is sent once more on a fresh connection when sending it twice does no harm: the
+  method is idempotent (urllib3's set: GET, HEAD, OPTIONS, PUT, DELETE; Go's net/http, under
+  client-go, replays only GET, HEAD and OPTIONS), or the connection was already closing when
+  the request was to be written (nothing was sent). Otherwise the failure is raised.
 * :meth:`Http1Pool.close` closes every connection; requests after it fail.
 """
 
