@@ -21,6 +21,11 @@ Contract:
   ``client_groups`` gives API groups buckets of their own, as a Go operator's separate
   clientsets built from one ``rest.Config`` each have one (client-go's ``NewForConfig`` makes
   one token bucket per clientset); other groups share the default one.
+* Plain requests (everything but watches) go through the lean HTTP/1.1 keep-alive pool of
+  :mod:`~mpi_controller.runtime.http1` (at most ``max_connections`` connections, with the
+  session's own ``SSLContext`` and ``tls_server_name``): a fraction of aiohttp's CPU per
+  request. Watches, and every request when a proxy is configured, stay on the aiohttp session.
+  ``max_connections=0`` sends everything through aiohttp. :meth:`RestClient.close` closes both.
 * Every failure is an :class:`~mpi_controller.runtime.errors.ApiError`: HTTP errors carry the
   server's ``Status``; timeouts and connection failures have ``status == 0`` and are
   retriable. ``asyncio.CancelledError`` is never converted.
@@ -32,21 +37,21 @@ Contract:
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import os
-import urllib.parse
-import urllib.request
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 import aiohttp
 
 from mpi_controller.kube.jsonvalue import Obj
 from mpi_controller.kube.resources import Resource
 from mpi_controller.runtime.clock import Clock, LoopClock
-from mpi_controller.runtime.codec import Codec, dumps, loads
-from mpi_controller.runtime.errors import ApiError, transport_error
+from mpi_controller.runtime.codec import Codec, loads
+from mpi_controller.runtime.errors import transport_error
+from mpi_controller.runtime.http1 import Http1Pool
 from mpi_controller.runtime.kubeauth import ApiSession, kube_auth
 from mpi_controller.runtime.kubeclient import PATCH_CONTENT_TYPES, PatchType
 from mpi_controller.runtime.kubeconfig import (
@@ -58,37 +63,26 @@ from mpi_controller.runtime.kubeconfig import (
 )
 from mpi_controller.runtime.terminating import TerminatingNamespaces
 from mpi_controller.runtime.throttle import RequestThrottle
+from mpi_controller.runtime.transport import (
+    MAX_RETRY_AFTER,
+    LeanPools,
+    encode_body,
+    query_params,
+    request_target,
+    resolve_proxy_once,
+    wait_or_raise,
+)
 from mpi_controller.runtime.watch import WatchStream
 
-__all__ = ["MAX_RETRY_AFTER", "RestClient"]
+__all__ = ["DEFAULT_MAX_CONNECTIONS", "MAX_RETRY_AFTER", "RestClient"]
 
 _WATCH_CONNECT_TIMEOUT = 10.0
 _WATCH_READ_SLACK = 30.0
 _DEFAULT_KUBECONFIG = os.path.expanduser("~/.kube/config")
 
-MAX_RETRY_AFTER = 10  # client-go's maxRetries for Retry-After answers
-_MAX_RETRY_AFTER_SECONDS = 10.0
-
-
-def _retry_after(resp: aiohttp.ClientResponse) -> float | None:
-    """Seconds to wait for a 429 or 5xx answer that carries ``Retry-After``, else None."""
-    if resp.status != 429 and not (500 <= resp.status < 600 and resp.status != 501):
-        return None
-    header = resp.headers.get("Retry-After", "")
-    try:
-        seconds = float(int(header))
-    except ValueError:
-        return None
-    return min(max(seconds, 0.0), _MAX_RETRY_AFTER_SECONDS)
-
-
-def _query(params: Mapping[str, Any]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for key, value in params.items():
-        if value is None:
-            continue
-        out[key] = ("true" if value else "false") if isinstance(value, bool) else str(value)
-    return out
+DEFAULT_MAX_CONNECTIONS = 16
+"""Connections of the plain-request pool (idle and in use); see docs/performance.md."""
+_T = TypeVar("_T")
 
 
 def _unread(data: bytes) -> Obj:
@@ -98,20 +92,6 @@ def _unread(data: bytes) -> Obj:
 def _name_ns(body: Mapping[str, Any], namespace: str | None) -> tuple[str, str | None]:
     meta = body.get("metadata") or {}
     return str(meta.get("name", "")), namespace or meta.get("namespace")
-
-
-def _resolve_proxy_once(api_client: Any) -> None:
-    """Take the proxy for the API server from the environment now, and stop the aiohttp
-    session from looking up proxy variables and ~/.netrc (in a thread) on every request."""
-    rest = getattr(api_client, "rest_client", None)
-    session: Any = getattr(rest, "pool_manager", None)
-    if rest is None or not getattr(session, "_trust_env", False):
-        return
-    if not rest.proxy:
-        url = urllib.parse.urlsplit(str(api_client.configuration.host))
-        if url.hostname and not urllib.request.proxy_bypass(url.hostname):
-            rest.proxy = urllib.request.getproxies().get(url.scheme) or None
-    session._trust_env = False
 
 
 class RestClient:
@@ -128,8 +108,10 @@ class RestClient:
         user_agent: str = "mpi-controller",
         clock: Clock | None = None,
         client_groups: Mapping[str, str] | None = None,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
     ) -> None:
         self.api_client = api_client
+        self._lean = LeanPools(max_connections)
         self.request_timeout = request_timeout
         self.user_agent = user_agent
         self._clock: Clock = clock or LoopClock()
@@ -137,7 +119,7 @@ class RestClient:
         self._buckets = {name: RequestThrottle(qps, burst, self._clock)
                          for name in {"", *self._client_groups.values()}}
         self.terminating = TerminatingNamespaces(self._clock)
-        _resolve_proxy_once(api_client)
+        resolve_proxy_once(api_client)
 
     def _bucket(self, path: str) -> RequestThrottle:
         """The token bucket of the client that ``path``'s API group belongs to."""
@@ -202,6 +184,7 @@ class RestClient:
         return cls(ApiSession(cfg), **options)
 
     async def close(self) -> None:
+        await self._lean.close()
         await self.api_client.close()
 
     async def __aenter__(self) -> RestClient:
@@ -231,6 +214,20 @@ class RestClient:
                 headers[setting["key"]] = setting["value"]
         return headers
 
+    async def _retrying(self, attempt: Callable[[bool], Awaitable[_T | float]]) -> _T:
+        """``attempt(retry)`` until it returns an answer rather than seconds to wait.
+
+        As client-go does, a 429 or 5xx answer with a ``Retry-After`` header is retried after
+        that many seconds (at most :data:`MAX_RETRY_AFTER` times; the caller's deadline still
+        bounds the whole): an overloaded API server asks callers to come back, and a Lease
+        renewal that gives up at once loses leadership for nothing."""
+        for n in range(MAX_RETRY_AFTER + 1):
+            result = await attempt(n < MAX_RETRY_AFTER)
+            if not isinstance(result, float):
+                return result
+            await self._clock.sleep(result)
+        raise AssertionError("unreachable")  # pragma: no cover
+
     async def _open(
         self,
         method: str,
@@ -241,42 +238,11 @@ class RestClient:
         content_type: str | None = None,
         client_timeout: aiohttp.ClientTimeout | None = None,
     ) -> aiohttp.ClientResponse:
-        """Send a request and return the open response; raise :class:`ApiError` on >= 400.
-
-        As client-go does, a 429 or 5xx answer with a ``Retry-After`` header is retried after
-        that many seconds (at most :data:`MAX_RETRY_AFTER` times; the caller's deadline still
-        bounds the whole): an overloaded API server asks callers to come back, and a Lease
-        renewal that gives up at once loses leadership for nothing."""
-        for attempt in range(MAX_RETRY_AFTER + 1):
-            resp = await self._open_once(method, path, query=query, body=body,
-                                         content_type=content_type,
-                                         client_timeout=client_timeout,
-                                         retry=attempt < MAX_RETRY_AFTER)
-            if isinstance(resp, aiohttp.ClientResponse):
-                return resp
-            await self._clock.sleep(resp)
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    async def _open_once(
-        self,
-        method: str,
-        path: str,
-        *,
-        query: Mapping[str, Any] | None,
-        body: Any,
-        content_type: str | None,
-        client_timeout: aiohttp.ClientTimeout | None,
-        retry: bool,
-    ) -> aiohttp.ClientResponse | float:
-        """One attempt: the response, or the seconds to wait before retrying."""
-        await self._bucket(path).acquire()
-        data = None if body is None else dumps(body)
-        if data is not None and content_type is None:
-            content_type = "application/json"
+        """Send a request through aiohttp and return the open response; raise
+        :class:`ApiError` on >= 400 (after the ``Retry-After`` retries of :meth:`_retrying`)."""
+        data, content_type = encode_body(body, content_type)
         kwargs: dict[str, Any] = {
-            "params": _query(query or {}),
-            "data": data,
-            "headers": await self._headers(content_type),
+            "params": query_params(query or {}), "data": data,
             "timeout": client_timeout or aiohttp.ClientTimeout(total=self.request_timeout),
         }
         rest = self.api_client.rest_client
@@ -284,20 +250,44 @@ class RestClient:
             kwargs["proxy"] = rest.proxy
         if rest.server_hostname:
             kwargs["server_hostname"] = rest.server_hostname
-        try:
-            resp: aiohttp.ClientResponse = await rest.pool_manager.request(
-                method, self.host + path, **kwargs
-            )
-            if resp.status >= 400:
-                async with resp:
-                    payload = await resp.read()
-                    wait = _retry_after(resp) if retry else None
-                    if wait is None:
-                        raise ApiError.from_response(resp.status, payload)
-                    return wait
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            raise transport_error(exc) from exc
-        return resp
+
+        async def attempt(retry: bool) -> aiohttp.ClientResponse | float:
+            await self._bucket(path).acquire()
+            kwargs["headers"] = await self._headers(content_type)
+            try:
+                resp: aiohttp.ClientResponse = await rest.pool_manager.request(
+                    method, self.host + path, **kwargs)
+                if resp.status >= 400:
+                    async with resp:
+                        payload = await resp.read()
+                        return wait_or_raise(resp.status, resp.headers.get("Retry-After", ""),
+                                              payload, retry=retry)
+            except (aiohttp.ClientError, TimeoutError) as exc:
+                raise transport_error(exc) from exc
+            return resp
+
+        return await self._retrying(attempt)
+
+    async def _lean_request(self, pool: Http1Pool, target: str, method: str, path: str, *,
+                            body: Any, content_type: str | None) -> bytes:
+        """A plain request through the lean pool, with the contract of :meth:`_open` and the
+        read of the answer: the body of a < 400 answer."""
+        data, content_type = encode_body(body, content_type)
+
+        async def attempt(retry: bool) -> bytes | float:
+            await self._bucket(path).acquire()
+            headers = await self._headers(content_type)
+            try:
+                async with asyncio.timeout(self.request_timeout):
+                    resp = await pool.request(method, target, headers, data)
+            except OSError as exc:  # TimeoutError, connection and TLS failures
+                raise transport_error(exc) from exc
+            if resp.status < 400:
+                return resp.body
+            return wait_or_raise(resp.status, resp.headers.get("retry-after", ""), resp.body,
+                                  retry=retry)
+
+        return await self._retrying(attempt)
 
     async def request(
         self,
@@ -310,6 +300,12 @@ class RestClient:
         decode: Callable[[bytes], Any] = loads,
     ) -> Any:
         """One request; the decoded JSON response (``None`` for an empty body)."""
+        lean = self._lean.pool(self.api_client)
+        if lean is not None:
+            target = request_target(lean[1], path, query_params(query or {}))
+            data = await self._lean_request(lean[0], target, method, path, body=body,
+                                            content_type=content_type)
+            return decode(data) if data else None
         resp = await self._open(method, path, query=query, body=body, content_type=content_type)
         try:
             async with resp:

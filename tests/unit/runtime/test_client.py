@@ -419,3 +419,51 @@ async def test_writes_whose_answer_is_not_read_return_an_empty_object(
         ("DELETE", "/api/v1/namespaces/ns/pods/p", {"kind": "DeleteOptions", "apiVersion": "v1"}),
         ("POST", "/api/v1/namespaces/ns/pods", body),
     ]
+
+
+# -- which transport carries a request ------------------------------------------------------------
+
+
+async def test_plain_requests_go_through_the_lean_pool_and_close_ends_it(
+    api: tuple[FakeApi, RestClient],
+) -> None:
+    """The lean HTTP/1.1 pool sends no Accept-Encoding (aiohttp's session sends gzip,
+    deflate): that tells the two apart on the server. One keep-alive connection carries
+    sequential requests; close() ends it."""
+    fake, kube = api
+    await kube.get(PODS, "p", namespace="ns")
+    await kube.create(PODS, {"metadata": {"name": "p", "namespace": "ns"}})
+    assert [r["headers"].get("Accept-Encoding") for r in fake.requests] == [None, None]
+    lean = kube._lean.pool(kube.api_client)
+    assert lean is not None
+    assert (lean[0].open_connections, lean[0].idle_connections) == (1, 1)
+    await kube.close()
+    assert lean[0].open_connections == 0
+
+
+async def test_with_a_proxy_or_no_pool_every_request_goes_through_aiohttp(
+    api: tuple[FakeApi, RestClient],
+) -> None:
+    fake, kube = api
+    kube._lean.max_connections = 0
+    await kube.get(PODS, "p", namespace="ns")
+    kube._lean.max_connections = 4
+    kube.api_client.rest_client.proxy = kube.host  # the fake answers as a forward proxy too
+    await kube.get(PODS, "p", namespace="ns")
+    assert [(r["path"], r["headers"].get("Accept-Encoding")) for r in fake.requests] == [
+        ("/api/v1/namespaces/ns/pods/p", "gzip, deflate")] * 2
+    assert kube._lean.pool(kube.api_client) is None
+
+
+@pytest.mark.parametrize("max_connections", [0, 4])
+async def test_a_host_with_a_path_prefixes_every_request(
+    api: tuple[FakeApi, RestClient], max_connections: int,
+) -> None:
+    """Both transports keep the server URL's path (an API server behind a path-routing
+    proxy) and send query values percent-encoded alike."""
+    fake, kube = api
+    kube._lean.max_connections = max_connections
+    kube.api_client.configuration.host = kube.host + "/k8s/clusters/c-1"
+    await kube.list(PODS, namespace="ns", label_selector="a in (x,y),b!=z")
+    assert [(r["path"], r["query"]) for r in fake.requests] == [
+        ("/k8s/clusters/c-1/api/v1/namespaces/ns/pods", {"labelSelector": "a in (x,y),b!=z"})]

@@ -1,0 +1,417 @@
+"""The lean HTTP/1.1 client: the response parser (framing as RFC 9112 sets it: Content-Length,
+chunked with extensions and trailers, read-until-close, interim 1xx, bodiless answers) and the
+keep-alive pool against a local asyncio server (reuse, the cap, server-closed connections
+retried as client-go and urllib3 do, deadlines, cancellation, close)."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+
+import pytest
+import pytest_asyncio
+
+from mpi_controller.runtime.http1 import (
+    ConnectionClosed,
+    Http1Pool,
+    ProtocolError,
+    Response,
+    ResponseParser,
+)
+
+# -- parser ------------------------------------------------------------------------------------
+
+
+def parse_in_pieces(raw: bytes, size: int, *, head: bool = False) -> Response:
+    parser = ResponseParser(head_request=head)
+    done = False
+    for start in range(0, len(raw), size):
+        assert not done
+        done = parser.feed(raw[start:start + size])
+    assert done
+    return parser.response()
+
+
+LENGTH = (b"HTTP/1.1 201 Created\r\nContent-Type: application/json\r\n"
+          b"Content-Length: 11\r\nRetry-After: 3\r\n\r\n{\"a\": \"bc\"}")
+CHUNKED = (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+           b"4\r\n{\"a\"\r\n7;ext=1\r\n: \"bc\"}\r\n0\r\nX-Trailer: t\r\n\r\n")
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 1000])
+@pytest.mark.parametrize("raw", [LENGTH, CHUNKED], ids=["content-length", "chunked"])
+def test_a_response_split_anywhere_parses_the_same(raw: bytes, size: int) -> None:
+    resp = parse_in_pieces(raw, size)
+    assert resp.body == b'{"a": "bc"}'
+    assert resp.keep_alive
+
+
+def test_status_and_headers_are_read_with_lower_cased_names() -> None:
+    resp = parse_in_pieces(LENGTH, 1000)
+    assert (resp.status, resp.headers["retry-after"]) == (201, "3")
+    assert resp.headers["content-type"] == "application/json"
+
+
+def test_interim_answers_are_skipped() -> None:
+    raw = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+    resp = parse_in_pieces(raw, 5)
+    assert (resp.status, resp.body) == (200, b"ok")
+
+
+@pytest.mark.parametrize(("raw", "head"), [
+    (b"HTTP/1.1 204 No Content\r\n\r\n", False),
+    (b"HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n", False),
+    (b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n", True),
+    (b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", False),
+])
+def test_answers_without_a_body(raw: bytes, head: bool) -> None:
+    resp = parse_in_pieces(raw, 1000, head=head)
+    assert resp.body == b""
+    assert resp.keep_alive
+
+
+def test_a_body_without_length_is_read_until_the_connection_ends() -> None:
+    parser = ResponseParser()
+    assert not parser.feed(b"HTTP/1.1 200 OK\r\n\r\nab")
+    assert not parser.feed(b"cd")
+    assert parser.feed_eof()
+    resp = parser.response()
+    assert (resp.body, resp.keep_alive) == (b"abcd", False)
+
+
+@pytest.mark.parametrize(("raw", "keep_alive"), [
+    (b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n", False),
+    (b"HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n", False),
+    (b"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n", True),
+])
+def test_keep_alive_follows_the_version_and_connection_header(raw: bytes, keep_alive: bool) -> None:
+    assert parse_in_pieces(raw, 1000).keep_alive is keep_alive
+
+
+@pytest.mark.parametrize("raw", [
+    b"SPDY/3 200 OK\r\n\r\n",
+    b"HTTP/1.1 abc OK\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\nno colon\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nab\r\n",
+    b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nab",
+])
+def test_malformed_answers_are_protocol_errors(raw: bytes) -> None:
+    with pytest.raises(ProtocolError):
+        ResponseParser().feed(raw)
+
+
+@pytest.mark.parametrize(("raw", "started"), [
+    (b"", False),
+    (b"HTTP/1.1 200", True),
+    (b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nab", True),
+])
+def test_an_answer_cut_short_is_a_closed_connection(raw: bytes, started: bool) -> None:
+    parser = ResponseParser()
+    assert not parser.feed(raw) if raw else True
+    assert parser.started is started
+    with pytest.raises(ConnectionClosed):
+        parser.feed_eof()
+
+
+# -- pool against a local server ---------------------------------------------------------------
+
+Answer = Callable[["Request"], Awaitable[bytes | None]]
+
+
+@dataclass
+class Request:
+    connection: int
+    method: str
+    target: str
+    headers: dict[str, str]
+    body: bytes
+
+
+def reply(status: int = 200, body: bytes = b"{}", *extra: str) -> bytes:
+    head = [f"HTTP/1.1 {status} X", f"Content-Length: {len(body)}", *extra]
+    return ("\r\n".join(head) + "\r\n\r\n").encode() + body
+
+
+@dataclass
+class Server:
+    """Reads requests (Content-Length bodies) and answers each with ``answer(request)``: the
+    bytes to send, or None to close the connection without an answer."""
+
+    answer: Answer
+    requests: list[Request] = field(default_factory=list)
+    connections: int = 0
+    open_now: int = 0
+    most_open: int = 0
+    closed: asyncio.Event = field(default_factory=asyncio.Event)
+    close_after_answer: bool = False
+    port: int = 0
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        number = self.connections
+        self.open_now += 1
+        self.most_open = max(self.most_open, self.open_now)
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                lines = head.decode().split("\r\n")
+                method, target, _ = lines[0].split(" ")
+                headers = dict(line.split(": ", 1) for line in lines[1:] if line)
+                body = await reader.readexactly(int(headers.get("Content-Length", "0")))
+                request = Request(number, method, target, headers, body)
+                self.requests.append(request)
+                data = await self.answer(request)
+                if data is None:
+                    break
+                writer.write(data)
+                await writer.drain()
+                if self.close_after_answer:
+                    break
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            self.open_now -= 1
+            writer.close()
+            self.closed.set()
+
+
+async def ok(request: Request) -> bytes | None:
+    return reply(200, b'{"path": "%s"}' % request.target.encode())
+
+
+@pytest_asyncio.fixture(loop_scope="function")
+async def server() -> AsyncIterator[Server]:
+    srv = Server(ok)
+    listener = await asyncio.start_server(srv.handle, "127.0.0.1", 0)
+    srv.port = listener.sockets[0].getsockname()[1]
+    async with listener:
+        yield srv
+
+
+def pool_for(server: Server, **options: float) -> Http1Pool:
+    return Http1Pool(scheme="http", host="127.0.0.1", port=server.port, ssl_context=None,
+                     **options)  # type: ignore[arg-type]
+
+
+async def test_requests_reuse_one_keep_alive_connection(server: Server) -> None:
+    pool = pool_for(server)
+    for i in range(3):
+        resp = await pool.request("GET", f"/r{i}", {"Accept": "application/json"})
+        assert (resp.status, resp.body) == (200, b'{"path": "/r%d"}' % i)
+    assert [r.connection for r in server.requests] == [1, 1, 1]
+    assert server.requests[0].headers == {"Host": f"127.0.0.1:{server.port}",
+                                          "Accept": "application/json"}
+    await pool.close()
+
+
+async def test_a_body_is_sent_with_its_length_and_post_without_one_says_zero(
+    server: Server,
+) -> None:
+    pool = pool_for(server)
+    await pool.request("PUT", "/a", {"Content-Type": "application/json"}, b'{"x": 1}')
+    await pool.request("POST", "/b", {})
+    assert [(r.method, r.headers.get("Content-Length"), r.body) for r in server.requests] == [
+        ("PUT", "8", b'{"x": 1}'), ("POST", "0", b"")]
+    await pool.close()
+
+
+async def test_the_pool_never_opens_more_than_its_cap(server: Server) -> None:
+    gate = asyncio.Event()
+
+    async def slow(request: Request) -> bytes | None:
+        await gate.wait()
+        return reply()
+
+    server.answer = slow
+    pool = pool_for(server, max_connections=2)
+    tasks = [asyncio.create_task(pool.request("GET", f"/{i}", {})) for i in range(6)]
+    while len(server.requests) < 2:
+        await asyncio.sleep(0.01)
+    assert pool.open_connections == 2
+    gate.set()
+    assert [r.status for r in await asyncio.gather(*tasks)] == [200] * 6
+    assert (server.connections, server.most_open, pool.idle_connections) == (2, 2, 2)
+    await pool.close()
+
+
+async def test_a_connection_the_server_closes_after_answering_is_replaced(
+    server: Server,
+) -> None:
+    server.close_after_answer = True
+    pool = pool_for(server)
+    await pool.request("POST", "/a", {})
+    await asyncio.wait_for(server.closed.wait(), 5)
+    await asyncio.sleep(0.05)  # the client sees the end of the idle connection
+    await pool.request("POST", "/b", {})
+    assert [r.connection for r in server.requests] == [1, 2]
+    await pool.close()
+
+
+async def test_connection_close_in_the_answer_is_honoured(server: Server) -> None:
+    async def closing(request: Request) -> bytes | None:
+        return reply(200, b"{}", "Connection: close")
+
+    server.answer = closing
+    pool = pool_for(server)
+    await pool.request("GET", "/a", {})
+    await pool.request("GET", "/b", {})
+    assert [r.connection for r in server.requests] == [1, 2]
+    assert pool.open_connections == 0
+    await pool.close()
+
+
+def dropping_the_second_request() -> Answer:
+    """Answers the first request; closes the connection on the second without answering
+    (a keep-alive connection the server dropped as the request arrived)."""
+    count = itertools.count()
+
+    async def answer(request: Request) -> bytes | None:
+        return reply() if next(count) != 1 else None
+    return answer
+
+
+@pytest.mark.parametrize("method", ["GET", "PUT", "DELETE"])
+async def test_an_idempotent_request_dropped_on_a_reused_connection_is_sent_again(
+    server: Server, method: str,
+) -> None:
+    server.answer = dropping_the_second_request()
+    pool = pool_for(server)
+    await pool.request("GET", "/first", {})
+    resp = await pool.request(method, "/second", {}, b"{}")
+    assert resp.status == 200
+    assert [(r.connection, r.target) for r in server.requests] == [
+        (1, "/first"), (1, "/second"), (2, "/second")]
+    await pool.close()
+
+
+@pytest.mark.parametrize("method", ["POST", "PATCH"])
+async def test_a_non_idempotent_request_dropped_after_it_was_sent_is_not_repeated(
+    server: Server, method: str,
+) -> None:
+    server.answer = dropping_the_second_request()
+    pool = pool_for(server)
+    await pool.request("GET", "/first", {})
+    with pytest.raises(ConnectionClosed):
+        await pool.request(method, "/second", {}, b"{}")
+    assert [r.target for r in server.requests] == ["/first", "/second"]
+    assert pool.open_connections == 0
+    await pool.close()
+
+
+async def test_a_dropped_first_request_on_a_fresh_connection_is_not_repeated(
+    server: Server,
+) -> None:
+    async def drop(request: Request) -> bytes | None:
+        return None
+
+    server.answer = drop
+    pool = pool_for(server)
+    with pytest.raises(ConnectionClosed):
+        await pool.request("GET", "/a", {})
+    assert len(server.requests) == 1
+    await pool.close()
+
+
+async def test_a_deadline_closes_the_connection_and_frees_its_slot(server: Server) -> None:
+    gate = asyncio.Event()
+
+    async def hang(request: Request) -> bytes | None:
+        await gate.wait()
+        return reply()
+
+    server.answer = hang
+    pool = pool_for(server, max_connections=1)
+    with pytest.raises(TimeoutError):
+        async with asyncio.timeout(0.1):
+            await pool.request("GET", "/a", {})
+    assert pool.open_connections == 0
+    gate.set()
+    assert (await pool.request("GET", "/b", {})).status == 200
+    assert [(r.connection, r.target) for r in server.requests] == [(1, "/a"), (2, "/b")]
+    await pool.close()
+
+
+async def test_a_cancelled_waiter_does_not_take_a_slot(server: Server) -> None:
+    gate = asyncio.Event()
+
+    async def slow(request: Request) -> bytes | None:
+        await gate.wait()
+        return reply()
+
+    server.answer = slow
+    pool = pool_for(server, max_connections=1)
+    first = asyncio.create_task(pool.request("GET", "/1", {}))
+    waiting = asyncio.create_task(pool.request("GET", "/2", {}))
+    third = asyncio.create_task(pool.request("GET", "/3", {}))
+    await asyncio.sleep(0.05)
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    gate.set()
+    assert [(await first).status, (await third).status] == [200, 200]
+    assert [r.target for r in server.requests] == ["/1", "/3"]
+    assert pool.open_connections == 1
+    await pool.close()
+
+
+async def test_close_ends_every_connection_and_later_requests_fail(server: Server) -> None:
+    pool = pool_for(server)
+    await pool.request("GET", "/a", {})
+    await pool.close()
+    await asyncio.wait_for(server.closed.wait(), 5)
+    assert pool.open_connections == 0
+    with pytest.raises(ConnectionClosed):
+        await pool.request("GET", "/b", {})
+
+
+async def test_an_expired_idle_connection_is_not_reused(server: Server) -> None:
+    pool = pool_for(server, idle_timeout=0.0)
+    await pool.request("GET", "/a", {})
+    await asyncio.sleep(0.01)
+    await pool.request("GET", "/b", {})
+    assert [r.connection for r in server.requests] == [1, 2]
+    await pool.close()
+
+
+async def test_a_large_chunked_answer_is_read_whole(server: Server) -> None:
+    body = b"x" * 1_000_003
+
+    async def chunked(request: Request) -> bytes | None:
+        pieces = [body[i:i + 65536] for i in range(0, len(body), 65536)]
+        data = b"".join(b"%x\r\n%s\r\n" % (len(p), p) for p in pieces)
+        return b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + data + b"0\r\n\r\n"
+
+    server.answer = chunked
+    pool = pool_for(server)
+    assert (await pool.request("GET", "/big", {})).body == body
+    assert (await pool.request("GET", "/big", {})).body == body
+    assert server.connections == 1
+    await pool.close()
+
+
+async def test_connection_refused_is_an_os_error() -> None:
+    pool = Http1Pool(scheme="http", host="127.0.0.1", port=9, ssl_context=None)
+    with pytest.raises(ConnectionRefusedError):
+        await pool.request("GET", "/", {})
+    assert pool.open_connections == 0
+    await pool.close()
+
+
+async def test_a_released_connection_goes_to_the_oldest_waiter_not_a_newcomer(
+    server: Server,
+) -> None:
+    pool = pool_for(server, max_connections=1)
+    held = await pool._acquire()
+    waiting = asyncio.create_task(pool.request("GET", "/waited", {}))
+    await asyncio.sleep(0.01)  # queued at the cap
+    newcomer = asyncio.create_task(pool.request("GET", "/newcomer", {}))  # not run yet
+    pool._release(held, keep=True)
+    await asyncio.gather(waiting, newcomer)
+    assert [(r.connection, r.target) for r in server.requests] == [
+        (1, "/waited"), (1, "/newcomer")]
+    await pool.close()
