@@ -198,6 +198,18 @@ def pool_for(server: Server, **options: float) -> Http1Pool:
                      **options)  # type: ignore[arg-type]
 
 
+def held_answers(server: Server) -> asyncio.Event:
+    """Make ``server`` answer every request only once the returned event is set."""
+    gate = asyncio.Event()
+
+    async def held(request: Request) -> bytes | None:
+        await gate.wait()
+        return reply()
+
+    server.answer = held
+    return gate
+
+
 async def test_requests_reuse_one_keep_alive_connection(server: Server) -> None:
     pool = pool_for(server)
     for i in range(3):
@@ -221,13 +233,7 @@ async def test_a_body_is_sent_with_its_length_and_post_without_one_says_zero(
 
 
 async def test_the_pool_never_opens_more_than_its_cap(server: Server) -> None:
-    gate = asyncio.Event()
-
-    async def slow(request: Request) -> bytes | None:
-        await gate.wait()
-        return reply()
-
-    server.answer = slow
+    gate = held_answers(server)
     pool = pool_for(server, max_connections=2)
     tasks = [asyncio.create_task(pool.request("GET", f"/{i}", {})) for i in range(6)]
     while len(server.requests) < 2:
@@ -318,13 +324,7 @@ async def test_a_dropped_first_request_on_a_fresh_connection_is_not_repeated(
 
 
 async def test_a_deadline_closes_the_connection_and_frees_its_slot(server: Server) -> None:
-    gate = asyncio.Event()
-
-    async def hang(request: Request) -> bytes | None:
-        await gate.wait()
-        return reply()
-
-    server.answer = hang
+    gate = held_answers(server)
     pool = pool_for(server, max_connections=1)
     with pytest.raises(TimeoutError):
         async with asyncio.timeout(0.1):
@@ -337,13 +337,7 @@ async def test_a_deadline_closes_the_connection_and_frees_its_slot(server: Serve
 
 
 async def test_a_cancelled_waiter_does_not_take_a_slot(server: Server) -> None:
-    gate = asyncio.Event()
-
-    async def slow(request: Request) -> bytes | None:
-        await gate.wait()
-        return reply()
-
-    server.answer = slow
+    gate = held_answers(server)
     pool = pool_for(server, max_connections=1)
     first = asyncio.create_task(pool.request("GET", "/1", {}))
     waiting = asyncio.create_task(pool.request("GET", "/2", {}))
