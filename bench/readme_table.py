@@ -73,7 +73,8 @@ def summary(pairs: Sequence[tuple[str, str, Obj, Obj]],
     head = ["| workload | reference | " + " | ".join(t for t, _ in COLUMNS)
             + " | figures at or ahead |",
             "|---|---|" + "---|" * len(COLUMNS) + "---|"]
-    lines, runs = [], []
+    lines: list[str] = []
+    runs: dict[str, list[str]] = {}  # the run's description -> its workloads
     for name, label, ours, ref in pairs:
         verdicts = [ahead(figure, dig(ours, path), dig(ref, path))
                     for figure, path in rows(name)]
@@ -84,12 +85,14 @@ def summary(pairs: Sequence[tuple[str, str, Obj, Obj]],
         cells = " | ".join(_cell(ours, ref, path) for _, path in COLUMNS)
         lines.append(f"| {name} | {label} | {cells} | {count} |")
         env, ref_env = ours.get("environment") or {}, ref.get("environment") or {}
-        runs.append(f"{name}: ours {env.get('date')} at `{env.get('commit')}`, the reference "
-                    f"{ref_env.get('date')}, scale {env.get('scale')}")
+        run = (f"ours {env.get('date')} at `{env.get('commit')}`, the reference "
+               f"{ref_env.get('date')}, scale {env.get('scale')}")
+        runs.setdefault(run, []).append(name)
     if not lines:
         return ""
-    return "\n".join([*head, *lines, "", "Each cell: ours against the reference. Runs: "
-                      + "; ".join(runs) + "."]) + "\n"
+    said = "; ".join(f"{', '.join(names)}: {run}" for run, names in runs.items())
+    return "\n".join([*head, *lines, "", f"Each cell: ours against the reference. Runs: {said}."]
+                     ) + "\n"
 
 
 def write_block(readme: Path, text: str) -> bool:

@@ -59,10 +59,15 @@ def test_the_summary_has_a_row_per_workload_with_its_count_of_figures_at_or_ahea
                          "at `abc1234`, the reference ref-date, scale 0.3.")
 
 
-def test_a_workload_at_or_ahead_everywhere_says_so() -> None:
-    text = readme_table.summary([("tfjob", "training-operator v1.9.2", THEIRS, OURS)],
+def test_a_workload_at_or_ahead_everywhere_says_so_and_one_run_is_named_once() -> None:
+    text = readme_table.summary([("tfjob", "training-operator v1.9.2", THEIRS, OURS),
+                                 ("jaxjob", "training-operator v1.9.2", THEIRS, OURS)],
                                 harness.side_by_side_rows)
-    assert text.splitlines()[2].endswith("| 8 of 8 |")
+    lines = text.splitlines()
+    assert lines[2].endswith("| 8 of 8 |")
+    assert lines[3].startswith("| jaxjob | training-operator v1.9.2 | ")
+    assert lines[-1] == ("Each cell: ours against the reference. Runs: tfjob, jaxjob: ours "
+                         "ref-date at `ref`, the reference abc1234-date, scale 0.3.")
 
 
 def test_the_block_between_the_markers_is_replaced_and_the_rest_kept(tmp_path: Path) -> None:
