@@ -19,7 +19,7 @@ from tests.pytorchjobs import (
     replica,
     selector,
 )
-from tests.support import Cluster, wait_for
+from tests.support import Cluster, wait_for, wait_pods_succeeded
 from tests.tfjobs import delete_job, kubeflow_namespace
 
 pytestmark = pytest.mark.cluster
@@ -57,7 +57,7 @@ def test_the_issues_manifest_succeeds(cluster: Cluster, kubeflow: PyTorchJobs) -
         "Master": {"succeeded": 1, "selector": selector(JOB, "Master")},
         "Worker": {"succeeded": 1, "selector": selector(JOB, "Worker")}}
     assert status["startTime"] <= status["completionTime"]
-    pods = kubeflow.pods(JOB)
+    pods = wait_pods_succeeded(lambda: kubeflow.pods(JOB), f"{JOB} (KWOK)")
     assert [p["metadata"]["name"] for p in pods] == NAMES
     uid = job["metadata"]["uid"]
     for rank, pod in enumerate(pods):

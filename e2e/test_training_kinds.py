@@ -37,7 +37,7 @@ from kubernetes import client
 
 from mpi_controller.engine.plugin import KindPlugin, RenderOptions
 from tests.processes import ControllerProcess
-from tests.support import REPO, Cluster, wait_for
+from tests.support import REPO, Cluster, wait_for, wait_pods_succeeded
 from tests.tfjobs import kubeflow_namespace
 from tests.trainingjobs import (
     LONG_RUN,
@@ -314,13 +314,7 @@ def test_upstreams_example_runs_to_succeeded(cluster: Cluster, kube_api: Any, na
              what=f"the replica statuses {final}")
 
     names = [f"{name}-{rtype}-{i}" for rtype, n in sorted(counts.items()) for i in range(n)]
-    # A job its master decides counts its still active replicas as succeeded (upstream's
-    # ReconcileJobs), so the other pods may end a moment after the replica statuses say so.
-    def all_succeeded() -> list[dict[str, Any]] | None:
-        got: list[dict[str, Any]] = jobs.pods(name)
-        return got if all(p["status"].get("phase") == "Succeeded" for p in got) else None
-
-    pods = wait_for(all_succeeded, timeout=30, what=f"every pod of {name} Succeeded (KWOK)")
+    pods = wait_pods_succeeded(lambda: jobs.pods(name), f"{name} (KWOK)")
     services = jobs.services(name)
     assert [p["metadata"]["name"] for p in pods] == names
     assert [s["metadata"]["name"] for s in services] == names

@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 REPO = Path(__file__).resolve().parent.parent
 HACK = REPO / "hack" / "local-cluster.sh"
@@ -51,6 +51,18 @@ class _Poll:
                       else f"; last value: {self.last_value!r}")
             raise WaitTimeout(f"timed out after {self.timeout}s waiting for {self.what}{detail}")
         return False
+
+
+def wait_pods_succeeded(list_pods: Callable[[], list[dict[str, Any]]], what: str,
+                        timeout: float = 30.0) -> list[dict[str, Any]]:
+    """Poll ``list_pods()`` until every pod it lists is Succeeded, and return them. A job its
+    master decides counts its still active replicas as succeeded (upstream's ReconcileJobs),
+    so its other pods may end a moment after the job's status says so."""
+    def all_succeeded() -> list[dict[str, Any]] | None:
+        got = list_pods()
+        return got if all(p["status"].get("phase") == "Succeeded" for p in got) else None
+
+    return wait_for(all_succeeded, timeout=timeout, what=f"every pod of {what} Succeeded")
 
 
 def wait_for(
