@@ -3,7 +3,8 @@
 aiohttp's request machinery costs most of the controller's ~330 µs of CPU per API request
 (docs/performance.md, "CPU per job"); the API server's answers to plain requests need little
 of it: one request line, a few fixed headers, a body with ``Content-Length`` or ``chunked``.
-This module sends such requests over asyncio ``Protocol`` connections kept alive in a pool.
+This module sends such requests over non-blocking sockets kept alive in a pool, with TLS in
+the socket (:class:`ssl.SSLSocket`) rather than asyncio's pure-Python TLS layer.
 
 Contract:
 
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import socket
 import ssl
 from collections.abc import Mapping
 
@@ -46,25 +48,71 @@ from mpi_controller.runtime.httpparse import (
 __all__ = ["ConnectionClosed", "Http1Pool", "ProtocolError", "Response", "ResponseParser"]
 
 IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
+_READ_SIZE = 64 * 1024
 
 
-class _Connection(asyncio.Protocol):
-    """One keep-alive connection: carries one request at a time."""
+class _Connection:
+    """One keep-alive connection on a non-blocking socket: carries one request at a time.
 
-    def __init__(self) -> None:
-        self.transport: asyncio.Transport | None = None
+    TLS runs in the socket itself (:class:`ssl.SSLSocket`, OpenSSL reading and writing the
+    kernel socket), not in asyncio's pure-Python TLS layer: a request is one ``send`` and its
+    answer one ``recv`` per TLS record, from a reader callback that stays registered while the
+    connection lives (so a connection the server closes while idle is seen closed at once)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, sock: socket.socket) -> None:
+        self._loop = loop
+        self._sock = sock
+        self._fd = sock.fileno()
+        self._tls = isinstance(sock, ssl.SSLSocket)
         self.closed = False
         self.reused = False
         self.idle_since = 0.0
         self._parser: ResponseParser | None = None
         self._answer: asyncio.Future[Response] | None = None
         self._error: BaseException | None = None
+        self._unsent = b""  # bytes of the request the socket did not take yet
+        loop.add_reader(self._fd, self._readable)
 
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+    def _readable(self) -> None:
+        try:
+            data = self._sock.recv(_READ_SIZE)
+            if self._tls and data and self._sock.pending():  # type: ignore[attr-defined]
+                data += self._sock.recv(self._sock.pending())  # type: ignore[attr-defined]
+        except (BlockingIOError, ssl.SSLWantReadError):
+            return
+        except ssl.SSLWantWriteError:  # TLS wants to write first (renegotiation): rare
+            self._loop.add_writer(self._fd, self._writable)
+            return
+        except (ssl.SSLZeroReturnError, ssl.SSLEOFError):
+            data = b""
+        except OSError as exc:
+            self._fail(ConnectionClosed(f"connection lost: {exc}"))
+            return
+        if data:
+            self._data_received(data)
+        else:
+            self._eof_received()
 
-    def data_received(self, data: bytes) -> None:
+    def _writable(self) -> None:
+        self._loop.remove_writer(self._fd)
+        if self._unsent:
+            self._write(self._unsent)
+        if not self.closed:
+            self._readable()
+
+    def _write(self, data: bytes) -> None:
+        try:
+            sent = self._sock.send(data)
+        except (BlockingIOError, ssl.SSLWantWriteError, ssl.SSLWantReadError):
+            sent = 0  # TLS: the same bytes are offered again when the socket is writable
+        except OSError as exc:
+            self._fail(ConnectionClosed(f"connection lost: {exc}"))
+            return
+        self._unsent = data[sent:]
+        if self._unsent:
+            self._loop.add_writer(self._fd, self._writable)
+
+    def _data_received(self, data: bytes) -> None:
         parser, answer = self._parser, self._answer
         if parser is None or answer is None or answer.done():
             self._fail(ProtocolError("bytes from the server while no request was open"))
@@ -78,7 +126,7 @@ class _Connection(asyncio.Protocol):
             self._parser = None
             answer.set_result(parser.response())
 
-    def eof_received(self) -> bool | None:
+    def _eof_received(self) -> None:
         parser, answer = self._parser, self._answer
         if parser is not None and answer is not None and not answer.done():
             try:
@@ -88,40 +136,109 @@ class _Connection(asyncio.Protocol):
             except ConnectionClosed as exc:
                 self._error = exc
         self._fail(self._error or ConnectionClosed("the server closed the connection"))
-        return False
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._fail(self._error or (ConnectionClosed(f"connection lost: {exc}") if exc
-                                   else ConnectionClosed("the server closed the connection")))
 
     def _fail(self, exc: BaseException) -> None:
-        self.closed = True
         if self._error is None:
             self._error = exc
         answer = self._answer
         if answer is not None and not answer.done():
             answer.set_exception(self._error)
-        if self.transport is not None:
-            self.transport.close()
+        self.close()
 
     @property
     def answer_started(self) -> bool:
         return self._parser is not None and self._parser.started
 
     def send(self, data: bytes, *, head_request: bool) -> asyncio.Future[Response]:
-        """Write one request; the future of its answer. A connection already closed (or
-        closing) raises :class:`ConnectionClosed` before anything is written."""
-        if self.closed or self.transport is None or self.transport.is_closing():
+        """Write one request; the future of its answer. A connection already closed raises
+        :class:`ConnectionClosed` before anything is written."""
+        if self.closed:
             raise ConnectionClosed("the connection was closed before the request was sent")
         self._parser = ResponseParser(head_request=head_request)
-        self._answer = asyncio.get_running_loop().create_future()
-        self.transport.write(data)
-        return self._answer
+        answer = self._answer = self._loop.create_future()
+        self._write(data)
+        return answer
 
     def close(self) -> None:
+        if self.closed:
+            return
         self.closed = True
-        if self.transport is not None:
-            self.transport.close()
+        self._loop.remove_reader(self._fd)
+        self._loop.remove_writer(self._fd)
+        self._sock.close()
+        answer = self._answer
+        if answer is not None and not answer.done():
+            answer.set_exception(self._error or ConnectionClosed("the connection was closed"))
+
+
+async def _ready(loop: asyncio.AbstractEventLoop, sock: socket.socket, *, write: bool) -> None:
+    """Wait until ``sock`` is readable (or writable)."""
+    ready: asyncio.Future[None] = loop.create_future()
+    fd = sock.fileno()
+    if write:
+        loop.add_writer(fd, ready.set_result, None)
+    else:
+        loop.add_reader(fd, ready.set_result, None)
+    try:
+        await ready
+    finally:
+        (loop.remove_writer if write else loop.remove_reader)(fd)
+
+
+async def open_connection(host: str, port: int, context: ssl.SSLContext | None,
+                          server_hostname: str | None) -> _Connection:
+    """A connected socket to ``host:port`` (each resolved address in turn; TCP_NODELAY), with
+    TLS from ``context`` once its handshake verified ``server_hostname`` (else ``host``), as
+    a :class:`_Connection`. A TLS failure is raised as it is."""
+    loop = asyncio.get_running_loop()
+    sock = await _connect_tcp(loop, host, port)
+    if context is None:
+        return _Connection(loop, sock)
+    try:
+        tls = context.wrap_socket(sock, server_hostname=server_hostname or host,
+                                  do_handshake_on_connect=False)  # takes over the socket
+    except BaseException:
+        sock.close()
+        raise
+    try:
+        await _handshake(loop, tls)
+    except BaseException:
+        tls.close()
+        raise
+    return _Connection(loop, tls)
+
+
+async def _connect_tcp(loop: asyncio.AbstractEventLoop, host: str, port: int) -> socket.socket:
+    infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    errors: list[OSError] = []
+    for family, kind, proto, _, address in infos:
+        sock = socket.socket(family, kind, proto)
+        try:
+            sock.setblocking(False)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            await loop.sock_connect(sock, address)
+        except OSError as exc:
+            sock.close()
+            errors.append(exc)
+            continue
+        except BaseException:
+            sock.close()
+            raise
+        return sock
+    if len(errors) == 1:
+        raise errors[0]
+    raise OSError(f"could not connect to {host}:{port}: " + "; ".join(map(str, errors)))
+
+
+async def _handshake(loop: asyncio.AbstractEventLoop, sock: ssl.SSLSocket) -> None:
+    while True:
+        try:
+            sock.do_handshake()
+            return
+        except ssl.SSLWantReadError:
+            await _ready(loop, sock, write=False)
+        except ssl.SSLWantWriteError:
+            await _ready(loop, sock, write=True)
 
 
 class _NotSent(Exception):
@@ -253,9 +370,8 @@ class Http1Pool:
         try:
             if self._closed:
                 raise ConnectionClosed("the client is closed")
-            _, conn = await asyncio.get_running_loop().create_connection(
-                _Connection, self._host, self._port, ssl=self._ssl,
-                server_hostname=self._server_hostname)
+            conn = await open_connection(self._host, self._port, self._ssl,
+                                         self._server_hostname)
         except BaseException:
             self._free_slot()
             raise
@@ -327,4 +443,4 @@ class Http1Pool:
         while self._waiters:  # each gets a slot, and fails in _connect
             if self._hand_over(None):
                 self._open += 1
-        await asyncio.sleep(0)  # let the transports run their connection_lost
+        await asyncio.sleep(0)  # let the requests whose connection closed see it

@@ -1,14 +1,19 @@
 """The lean HTTP/1.1 client: the response parser (framing as RFC 9112 sets it: Content-Length,
 chunked with extensions and trailers, read-until-close, interim 1xx, bodiless answers) and the
-keep-alive pool against a local asyncio server (reuse, the cap, server-closed connections
-retried as client-go and urllib3 do, deadlines, cancellation, close)."""
+keep-alive pool against a local asyncio server, plain and behind TLS (reuse, certificate
+verification, the cap, server-closed connections retried as client-go and urllib3 do,
+deadlines, cancellation, close)."""
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import itertools
+import ssl
+import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 import pytest_asyncio
@@ -20,6 +25,7 @@ from mpi_controller.runtime.http1 import (
     Response,
     ResponseParser,
 )
+from tests.unit.runtime.test_https import self_signed
 
 # -- parser ------------------------------------------------------------------------------------
 
@@ -408,4 +414,87 @@ async def test_a_released_connection_goes_to_the_oldest_waiter_not_a_newcomer(
     await asyncio.gather(waiting, newcomer)
     assert [(r.connection, r.target) for r in server.requests] == [
         (1, "/waited"), (1, "/newcomer")]
+    await pool.close()
+
+
+# -- TLS in the socket --------------------------------------------------------------------------
+
+
+@pytest_asyncio.fixture(loop_scope="function")
+async def tls_server(tmp_path: Path) -> AsyncIterator[tuple[Server, ssl.SSLContext]]:
+    """The same server behind TLS (a self-signed ``localhost`` certificate), and a client
+    context that trusts it."""
+    cert, key = self_signed(7)
+    (tmp_path / "tls.crt").write_bytes(cert)
+    (tmp_path / "tls.key").write_bytes(key)
+    serving = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    serving.load_cert_chain(tmp_path / "tls.crt", tmp_path / "tls.key")
+    client = ssl.create_default_context(cadata=cert.decode())
+    srv = Server(ok)
+    listener = await asyncio.start_server(srv.handle, "127.0.0.1", 0, ssl=serving)
+    srv.port = listener.sockets[0].getsockname()[1]
+    async with listener:
+        yield srv, client
+
+
+def tls_pool(server: Server, context: ssl.SSLContext, name: str = "localhost") -> Http1Pool:
+    return Http1Pool(scheme="https", host="127.0.0.1", port=server.port, ssl_context=context,
+                     server_hostname=name)
+
+
+async def test_tls_requests_reuse_one_verified_connection(
+        tls_server: tuple[Server, ssl.SSLContext]) -> None:
+    server, context = tls_server
+    pool = tls_pool(server, context)
+    big = b"x" * 200_000  # many TLS records each way
+
+    async def echo(request: Request) -> bytes | None:
+        return reply(200, request.body)
+
+    server.answer = echo
+    for i in range(3):
+        resp = await pool.request("POST", f"/r{i}", {}, big)
+        assert (resp.status, resp.body) == (200, big)
+    assert [r.connection for r in server.requests] == [1, 1, 1]
+    assert pool.open_connections == 1
+    await pool.close()
+
+
+async def test_tls_name_is_verified(tls_server: tuple[Server, ssl.SSLContext]) -> None:
+    server, context = tls_server
+    pool = tls_pool(server, context, name="not-the-server")
+    with pytest.raises(ssl.SSLCertVerificationError):
+        await pool.request("GET", "/", {})
+    assert pool.open_connections == 0
+    await pool.close()
+
+
+async def test_a_tls_connection_the_server_closes_while_idle_is_seen_closed(
+        tls_server: tuple[Server, ssl.SSLContext]) -> None:
+    server, context = tls_server
+    server.close_after_answer = True
+    pool = tls_pool(server, context)
+    assert (await pool.request("GET", "/a", {})).status == 200
+    await server.closed.wait()
+    for _ in range(100):  # the close reaches the client's reader
+        if pool.idle_connections == 0:
+            break
+        await asyncio.sleep(0.01)
+    assert pool.idle_connections == 0
+    assert (await pool.request("POST", "/b", {}, b"{}")).status == 200
+    assert [r.connection for r in server.requests] == [1, 2]
+    await pool.close()
+
+
+async def test_a_failed_tls_handshake_closes_its_socket(
+        tls_server: tuple[Server, ssl.SSLContext]) -> None:
+    server, context = tls_server
+    pool = tls_pool(server, context, name="not-the-server")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        for _ in range(3):
+            with pytest.raises(ssl.SSLCertVerificationError):
+                await pool.request("GET", "/", {})
+        gc.collect()  # a socket left open warns when it is collected
+    assert [w for w in caught if issubclass(w.category, ResourceWarning)] == []
     await pool.close()
