@@ -485,6 +485,11 @@ class ControllerProcess(OperatorProcess):
                            "--health-port", str(self.health_port), "--log-format", "json"]
             argv = [str(REPO / ".venv" / "bin" / "mpi-controller"), "run",
                     "--kubeConfig", str(cluster.controller_kubeconfig), *self.flags]
+            if os.environ.get("BENCH_CPROFILE"):
+                # Exact call counts (syncs, requests, watch events) for the CPU accounting;
+                # cProfile's own overhead makes its times only relative.
+                argv[:1] = [str(REPO / ".venv" / "bin" / "python"), "-m", "cProfile", "-o",
+                            str(log_path.with_suffix(".cprofile")), "-m", "mpi_controller"]
         super().__init__(operator, argv, log_path, env=env,
                          ready_marker="" if operator in ("ours", "trainer") else
                          "Started workers" if operator == "go" else training_operator.READY)

@@ -1,4 +1,4 @@
-"""A lean HTTP/1.1 keep-alive client for the controller's plain (non-watch) API requests.
+"""A lean HTTP/1.1 client for the controller's API requests: plain ones pooled, watches streamed.
 
 aiohttp's request machinery costs most of the controller's ~330 µs of CPU per API request
 (docs/performance.md, "CPU per job"); the API server's answers to plain requests need little
@@ -27,14 +27,16 @@ Contract:
   method is idempotent (urllib3's set: GET, HEAD, OPTIONS, PUT, DELETE; Go's net/http, under
   client-go, replays only GET, HEAD and OPTIONS), or the connection was already closing when
   the request was to be written (nothing was sent). Otherwise the failure is raised.
-* :meth:`Http1Pool.close` closes every connection; requests after it fail.
+* :meth:`Http1Pool.stream` sends a request whose answer's body is read as it arrives (a
+  watch): on a connection of its own, outside the cap, closed when the stream ends; reading
+  pauses while more than 4 MiB of its body wait unread.
+* :meth:`Http1Pool.close` closes every connection, streams' included; requests after it fail.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
-import socket
 import ssl
 from collections.abc import Mapping
 
@@ -44,201 +46,12 @@ from mpi_controller.runtime.httpparse import (
     Response,
     ResponseParser,
 )
+from mpi_controller.runtime.sockconn import BodyStream, Connection, open_connection
 
-__all__ = ["ConnectionClosed", "Http1Pool", "ProtocolError", "Response", "ResponseParser"]
+__all__ = ["BodyStream", "ConnectionClosed", "Http1Pool", "ProtocolError", "Response",
+           "ResponseParser"]
 
 IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
-_READ_SIZE = 64 * 1024
-
-
-class _Connection:
-    """One keep-alive connection on a non-blocking socket: carries one request at a time.
-
-    TLS runs in the socket itself (:class:`ssl.SSLSocket`, OpenSSL reading and writing the
-    kernel socket), not in asyncio's pure-Python TLS layer: a request is one ``send`` and its
-    answer one ``recv`` per TLS record, from a reader callback that stays registered while the
-    connection lives (so a connection the server closes while idle is seen closed at once)."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop, sock: socket.socket) -> None:
-        self._loop = loop
-        self._sock = sock
-        self._fd = sock.fileno()
-        self._tls = isinstance(sock, ssl.SSLSocket)
-        self.closed = False
-        self.reused = False
-        self.idle_since = 0.0
-        self._parser: ResponseParser | None = None
-        self._answer: asyncio.Future[Response] | None = None
-        self._error: BaseException | None = None
-        self._unsent = b""  # bytes of the request the socket did not take yet
-        loop.add_reader(self._fd, self._readable)
-
-    def _readable(self) -> None:
-        try:
-            data = self._sock.recv(_READ_SIZE)
-            if self._tls and data and self._sock.pending():  # type: ignore[attr-defined]
-                data += self._sock.recv(self._sock.pending())  # type: ignore[attr-defined]
-        except (BlockingIOError, ssl.SSLWantReadError):
-            return
-        except ssl.SSLWantWriteError:  # TLS wants to write first (renegotiation): rare
-            self._loop.add_writer(self._fd, self._writable)
-            return
-        except (ssl.SSLZeroReturnError, ssl.SSLEOFError):
-            data = b""
-        except OSError as exc:
-            self._fail(ConnectionClosed(f"connection lost: {exc}"))
-            return
-        if data:
-            self._data_received(data)
-        else:
-            self._eof_received()
-
-    def _writable(self) -> None:
-        self._loop.remove_writer(self._fd)
-        if self._unsent:
-            self._write(self._unsent)
-        if not self.closed:
-            self._readable()
-
-    def _write(self, data: bytes) -> None:
-        try:
-            sent = self._sock.send(data)
-        except (BlockingIOError, ssl.SSLWantWriteError, ssl.SSLWantReadError):
-            sent = 0  # TLS: the same bytes are offered again when the socket is writable
-        except OSError as exc:
-            self._fail(ConnectionClosed(f"connection lost: {exc}"))
-            return
-        self._unsent = data[sent:]
-        if self._unsent:
-            self._loop.add_writer(self._fd, self._writable)
-
-    def _data_received(self, data: bytes) -> None:
-        parser, answer = self._parser, self._answer
-        if parser is None or answer is None or answer.done():
-            self._fail(ProtocolError("bytes from the server while no request was open"))
-            return
-        try:
-            complete = parser.feed(data)
-        except ProtocolError as exc:
-            self._fail(exc)
-            return
-        if complete:
-            self._parser = None
-            answer.set_result(parser.response())
-
-    def _eof_received(self) -> None:
-        parser, answer = self._parser, self._answer
-        if parser is not None and answer is not None and not answer.done():
-            try:
-                if parser.feed_eof():
-                    self._parser = None
-                    answer.set_result(parser.response())
-            except ConnectionClosed as exc:
-                self._error = exc
-        self._fail(self._error or ConnectionClosed("the server closed the connection"))
-
-    def _fail(self, exc: BaseException) -> None:
-        if self._error is None:
-            self._error = exc
-        answer = self._answer
-        if answer is not None and not answer.done():
-            answer.set_exception(self._error)
-        self.close()
-
-    @property
-    def answer_started(self) -> bool:
-        return self._parser is not None and self._parser.started
-
-    def send(self, data: bytes, *, head_request: bool) -> asyncio.Future[Response]:
-        """Write one request; the future of its answer. A connection already closed raises
-        :class:`ConnectionClosed` before anything is written."""
-        if self.closed:
-            raise ConnectionClosed("the connection was closed before the request was sent")
-        self._parser = ResponseParser(head_request=head_request)
-        answer = self._answer = self._loop.create_future()
-        self._write(data)
-        return answer
-
-    def close(self) -> None:
-        if self.closed:
-            return
-        self.closed = True
-        self._loop.remove_reader(self._fd)
-        self._loop.remove_writer(self._fd)
-        self._sock.close()
-        answer = self._answer
-        if answer is not None and not answer.done():
-            answer.set_exception(self._error or ConnectionClosed("the connection was closed"))
-
-
-async def _ready(loop: asyncio.AbstractEventLoop, sock: socket.socket, *, write: bool) -> None:
-    """Wait until ``sock`` is readable (or writable)."""
-    ready: asyncio.Future[None] = loop.create_future()
-    fd = sock.fileno()
-    if write:
-        loop.add_writer(fd, ready.set_result, None)
-    else:
-        loop.add_reader(fd, ready.set_result, None)
-    try:
-        await ready
-    finally:
-        (loop.remove_writer if write else loop.remove_reader)(fd)
-
-
-async def open_connection(host: str, port: int, context: ssl.SSLContext | None,
-                          server_hostname: str | None) -> _Connection:
-    """A connected socket to ``host:port`` (each resolved address in turn; TCP_NODELAY), with
-    TLS from ``context`` once its handshake verified ``server_hostname`` (else ``host``), as
-    a :class:`_Connection`. A TLS failure is raised as it is."""
-    loop = asyncio.get_running_loop()
-    sock = await _connect_tcp(loop, host, port)
-    if context is None:
-        return _Connection(loop, sock)
-    try:
-        tls = context.wrap_socket(sock, server_hostname=server_hostname or host,
-                                  do_handshake_on_connect=False)  # takes over the socket
-    except BaseException:
-        sock.close()
-        raise
-    try:
-        await _handshake(loop, tls)
-    except BaseException:
-        tls.close()
-        raise
-    return _Connection(loop, tls)
-
-
-async def _connect_tcp(loop: asyncio.AbstractEventLoop, host: str, port: int) -> socket.socket:
-    infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    errors: list[OSError] = []
-    for family, kind, proto, _, address in infos:
-        sock = socket.socket(family, kind, proto)
-        try:
-            sock.setblocking(False)
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            await loop.sock_connect(sock, address)
-        except OSError as exc:
-            sock.close()
-            errors.append(exc)
-            continue
-        except BaseException:
-            sock.close()
-            raise
-        return sock
-    if len(errors) == 1:
-        raise errors[0]
-    raise OSError(f"could not connect to {host}:{port}: " + "; ".join(map(str, errors)))
-
-
-async def _handshake(loop: asyncio.AbstractEventLoop, sock: ssl.SSLSocket) -> None:
-    while True:
-        try:
-            sock.do_handshake()
-            return
-        except ssl.SSLWantReadError:
-            await _ready(loop, sock, write=False)
-        except ssl.SSLWantWriteError:
-            await _ready(loop, sock, write=True)
 
 
 class _NotSent(Exception):
@@ -271,12 +84,13 @@ class Http1Pool:
         self.host_header = bracketed if port == default_port else f"{bracketed}:{port}"
         self.max_connections = max_connections
         self.idle_timeout = idle_timeout
-        self._idle: collections.deque[_Connection] = collections.deque()
+        self._idle: collections.deque[Connection] = collections.deque()
         self._open = 0  # connections idle, in use, or being made
-        self._waiters: collections.deque[asyncio.Future[_Connection | None]] = (
+        self._waiters: collections.deque[asyncio.Future[Connection | None]] = (
             collections.deque())
         self._closed = False
-        self._in_use: set[_Connection] = set()
+        self._in_use: set[Connection] = set()
+        self._streams: set[Connection] = set()
 
     @property
     def open_connections(self) -> int:
@@ -317,7 +131,34 @@ class Http1Pool:
         except _NotSent:
             raise ConnectionClosed("the connection closed before the request was sent") from None
 
-    async def _exchange(self, conn: _Connection, data: bytes, head: bool) -> Response:
+    async def stream(self, method: str, target: str, headers: Mapping[str, str], *,
+                     connect_timeout: float | None = None,
+                     read_timeout: float | None = None) -> BodyStream:
+        """Send one request on a connection of its own (outside the pool's cap, never reused)
+        and return its answer once its status and headers arrived, the body to be read as it
+        comes (:class:`BodyStream`). Connecting (TLS included) waits at most
+        ``connect_timeout`` seconds, the status and headers ``read_timeout``."""
+        if self._closed:
+            raise ConnectionClosed("the client is closed")
+        async with asyncio.timeout(connect_timeout):
+            conn = await open_connection(self._host, self._port, self._ssl,
+                                         self._server_hostname)
+        self._streams.add(conn)
+        conn.on_close = self._streams.discard
+        try:
+            if self._closed:
+                raise ConnectionClosed("the client is closed")
+            head = conn.send(self.encode(method, target, headers, None), streaming=True)
+            parser = conn._parser
+            assert parser is not None
+            async with asyncio.timeout(read_timeout):
+                response = await head
+        except BaseException:
+            conn.close()
+            raise
+        return BodyStream(conn, parser, response, read_timeout)
+
+    async def _exchange(self, conn: Connection, data: bytes, head: bool) -> Response:
         ok = False
         try:
             try:
@@ -330,7 +171,7 @@ class Http1Pool:
         finally:
             self._release(conn, keep=ok)
 
-    async def _acquire(self, *, fresh: bool = False) -> _Connection:
+    async def _acquire(self, *, fresh: bool = False) -> Connection:
         """A connection for one request: an idle one (unless ``fresh``), a new one in a free
         slot, or, at the cap, the first one released after the requests already waiting
         (first come, first served: a released connection or slot is handed to the oldest
@@ -348,7 +189,7 @@ class Http1Pool:
             if self._open < self.max_connections:
                 self._open += 1
                 return await self._connect()
-        waiter: asyncio.Future[_Connection | None] = loop.create_future()
+        waiter: asyncio.Future[Connection | None] = loop.create_future()
         self._waiters.append(waiter)
         try:
             granted = await waiter
@@ -365,7 +206,7 @@ class Http1Pool:
             granted.close()  # a fresh connection is wanted: take only the slot
         return await self._connect()
 
-    async def _connect(self) -> _Connection:
+    async def _connect(self) -> Connection:
         """A new connection in a slot already counted in ``_open``."""
         try:
             if self._closed:
@@ -382,7 +223,7 @@ class Http1Pool:
         self._in_use.add(conn)
         return conn
 
-    def _idle_connection(self, now: float) -> _Connection | None:
+    def _idle_connection(self, now: float) -> Connection | None:
         while self._idle:
             conn = self._idle.pop()  # the most recently used one
             if conn.closed or now - conn.idle_since > self.idle_timeout:
@@ -392,11 +233,11 @@ class Http1Pool:
             return conn
         return None
 
-    def _close_idle(self, conn: _Connection) -> None:
+    def _close_idle(self, conn: Connection) -> None:
         conn.close()
         self._free_slot()
 
-    def _hand_over(self, granted: _Connection | None) -> bool:
+    def _hand_over(self, granted: Connection | None) -> bool:
         """Give a connection (or, for None, a counted free slot) to the oldest waiter."""
         while self._waiters:
             waiter = self._waiters.popleft()
@@ -410,14 +251,14 @@ class Http1Pool:
         if not self._hand_over(None):
             self._open -= 1
 
-    def _give_back(self, granted: _Connection | None) -> None:
+    def _give_back(self, granted: Connection | None) -> None:
         """What a waiter cancelled after its grant was given: pass it on."""
         if granted is None:
             self._free_slot()
         else:
             self._release(granted, keep=True)
 
-    def _release(self, conn: _Connection, *, keep: bool) -> None:
+    def _release(self, conn: Connection, *, keep: bool) -> None:
         self._in_use.discard(conn)
         if not keep or conn.closed or self._closed:
             conn.close()
@@ -438,7 +279,7 @@ class Http1Pool:
         self._closed = True
         while self._idle:
             self._close_idle(self._idle.popleft())
-        for conn in list(self._in_use):
+        for conn in [*self._in_use, *self._streams]:
             conn.close()
         while self._waiters:  # each gets a slot, and fails in _connect
             if self._hand_over(None):

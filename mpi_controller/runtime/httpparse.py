@@ -7,7 +7,8 @@ and trailers skipped), ``Content-Length``, or the end of the connection. Interim
 are skipped; a HEAD answer and 204/304 have no body. Header names are lower-cased (a repeated
 one keeps its last value). Malformed input raises :class:`ProtocolError`; bytes past the end
 of the response are malformed (the client never pipelines); a connection that ends before
-the response is complete raises :class:`ConnectionClosed`. Both are ``OSError``\ s. No I/O.
+the response is complete raises :class:`ConnectionClosed`. Both are ``OSError``\ s. A streamed
+body (a watch) is taken as it arrives with :meth:`~ResponseParser.take_body`. No I/O.
 """
 
 from __future__ import annotations
@@ -68,6 +69,25 @@ class ResponseParser:
 
     def response(self) -> Response:
         return Response(self.status, self.headers, b"".join(self._chunks), self.keep_alive)
+
+    @property
+    def head_done(self) -> bool:
+        """Whether the final status line and headers have been read."""
+        return self.status != 0
+
+    @property
+    def body_buffered(self) -> int:
+        """Bytes of body read and not yet taken."""
+        return sum(map(len, self._chunks))
+
+    def take_body(self) -> bytes:
+        """The body bytes read since the last call (a streamed answer: a watch)."""
+        chunks = self._chunks
+        if not chunks:
+            return b""
+        data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        chunks.clear()
+        return data
 
     def feed(self, data: bytes) -> bool:
         """Take more bytes; True once the response is complete. Bytes past its end are an

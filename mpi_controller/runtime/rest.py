@@ -1,31 +1,27 @@
-"""Raw-JSON Kubernetes API access over one long-lived aiohttp session: :class:`RestClient`, the
+"""Raw-JSON Kubernetes API access: :class:`RestClient`, the
 :class:`~mpi_controller.runtime.kubeclient.KubeClient` of a real API server.
 
 Contract:
 
 * One :class:`RestClient` owns one :class:`~mpi_controller.runtime.kubeauth.ApiSession` (or a
-  ``kubernetes_asyncio`` ``ApiClient``, which has the same shape: one aiohttp session, one
-  connection pool, ``read_bufsize`` 2 MiB so large objects fit) for the life of the process;
-  close it last. Authentication (bearer tokens, with the in-cluster refresh hook, exec plugins,
-  client certificates) comes from its ``kubernetes_asyncio`` configuration, loaded without the
-  generated models and APIs (:mod:`~mpi_controller.runtime.kubeauth`); requests go straight
-  to its aiohttp session with plain dicts in and out. No model objects are built: speed
-  matters and the cache holds dicts.
-  The proxy (``$HTTPS_PROXY``/``$NO_PROXY``) is resolved once, when the client is made: the
-  session's per-request environment and ``~/.netrc`` lookups (``trust_env``), each a hop to a
-  thread, are turned off (they cost ~10% of the controller's CPU under load).
+  ``kubernetes_asyncio`` ``ApiClient`` of the same shape: one aiohttp session, ``read_bufsize``
+  2 MiB) for the life of the process; close it last. Authentication (bearer tokens with the
+  in-cluster refresh hook, exec plugins, client certificates) comes from its
+  ``kubernetes_asyncio`` configuration, loaded without the generated models
+  (:mod:`~mpi_controller.runtime.kubeauth`). Plain dicts in and out; no model objects.
+  The proxy (``$HTTPS_PROXY``/``$NO_PROXY``) is resolved once, when the client is made; the
+  session's per-request environment and ``~/.netrc`` lookups (``trust_env``, each a hop to a
+  thread: ~10% of the controller's CPU under load) are turned off.
 * Every request has a timeout (``request_timeout``, default 30 s; watches: connect 10 s and a
   read timeout of the server-side ``timeoutSeconds`` + 30 s) and passes a client-side token
   bucket (:class:`~mpi_controller.runtime.throttle.RequestThrottle`; ``qps``/``burst`` like
   client-go's ``--kube-api-qps``/``--kube-api-burst``; ``qps <= 0`` disables it).
-  ``client_groups`` gives API groups buckets of their own, as a Go operator's separate
-  clientsets built from one ``rest.Config`` each have one (client-go's ``NewForConfig`` makes
-  one token bucket per clientset); other groups share the default one.
-* Plain requests (everything but watches) go through the lean HTTP/1.1 keep-alive pool of
-  :mod:`~mpi_controller.runtime.http1` (at most ``max_connections`` connections, with the
-  session's own ``SSLContext`` and ``tls_server_name``): a fraction of aiohttp's CPU per
-  request. Watches, and every request when a proxy is configured, stay on the aiohttp session.
-  ``max_connections=0`` sends everything through aiohttp. :meth:`RestClient.close` closes both.
+  ``client_groups`` gives API groups buckets of their own, as a Go operator's clientsets built
+  from one ``rest.Config`` each have one; other groups share the default one.
+* Requests go through the lean HTTP/1.1 client of :mod:`~mpi_controller.runtime.http1` with
+  the session's ``SSLContext`` and ``tls_server_name``: plain ones through its keep-alive pool
+  (at most ``max_connections``), watches each on a connection of its own. With a proxy, or
+  ``max_connections=0``, everything goes through aiohttp. :meth:`RestClient.close` closes both.
 * Every failure is an :class:`~mpi_controller.runtime.errors.ApiError`: HTTP errors carry the
   server's ``Status``; timeouts and connection failures have ``status == 0`` and are
   retriable. ``asyncio.CancelledError`` is never converted.
@@ -67,12 +63,13 @@ from mpi_controller.runtime.transport import (
     MAX_RETRY_AFTER,
     LeanPools,
     encode_body,
+    open_stream,
     query_params,
     request_target,
     resolve_proxy_once,
     wait_or_raise,
 )
-from mpi_controller.runtime.watch import WatchStream
+from mpi_controller.runtime.watch import AiohttpBody, Body, WatchStream
 
 __all__ = ["DEFAULT_MAX_CONNECTIONS", "MAX_RETRY_AFTER", "RestClient"]
 
@@ -393,22 +390,32 @@ class RestClient:
             "sendInitialEvents": send_initial_events,
         }
         read = (timeout_seconds or 0) + _WATCH_READ_SLACK if timeout_seconds else None
-        timeout = aiohttp.ClientTimeout(
-            total=None, sock_connect=_WATCH_CONNECT_TIMEOUT, sock_read=read
-        )
         decode = codec.decode_event if codec is not None else loads
-        connect = functools.partial(self._open, "GET", resource.path(namespace), query=query,
-                                    client_timeout=timeout)
+        connect = functools.partial(self._open_stream, resource.path(namespace), query, read)
         return WatchStream(connect, decode)
 
-    async def update(
-        self,
-        resource: Resource,
-        body: Mapping[str, Any],
-        *,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-    ) -> Obj:
+    async def _open_stream(self, path: str, query: Mapping[str, Any],
+                           read_timeout: float | None) -> Body:
+        """A GET read as it arrives (a watch), on a lean connection of its own or through
+        aiohttp (see :func:`~mpi_controller.runtime.transport.open_stream`)."""
+        lean = self._lean.pool(self.api_client)
+        if lean is None:
+            timeout = aiohttp.ClientTimeout(total=None, sock_connect=_WATCH_CONNECT_TIMEOUT,
+                                            sock_read=read_timeout)
+            return AiohttpBody(await self._open("GET", path, query=query,
+                                                client_timeout=timeout))
+        target = request_target(lean[1], path, query_params(query))
+
+        async def attempt(retry: bool) -> Body | float:
+            await self._bucket(path).acquire()
+            return await open_stream(lean[0], target, await self._headers(None),
+                                     connect_timeout=_WATCH_CONNECT_TIMEOUT,
+                                     read_timeout=read_timeout, retry=retry)
+
+        return await self._retrying(attempt)
+
+    async def update(self, resource: Resource, body: Mapping[str, Any], *,
+                     namespace: str | None = None, field_manager: str | None = None) -> Obj:
         """PUT the whole object; its ``metadata.resourceVersion`` makes it a guarded write."""
         return await self._put(resource, body, namespace, None, field_manager)
 
@@ -425,16 +432,9 @@ class RestClient:
         return await self._put(resource, body, namespace, "status", field_manager,
                                result=result)
 
-    async def _put(
-        self,
-        resource: Resource,
-        body: Mapping[str, Any],
-        namespace: str | None,
-        subresource: str | None,
-        field_manager: str | None,
-        *,
-        result: bool = True,
-    ) -> Obj:
+    async def _put(self, resource: Resource, body: Mapping[str, Any], namespace: str | None,
+                   subresource: str | None, field_manager: str | None, *,
+                   result: bool = True) -> Obj:
         name, ns = _name_ns(body, namespace)
         path = resource.path(ns, name, subresource)
         updated: Obj = await self.request(

@@ -32,11 +32,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from mpi_controller.runtime.codec import dumps
-from mpi_controller.runtime.errors import ApiError
-from mpi_controller.runtime.http1 import Http1Pool
+from mpi_controller.runtime.errors import ApiError, transport_error
+from mpi_controller.runtime.http1 import BodyStream, Http1Pool
 
-__all__ = ["MAX_RETRY_AFTER", "LeanPools", "encode_body", "query_params", "request_target",
-           "resolve_proxy_once", "wait_or_raise"]
+__all__ = ["MAX_RETRY_AFTER", "LeanPools", "encode_body", "open_stream", "query_params",
+           "request_target", "resolve_proxy_once", "wait_or_raise"]
 
 _PATH_SAFE = "/:@!$&'()*+,;="
 
@@ -133,3 +133,22 @@ class LeanPools:
         pools, self._pools = self._pools, {}
         for pool, _ in pools.values():
             await pool.close()
+
+
+async def open_stream(pool: Http1Pool, target: str, headers: Mapping[str, str], *,
+                      connect_timeout: float, read_timeout: float | None,
+                      retry: bool) -> BodyStream | float:
+    """See the module docstring."""
+    try:
+        stream = await pool.stream("GET", target, headers, connect_timeout=connect_timeout,
+                                   read_timeout=read_timeout)
+        if stream.status < 400:
+            return stream
+        try:
+            payload = await stream.read_all()
+        finally:
+            stream.close()
+    except OSError as exc:  # TimeoutError, connection and TLS failures
+        raise transport_error(exc) from exc
+    return wait_or_raise(stream.status, stream.headers.get("retry-after", ""), payload,
+                         retry=retry)

@@ -3,14 +3,18 @@
 It meets :class:`~mpi_controller.runtime.kubeclient.WatchEvents`: ``{"type": ..., "object":
 {...}}`` dicts (``ERROR`` events are yielded as they come, see
 :meth:`~mpi_controller.runtime.errors.ApiError.from_status`). It closes its HTTP response on
-end, error, cancellation or :meth:`WatchStream.aclose`; use ``async with`` to be sure.
+end, error, cancellation or :meth:`WatchStream.aclose`; use ``async with`` to be sure. The
+response is any :class:`Body` (the lean client's
+:class:`~mpi_controller.runtime.http1.BodyStream`, or aiohttp's through :class:`AiohttpBody`);
+a connection failure or timeout while reading is an :class:`~mpi_controller.runtime.errors.ApiError`
+with ``status == 0``.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from types import TracebackType
-from typing import Any
+from typing import Any, Protocol
 
 import aiohttp
 
@@ -18,25 +22,49 @@ from mpi_controller.kube.jsonvalue import Obj
 from mpi_controller.runtime.codec import loads
 from mpi_controller.runtime.errors import transport_error
 
-__all__ = ["WatchStream"]
+__all__ = ["AiohttpBody", "Body", "WatchStream"]
+
+
+class Body(Protocol):
+    """A response body read as it arrives."""
+
+    async def read(self) -> bytes:
+        """The next bytes; ``b""`` at the end."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class AiohttpBody:
+    """An aiohttp response as a :class:`Body`."""
+
+    def __init__(self, resp: aiohttp.ClientResponse) -> None:
+        self._resp = resp
+
+    async def read(self) -> bytes:
+        return await self._resp.content.readany()
+
+    def close(self) -> None:
+        self._resp.close()
 
 
 class WatchStream:
     """An open (or about to open) watch: async iterator of raw event dicts. ``connect`` sends
     the WATCH request (on first iteration) and returns the open response.
 
-    Lines are split by hand from the chunks aiohttp delivers, so an event of any size fits.
+    Lines are split by hand from the chunks the connection delivers, so an event of any size
+    fits.
     The response is released on end of stream, on any error (including cancellation) and on
     :meth:`aclose`.
     """
 
     def __init__(
-        self, connect: Callable[[], Awaitable[aiohttp.ClientResponse]],
+        self, connect: Callable[[], Awaitable[Body]],
         decode: Callable[[bytes], Any] = loads,
     ) -> None:
         self._connect = connect
         self._decode = decode
-        self._resp: aiohttp.ClientResponse | None = None
+        self._resp: Body | None = None
         self._events: AsyncGenerator[Obj, None] | None = None
         self._closed = False
 
@@ -54,7 +82,7 @@ class WatchStream:
         except StopAsyncIteration:
             await self.aclose()
             raise
-        except (aiohttp.ClientError, TimeoutError) as exc:
+        except (aiohttp.ClientError, OSError) as exc:  # TimeoutError included
             stopped = self._closed  # aclose() from another task broke the connection
             await self.aclose()
             if stopped:
@@ -65,10 +93,9 @@ class WatchStream:
             raise
 
     @staticmethod
-    async def _read(resp: aiohttp.ClientResponse, decode: Callable[[bytes], Any],
-                    ) -> AsyncGenerator[Obj, None]:
+    async def _read(resp: Body, decode: Callable[[bytes], Any]) -> AsyncGenerator[Obj, None]:
         pending = b""
-        async for chunk in resp.content.iter_any():
+        while chunk := await resp.read():
             if b"\n" not in chunk:
                 pending += chunk
                 continue

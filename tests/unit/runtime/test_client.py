@@ -166,7 +166,7 @@ class FakeApi:
             "method": request.method, "path": request.path, "query": dict(request.query),
             "headers": request.headers.copy(), "body": json.loads(body) if body else None,
         })
-        if request.query.get("watch") == "true":
+        if request.query.get("watch") == "true" and self.reply_status < 400:
             return await self._watch(request)
         if self.delay:
             await asyncio.sleep(self.delay)
@@ -314,10 +314,18 @@ async def test_connection_refused_is_a_retriable_api_error() -> None:
     assert err.value.is_retriable()
 
 
-async def test_watch_splits_lines_across_chunks_and_closes(api: tuple[FakeApi, RestClient]) -> None:
+TRANSPORTS = pytest.mark.parametrize("max_connections", [4, 0], ids=["lean", "aiohttp"])
+
+
+@TRANSPORTS
+async def test_watch_splits_lines_across_chunks_and_closes(
+    api: tuple[FakeApi, RestClient], max_connections: int,
+) -> None:
     """Events split across chunks, several per chunk, and one larger than aiohttp's
-    default 64 KiB buffer all decode; closing the stream closes the connection."""
+    default 64 KiB buffer all decode; closing the stream closes the connection. Through the
+    lean client (no Accept-Encoding) and through aiohttp alike."""
     fake, kube = api
+    kube._lean.max_connections = max_connections
     big = {"type": "ADDED", "object": {"metadata": {"name": "big"}, "data": "x" * 3_000_000}}
     lines = [json.dumps({"type": "ADDED", "object": {"metadata": {"name": f"p{i}"}}}).encode()
              for i in range(3)]
@@ -335,10 +343,32 @@ async def test_watch_splits_lines_across_chunks_and_closes(api: tuple[FakeApi, R
         "watch": "true", "resourceVersion": "7", "allowWatchBookmarks": "true",
         "timeoutSeconds": "300",
     }
+    assert fake.requests[0]["headers"].get("Accept-Encoding") == (
+        None if max_connections else "gzip, deflate")
 
 
-async def test_cancelling_a_watch_closes_its_response(api: tuple[FakeApi, RestClient]) -> None:
+@TRANSPORTS
+async def test_a_watch_refused_is_an_api_error_with_the_servers_status(
+    api: tuple[FakeApi, RestClient], max_connections: int,
+) -> None:
     fake, kube = api
+    kube._lean.max_connections = max_connections
+    fake.reply_status = 403
+    fake.reply = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 403,
+                  "reason": "Forbidden", "message": "pods is forbidden"}
+    with pytest.raises(ApiError) as err:
+        async for _ in kube.watch(PODS, namespace="ns"):
+            pass
+    assert (err.value.status, err.value.reason, err.value.message) == (
+        403, "Forbidden", "pods is forbidden")
+
+
+@TRANSPORTS
+async def test_cancelling_a_watch_closes_its_response(
+    api: tuple[FakeApi, RestClient], max_connections: int,
+) -> None:
+    fake, kube = api
+    kube._lean.max_connections = max_connections
     w = kube.watch(PODS, namespace="ns")
 
     async def consume() -> None:
@@ -355,10 +385,12 @@ async def test_cancelling_a_watch_closes_its_response(api: tuple[FakeApi, RestCl
         await w.__anext__()
 
 
+@TRANSPORTS
 async def test_aclose_from_another_task_ends_iteration_cleanly(
-    api: tuple[FakeApi, RestClient],
+    api: tuple[FakeApi, RestClient], max_connections: int,
 ) -> None:
     fake, kube = api
+    kube._lean.max_connections = max_connections
     w = kube.watch(PODS, namespace="ns")
 
     async def consume() -> int:

@@ -498,3 +498,114 @@ async def test_a_failed_tls_handshake_closes_its_socket(
         gc.collect()  # a socket left open warns when it is collected
     assert [w for w in caught if issubclass(w.category, ResourceWarning)] == []
     await pool.close()
+
+
+# -- streamed answers (watches) -----------------------------------------------------------------
+
+
+@dataclass
+class Streamer:
+    """Answers every request with a chunked body whose chunks the test sends one at a time
+    (``send``; ``None`` ends the body), or with ``status`` and a fixed body when not 200."""
+
+    status: int = 200
+    chunks: asyncio.Queue[bytes | None] = field(default_factory=asyncio.Queue)
+    connections: int = 0
+    port: int = 0
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        try:
+            await reader.readuntil(b"\r\n\r\n")
+            if self.status != 200:
+                writer.write(reply(self.status, b'{"kind": "Status"}'))
+                await writer.drain()
+                return
+            writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+            while (chunk := await self.chunks.get()) is not None:
+                writer.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                await writer.drain()
+            writer.write(b"0\r\n\r\n")
+            await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+
+@pytest_asyncio.fixture(loop_scope="function")
+async def streamer() -> AsyncIterator[Streamer]:
+    srv = Streamer()
+    listener = await asyncio.start_server(srv.handle, "127.0.0.1", 0)
+    srv.port = listener.sockets[0].getsockname()[1]
+    async with listener:
+        yield srv
+
+
+def stream_pool(srv: Streamer, **options: float) -> Http1Pool:
+    return Http1Pool(scheme="http", host="127.0.0.1", port=srv.port, ssl_context=None,
+                     **options)  # type: ignore[arg-type]
+
+
+async def test_a_streamed_body_is_read_as_it_arrives(streamer: Streamer) -> None:
+    pool = stream_pool(streamer)
+    stream = await pool.stream("GET", "/watch", {})
+    assert stream.status == 200
+    for event in (b'{"type": "ADDED"}\n', b'{"type": "MODIFIED"}\n'):
+        await streamer.chunks.put(event)
+        assert await asyncio.wait_for(stream.read(), 5) == event  # before the body ends
+    await streamer.chunks.put(None)
+    assert await stream.read() == b""
+    await pool.close()
+
+
+async def test_streams_are_outside_the_pools_cap_and_close_with_it(
+        streamer: Streamer) -> None:
+    pool = stream_pool(streamer, max_connections=1)
+    streams = [await pool.stream("GET", f"/watch{i}", {}) for i in range(3)]
+    assert (streamer.connections, pool.open_connections) == (3, 0)
+    await pool.close()
+    for stream in streams:
+        with pytest.raises(ConnectionClosed):
+            await stream.read()
+
+
+async def test_closing_a_stream_ends_a_read_waiting_on_it(streamer: Streamer) -> None:
+    pool = stream_pool(streamer)
+    stream = await pool.stream("GET", "/watch", {})
+    waiting = asyncio.create_task(stream.read())
+    await asyncio.sleep(0.05)
+    stream.close()
+    assert await asyncio.wait_for(waiting, 5) == b""
+    await pool.close()
+
+
+async def test_a_stream_read_times_out(streamer: Streamer) -> None:
+    pool = stream_pool(streamer)
+    stream = await pool.stream("GET", "/watch", {}, read_timeout=0.1)
+    with pytest.raises(TimeoutError):
+        await stream.read()
+    stream.close()
+    await pool.close()
+
+
+async def test_an_error_answer_to_a_stream_is_read_whole(streamer: Streamer) -> None:
+    streamer.status = 410
+    pool = stream_pool(streamer)
+    stream = await pool.stream("GET", "/watch", {})
+    assert (stream.status, await stream.read_all()) == (410, b'{"kind": "Status"}')
+    await pool.close()
+
+
+async def test_a_reader_behind_pauses_the_socket_and_loses_nothing(streamer: Streamer) -> None:
+    pool = stream_pool(streamer)
+    stream = await pool.stream("GET", "/watch", {})
+    sent = [bytes([65 + i % 26]) * 512 * 1024 for i in range(20)]  # 10 MiB, unread meanwhile
+    for chunk in sent:
+        await streamer.chunks.put(chunk)
+    await streamer.chunks.put(None)
+    await asyncio.sleep(0.5)
+    assert 4 * 1024 * 1024 <= stream.buffered < 5 * 1024 * 1024  # paused at 4 MiB
+    body = await asyncio.wait_for(stream.read_all(), 10)
+    assert body == b"".join(sent)
+    await pool.close()
