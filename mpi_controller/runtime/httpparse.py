@@ -92,8 +92,11 @@ class ResponseParser:
     def feed(self, data: bytes) -> bool:
         """Take more bytes; True once the response is complete. Bytes past its end are an
         error (this client never pipelines)."""
-        if self._state == "length" and not self._buf:  # the common case: body bytes
-            return self._take_length(data)
+        if not self._buf:
+            if self._state == "length":  # the common case: body bytes
+                return self._take_length(data)
+            if self._state == "chunk-size" and self._whole_chunks(data):  # a watch's events
+                return False
         self._buf += data
         while self._state != "done":
             if not self._step():
@@ -115,6 +118,26 @@ class ResponseParser:
         raise ConnectionClosed("the server closed the connection before the answer was "
                                "complete" if self.started else
                                "the server closed the connection without an answer")
+
+    def _whole_chunks(self, data: bytes) -> bool:
+        """Take ``data`` at once when it is whole, non-empty chunks without extensions (a
+        watch sends each event as one); False (nothing taken) when it is anything else."""
+        chunks, start, end = [], 0, len(data)
+        while start < end:
+            line = data.find(b"\r\n", start, start + 18)
+            if line < 0:
+                return False
+            try:
+                size = int(data[start:line], 16)
+            except ValueError:
+                return False
+            first, stop = line + 2, line + 2 + size
+            if size <= 0 or data[stop:stop + 2] != b"\r\n":
+                return False
+            chunks.append(data[first:stop])
+            start = stop + 2
+        self._chunks.extend(chunks)
+        return True
 
     def _take_length(self, data: bytes) -> bool:
         if len(data) < self._remaining:

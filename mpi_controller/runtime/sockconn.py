@@ -51,7 +51,7 @@ class Connection:
     connection lives (so a connection the server closes while idle is seen closed at once)."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, sock: socket.socket) -> None:
-        self._loop = loop
+        self.loop = loop
         self._sock = sock
         self._fd = sock.fileno()
         self._tls = isinstance(sock, ssl.SSLSocket)
@@ -64,7 +64,8 @@ class Connection:
         self._unsent = b""  # bytes of the request the socket did not take yet
         self.streaming = False  # the answer's body is taken as it arrives (BodyStream)
         self._progress: asyncio.Future[None] | None = None  # a stream's reader waits on it
-        self._paused = False  # reading stopped: a stream's reader is behind
+        self.paused = False  # reading stopped: a stream's reader is behind
+        self.last_progress = 0.0  # loop time of a stream's last bytes
         self.on_close: Callable[[Connection], None] | None = None
         loop.add_reader(self._fd, self._readable)
 
@@ -76,12 +77,12 @@ class Connection:
         except (BlockingIOError, ssl.SSLWantReadError):
             return
         except ssl.SSLWantWriteError:  # TLS wants to write first (renegotiation): rare
-            self._loop.add_writer(self._fd, self._writable)
+            self.loop.add_writer(self._fd, self._writable)
             return
         except (ssl.SSLZeroReturnError, ssl.SSLEOFError):
             data = b""
         except OSError as exc:
-            self._fail(ConnectionClosed(f"connection lost: {exc}"))
+            self.fail(ConnectionClosed(f"connection lost: {exc}"))
             return
         if data:
             self._data_received(data)
@@ -89,7 +90,7 @@ class Connection:
             self._eof_received()
 
     def _writable(self) -> None:
-        self._loop.remove_writer(self._fd)
+        self.loop.remove_writer(self._fd)
         if self._unsent:
             self._write(self._unsent)
         if not self.closed:
@@ -101,31 +102,32 @@ class Connection:
         except (BlockingIOError, ssl.SSLWantWriteError, ssl.SSLWantReadError):
             sent = 0  # TLS: the same bytes are offered again when the socket is writable
         except OSError as exc:
-            self._fail(ConnectionClosed(f"connection lost: {exc}"))
+            self.fail(ConnectionClosed(f"connection lost: {exc}"))
             return
         self._unsent = data[sent:]
         if self._unsent:
-            self._loop.add_writer(self._fd, self._writable)
+            self.loop.add_writer(self._fd, self._writable)
 
     def _data_received(self, data: bytes) -> None:
         parser, answer = self._parser, self._answer
         if parser is None or answer is None or (answer.done() and not self.streaming):
-            self._fail(ProtocolError("bytes from the server while no request was open"))
+            self.fail(ProtocolError("bytes from the server while no request was open"))
             return
         try:
             complete = parser.feed(data)
         except ProtocolError as exc:
-            self._fail(exc)
+            self.fail(exc)
             return
         if self.streaming:
+            self.last_progress = self.loop.time()
             if complete:
                 self._parser = None
             if not answer.done() and parser.head_done:
                 answer.set_result(Response(parser.status, parser.headers, b"", False))
             self._wake()
             if parser.body_buffered > _STREAM_BUFFER and not self.closed:
-                self._paused = True
-                self._loop.remove_reader(self._fd)
+                self.paused = True
+                self.loop.remove_reader(self._fd)
         elif complete:
             self._parser = None
             answer.set_result(parser.response())
@@ -139,10 +141,10 @@ class Connection:
     def wait_progress(self) -> asyncio.Future[None]:
         """A future done when more of a streamed answer arrives (or the connection ends);
         reading resumes if it was paused for a reader behind."""
-        if self._paused and not self.closed:
-            self._paused = False
-            self._loop.add_reader(self._fd, self._readable)
-        progress = self._progress = self._loop.create_future()
+        if self.paused and not self.closed:
+            self.paused = False
+            self.loop.add_reader(self._fd, self._readable)
+        progress = self._progress = self.loop.create_future()
         return progress
 
     @property
@@ -158,9 +160,10 @@ class Connection:
                     answer.set_result(parser.response())
             except ConnectionClosed as exc:
                 self._error = exc
-        self._fail(self._error or ConnectionClosed("the server closed the connection"))
+        self.fail(self._error or ConnectionClosed("the server closed the connection"))
 
-    def _fail(self, exc: BaseException) -> None:
+    def fail(self, exc: BaseException) -> None:
+        """End the connection with ``exc`` (the answer waiting, if any, gets it)."""
         if self._error is None:
             self._error = exc
         answer = self._answer
@@ -181,7 +184,7 @@ class Connection:
             raise ConnectionClosed("the connection was closed before the request was sent")
         self._parser = ResponseParser(head_request=head_request)
         self.streaming = streaming
-        answer = self._answer = self._loop.create_future()
+        answer = self._answer = self.loop.create_future()
         self._write(data)
         return answer
 
@@ -189,8 +192,8 @@ class Connection:
         if self.closed:
             return
         self.closed = True
-        self._loop.remove_reader(self._fd)
-        self._loop.remove_writer(self._fd)
+        self.loop.remove_reader(self._fd)
+        self.loop.remove_writer(self._fd)
         self._sock.close()
         if self.on_close is not None:
             self.on_close(self)
@@ -273,8 +276,10 @@ async def _handshake(loop: asyncio.AbstractEventLoop, sock: ssl.SSLSocket) -> No
 class BodyStream:
     """An answer whose body is read as it arrives (a watch), on a connection of its own:
     ``status`` and ``headers``, then :meth:`read` until it returns ``b""`` (the end of the
-    body). A read waits at most ``read_timeout`` seconds for more (``TimeoutError``); a
-    connection that ends before the body does raises :class:`ConnectionClosed`.
+    body). When no byte arrives for ``read_timeout`` seconds while reading is not paused for
+    a reader behind (aiohttp's ``sock_read``), the connection fails and a read raises
+    ``TimeoutError`` (one timer per stream, re-armed only when it fires: no timer per read).
+    A connection that ends before the body does raises :class:`ConnectionClosed`.
     :meth:`close` (idempotent) ends it at any time; a read waiting then returns ``b""``."""
 
     def __init__(self, conn: Connection, parser: ResponseParser, head: Response,
@@ -285,6 +290,22 @@ class BodyStream:
         self.headers = head.headers
         self._read_timeout = read_timeout
         self._closed = False
+        if read_timeout is not None:
+            conn.last_progress = conn.loop.time()
+            conn.loop.call_later(read_timeout, self._watch)
+
+    def _watch(self) -> None:
+        conn, timeout = self._conn, self._read_timeout
+        if conn.closed or timeout is None:
+            return
+        now = conn.loop.time()
+        if conn.paused:
+            conn.last_progress = now
+        quiet = now - conn.last_progress
+        if quiet >= timeout:
+            conn.fail(TimeoutError(f"no data for {quiet:.1f}s"))
+            return
+        conn.loop.call_at(conn.last_progress + timeout, self._watch)
 
     async def read(self) -> bytes:
         while True:
@@ -295,8 +316,7 @@ class BodyStream:
                 return b""
             if self._conn.closed:
                 raise self._conn.error or ConnectionClosed("the connection was closed")
-            async with asyncio.timeout(self._read_timeout):
-                await self._conn.wait_progress()
+            await self._conn.wait_progress()
 
     @property
     def buffered(self) -> int:

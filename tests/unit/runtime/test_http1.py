@@ -54,6 +54,27 @@ def test_a_response_split_anywhere_parses_the_same(raw: bytes, size: int) -> Non
     assert resp.keep_alive
 
 
+@pytest.mark.parametrize("pieces", [
+    [b"4\r\n{\"a\"\r\n7\r\n: \"bc\"}\r\n", b"0\r\n\r\n"],  # whole chunks at once
+    [b"4\r\n{\"a\"\r\n", b"7\r\n: \"bc\"}\r\n0\r\n\r\n"],
+    [b"4;x=y\r\n{\"a\"\r\n7\r\n: \"bc\"}\r\n", b"0\r\n\r\n"],  # an extension
+    [b"4\r\n{\"a\"\r\n7\r\n: \"b", b"c\"}\r\n0\r\n\r\n"],  # a chunk cut short
+], ids=["whole", "one-each", "extension", "cut"])
+def test_chunks_after_the_head_are_taken_as_they_come(pieces: list[bytes]) -> None:
+    """A watch's events arrive as whole chunks after the head: each feed's body bytes can
+    be taken at once (take_body), and the answer ends at the last chunk."""
+    parser = ResponseParser()
+    assert not parser.feed(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+    assert parser.head_done
+    assert parser.take_body() == b""
+    taken = b""
+    for piece in pieces[:-1]:
+        assert not parser.feed(piece)
+        taken += parser.take_body()
+    assert parser.feed(pieces[-1])
+    assert taken + parser.take_body() == b'{"a": "bc"}'
+
+
 def test_status_and_headers_are_read_with_lower_cased_names() -> None:
     resp = parse_in_pieces(LENGTH, 1000)
     assert (resp.status, resp.headers["retry-after"]) == (201, "3")
@@ -598,8 +619,9 @@ async def test_an_error_answer_to_a_stream_is_read_whole(streamer: Streamer) -> 
 
 
 async def test_a_reader_behind_pauses_the_socket_and_loses_nothing(streamer: Streamer) -> None:
+    """While paused for the reader, no read timeout runs out."""
     pool = stream_pool(streamer)
-    stream = await pool.stream("GET", "/watch", {})
+    stream = await pool.stream("GET", "/watch", {}, read_timeout=0.2)
     sent = [bytes([65 + i % 26]) * 512 * 1024 for i in range(20)]  # 10 MiB, unread meanwhile
     for chunk in sent:
         await streamer.chunks.put(chunk)
