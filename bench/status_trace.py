@@ -198,7 +198,7 @@ def report(records: list[Rec], namespace: str, *, jobs_shown: int,
     if not recs:
         return [f"no records in namespace {namespace}"]
     t0 = min(r["t"] for r in recs)
-    jobs = sorted({r["name"] for r in recs if r["res"] != "pods" and not _is_jobset(r["res"])})
+    jobs = sorted({r["name"] for r in recs if r["res"] != "pods"})
     lines: list[str] = []
     versions: Counter[int] = Counter()
     kinds: Counter[str] = Counter()
