@@ -26,7 +26,10 @@ One sync, in upstream's order:
    :class:`ResourcesFailed` once the status is written (retried with backoff, as upstream's
    reconciler returns the error);
 4. ``Suspended`` follows ``spec.suspend``;
-5. the JobSet's outcome and counts become the status;
+5. the JobSet's outcome and counts become the status; a change of counts alone waits (at most
+   the engine's count hold, ``EngineConfig.status_counts_hold``, 1 s) while the JobSet's
+   counts are in between (:func:`~mpi_controller.trainjob.status.jobset_changes_expected`):
+   it is then written with the next change, or when the hold ends;
 6. past ``activeDeadlineSeconds`` the TrainJob fails with ``DeadlineExceeded`` and its JobSet
    is deleted; before it, the TrainJob is synced again at the deadline.
 """
@@ -272,6 +275,7 @@ class TrainJobKind:
             ctx.requeue_after(left)
         if not conditions:
             status.pop("conditions", None)
-        await ctx.write_status(status, ctx.original_status)
+        hold = jobset is not None and st.jobset_changes_expected(jobset)
+        await ctx.write_status(status, ctx.original_status, hold=hold)
         if failure:
             raise ResourcesFailed(failure)
