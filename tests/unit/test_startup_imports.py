@@ -17,6 +17,8 @@ NOT_AT_START = (
     "kubernetes_asyncio",  # its configuration and auth modules are loaded under other names
     "mpi_controller.trainjob.from_v1",  # `convert` and `render` only
     "mpi_controller.trainjob.render",
+    "mpi_controller.trainjob.schemas",  # the CRDs' schemas: hack/gen-crd.py only
+    "mpi_controller.trainjob.validation",  # the webhooks' checks: on the first review
     "urllib3",  # kubernetes_asyncio's basic-auth helper, deferred until used
 )
 
