@@ -45,7 +45,7 @@ from mpi_controller.kube.events import WARNING, Event
 from mpi_controller.kube.fielderrors import aggregate_message
 from mpi_controller.kube.jsonvalue import Obj, json_copy
 from mpi_controller.kube.owners import controller_of
-from mpi_controller.kube.resources import CONFIGMAPS, SECRETS, Resource
+from mpi_controller.kube.resources import CONFIGMAPS, SECRETS
 from mpi_controller.kube.timefmt import format_time
 from mpi_controller.runtime.controller import ExpectedError
 from mpi_controller.runtime.informer import InformerFactory
@@ -54,6 +54,14 @@ from mpi_controller.trainjob import status as st
 from mpi_controller.trainjob.build import Desired, desired_objects
 from mpi_controller.trainjob.mpi import ssh_auth_secret
 from mpi_controller.trainjob.podgroups import PLUGINS_POD_GROUPS, VOLCANO_POD_GROUPS
+from mpi_controller.trainjob.resources import (
+    CLUSTER_RUNTIMES,
+    CONTROLLER_NAME,
+    EVENT_COMPONENT,
+    JOBSETS,
+    RUNTIMES,
+    TRAINJOBS,
+)
 from mpi_controller.trainjob.snapshot import (
     SnapshotError,
     cache_transform,
@@ -65,17 +73,6 @@ from mpi_controller.trainjob.snapshot import (
 __all__ = ["CLUSTER_RUNTIMES", "CONTROLLER_NAME", "EVENT_COMPONENT", "JOBSETS", "RESOURCES_FAILED",
            "RUNTIMES", "TRAINJOBS", "ResourcesFailed", "TrainJobKind", "runtime_not_found"]
 
-TRAINJOBS = Resource(constants.GROUP, constants.VERSION, constants.PLURAL, True, constants.KIND)
-RUNTIMES = Resource(constants.GROUP, constants.VERSION, constants.RUNTIME_PLURAL, True,
-                    constants.RUNTIME_KIND)
-CLUSTER_RUNTIMES = Resource(constants.GROUP, constants.VERSION,
-                            constants.CLUSTER_RUNTIME_PLURAL, False,
-                            constants.CLUSTER_RUNTIME_KIND)
-JOBSETS = Resource(constants.JOBSET_GROUP, constants.JOBSET_VERSION, constants.JOBSET_PLURAL,
-                   True, constants.JOBSET_KIND)
-CONTROLLER_NAME = "trainjob-controller"
-EVENT_COMPONENT = "trainer-trainjob-controller"
-"""The reporting controller of Trainer's TrainJob Events (its manager's event recorder name)."""
 RESOURCES_FAILED = "TrainJobResourcesCreationFailed"
 FIELD_MANAGER = "trainer"
 

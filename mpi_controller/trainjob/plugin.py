@@ -8,7 +8,8 @@ runtimes; and the validating webhooks of TrainJob, TrainingRuntime and ClusterTr
 TrainJob's webhook reads the API).
 
 The runtimes' judges are pure (:mod:`.validation`, imported on the first review, as
-:mod:`.schemas` is on the first CRD build: every ``mpi-controller run`` loads this module).
+:mod:`.schemas` is on the first CRD build and :mod:`.kind` when the engine builds the kind:
+every ``mpi-controller run`` loads this module, most serve no TrainJob).
 The TrainJob's reads the API through the webhook server's lookup, as upstream's reads its
 cache: the runtime the TrainJob names (a ``runtimeRef`` of another kind or group is refused
 with ``unsupported runtime: <Kind>.<group>``; a runtime that cannot be read with
@@ -41,18 +42,15 @@ from mpi_controller.kube.fielderrors import FieldError, invalid
 from mpi_controller.kube.jsonvalue import Obj
 from mpi_controller.kube.resources import Resource
 from mpi_controller.runtime.errors import ApiError
-from mpi_controller.trainjob import api, constants
+from mpi_controller.trainjob import constants
 from mpi_controller.trainjob.crd import CLUSTER_TRAINING_RUNTIME, TRAINING_RUNTIME, TRAINJOB
-from mpi_controller.trainjob.info import runtime_info
-from mpi_controller.trainjob.kind import (
+from mpi_controller.trainjob.resources import (
     CLUSTER_RUNTIMES,
     CONTROLLER_NAME,
     EVENT_COMPONENT,
     JOBSETS,
     RUNTIMES,
-    TrainJobKind,
 )
-from mpi_controller.trainjob.patches import PatchError
 
 __all__ = ["ADMISSIONS", "DEFAULTING", "PLUGIN", "PRIORITY_CLASSES", "judge_trainjob"]
 
@@ -110,7 +108,9 @@ def _runtime_error(trainjob: Mapping[str, Any], cluster: bool, error: str) -> Fi
 async def judge_trainjob(lookup: Lookup, trainjob: Mapping[str, Any],
                          old: Mapping[str, Any] | None) -> tuple[Sequence[str], Sequence[str]]:
     """``TrainJobValidator.ValidateCreate``/``ValidateUpdate`` (module doc)."""
-    from mpi_controller.trainjob import validation
+    from mpi_controller.trainjob import api, validation
+    from mpi_controller.trainjob.info import runtime_info
+    from mpi_controller.trainjob.patches import PatchError
 
     key = api.runtime_key(trainjob)
     if key not in {f"{k}.{constants.GROUP}" for k in api.RUNTIME_KINDS}:
@@ -161,16 +161,26 @@ ADMISSIONS = (
 """The three webhooks, in upstream's order."""
 
 
+def _stamp_runtime_patches(trainjob: Mapping[str, Any], old: Mapping[str, Any] | None,
+                           now: str) -> dict[str, Any]:
+    """:func:`.api.stamp_runtime_patches` (imported on the first review)."""
+    from mpi_controller.trainjob import api
+
+    return api.stamp_runtime_patches(trainjob, old, now)
+
+
 DEFAULTING = (
     Defaulting(name=f"defaulter.{constants.PLURAL[:-1]}.{constants.GROUP}",
                path=f"/mutate-trainer-kubeflow-org-{constants.VERSION}-"
                     f"{constants.PLURAL[:-1]}",
-               version=constants.VERSION, default=api.stamp_runtime_patches),
+               version=constants.VERSION, default=_stamp_runtime_patches),
 )
 """The TrainJob defaulter (module doc)."""
 
 
 def _build(ctx: KindContext) -> JobKind:
+    from mpi_controller.trainjob.kind import TrainJobKind
+
     return TrainJobKind(ctx.factory, namespace=ctx.namespace)
 
 
