@@ -7,7 +7,15 @@ namespaces of their own). ``report`` reads that file for one namespace: per job,
 of pod phase changes and job versions (``COND`` when the conditions changed, ``counts`` when
 only ``replicaStatuses`` did), each job's number of versions, and with ``--audit`` the
 kube-apiserver audit log's status writes of the namespace and their response codes
-(conflicts never show as versions). Times are seconds after the namespace's first record.
+(conflicts never show as versions), each write in the timeline too (``write``: its time the
+audit log's ``requestReceivedTimestamp``, the writer's user name, the code). Times are seconds
+after the namespace's first record.
+
+TrainJobs: record ``--resources trainjobs.trainer.kubeflow.org,jobsets.jobset.x-k8s.io``; a
+TrainJob's pods are those of its JobSet (label ``jobset.sigs.k8s.io/jobset-name``), its JobSet's
+versions show as ``jobset`` lines, its counts are ``jobsStatus`` (``node:1/1/0/0``:
+active/ready/succeeded/failed), and ``--audit-resource trainjobs`` keeps the JobSet's own status
+writes (same name) out of the TrainJob's.
 
     PYTHONPATH=$PWD .venv/bin/python bench/status_trace.py record \\
         --kubeconfig DIR/kubeconfig --out /tmp/trace.jsonl [--resources tfjobs.kubeflow.org]
@@ -28,11 +36,13 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
 
 Rec = dict[str, Any]
 JOBS = ("tfjobs.kubeflow.org", "pytorchjobs.kubeflow.org")
+JOBSET_LABEL = "jobset.sigs.k8s.io/jobset-name"
 
 
 # -- recording -------------------------------------------------------------------------------
@@ -50,6 +60,9 @@ def record_of(resource: str, event: Rec, now: float) -> Rec:
         rec["deleting"] = bool(meta.get("deletionTimestamp"))
         rec["owner"] = next((r["name"] for r in meta.get("ownerReferences") or []
                              if r.get("controller")), None)
+        jobset = (meta.get("labels") or {}).get(JOBSET_LABEL)
+        if jobset:
+            rec["jobset"] = jobset
     else:
         rec["status"] = obj.get("status") or {}
     return rec
@@ -97,27 +110,40 @@ def conditions(status: Rec) -> str:
 
 
 def counts(status: Rec) -> str:
-    """``PS:2/0/0 Worker:3/1/0``: active/succeeded/failed of each replica type."""
+    """``PS:2/0/0 Worker:3/1/0``: active/succeeded/failed of each replica type; for a TrainJob
+    (``jobsStatus``) or a JobSet (``replicatedJobsStatus``) ``node:1/1/0/0``:
+    active/ready/succeeded/failed of each replicated Job."""
     replicas = status.get("replicaStatuses") or {}
-    return " ".join(f"{t}:" + "/".join(str((r or {}).get(k, 0))
-                                        for k in ("active", "succeeded", "failed"))
-                    for t, r in sorted(replicas.items()))
+    out = [f"{t}:" + "/".join(str((r or {}).get(k, 0)) for k in ("active", "succeeded", "failed"))
+           for t, r in sorted(replicas.items())]
+    for job in status.get("jobsStatus") or status.get("replicatedJobsStatus") or []:
+        out.append(f"{job.get('name', '?')}:" + "/".join(
+            str(job.get(k, 0)) for k in ("active", "ready", "succeeded", "failed")))
+    return " ".join(out)
+
+
+def _is_jobset(resource: str) -> bool:
+    return resource.split(".")[0] == "jobsets"
 
 
 def timeline(records: list[Rec], job: str, t0: float) -> Iterator[tuple[float, str, str]]:
-    """``(seconds, what, detail)`` for ``job``: its pods' phase changes and its versions after
-    the first (what changed: ``COND`` or ``counts``)."""
+    """``(seconds, what, detail)`` for ``job``: its pods' phase changes, its versions after
+    the first (what changed: ``COND`` or ``counts``) and, for a TrainJob, its JobSet's
+    versions (``jobset``)."""
     pods: dict[str, str] = {}
     previous: Rec | None = None
     for r in records:
         if r["res"] == "pods":
-            if r.get("owner") != job:
+            if r.get("owner") != job and r.get("jobset") != job:
                 continue
             phase = "DELETED" if r["type"] == "DELETED" else \
                 str(r.get("phase")) + (" (deleting)" if r.get("deleting") else "")
             if pods.get(r["name"]) != phase:
                 pods[r["name"]] = phase
                 yield r["t"] - t0, "pod", f"{r['name'].removeprefix(job + '-')} -> {phase}"
+        elif r["name"] == job and r["type"] != "DELETED" and _is_jobset(r["res"]):
+            yield (r["t"] - t0, "jobset", "added" if r["type"] == "ADDED" else
+                   f"{conditions(r['status'])}  {counts(r['status'])}")
         elif r["name"] == job and r["type"] != "DELETED":
             if previous is not None or r["type"] == "MODIFIED":
                 changed = conditions(r["status"]) != conditions(previous or {})
@@ -126,10 +152,8 @@ def timeline(records: list[Rec], job: str, t0: float) -> Iterator[tuple[float, s
             previous = r["status"]
 
 
-def audit_status_writes(lines: Iterable[str], namespace: str) -> dict[str, list[int]]:
-    """Per job name, the response codes of the status writes (update/patch of a ``status``
-    subresource) in ``namespace``, in log order."""
-    out: dict[str, list[int]] = {}
+def _status_writes(lines: Iterable[str], namespace: str, resource: str | None
+                   ) -> Iterator[Rec]:
     for line in lines:
         try:
             e = json.loads(line)
@@ -137,14 +161,39 @@ def audit_status_writes(lines: Iterable[str], namespace: str) -> dict[str, list[
             continue
         ref = e.get("objectRef") or {}
         if (ref.get("namespace") == namespace and ref.get("subresource") == "status"
-                and e.get("verb") in ("update", "patch") and e.get("stage") == "ResponseComplete"):
-            out.setdefault(ref.get("name", ""), []).append(
-                int((e.get("responseStatus") or {}).get("code", 0)))
+                and e.get("verb") in ("update", "patch") and e.get("stage") == "ResponseComplete"
+                and (resource is None or ref.get("resource") == resource)):
+            yield e
+
+
+def audit_status_writes(lines: Iterable[str], namespace: str, resource: str | None = None
+                        ) -> dict[str, list[int]]:
+    """Per job name, the response codes of the status writes (update/patch of a ``status``
+    subresource; of ``resource`` alone when given) in ``namespace``, in log order."""
+    out: dict[str, list[int]] = {}
+    for e in _status_writes(lines, namespace, resource):
+        out.setdefault(e["objectRef"].get("name", ""), []).append(
+            int((e.get("responseStatus") or {}).get("code", 0)))
+    return out
+
+
+def audit_write_times(lines: Iterable[str], namespace: str, resource: str | None = None
+                      ) -> dict[str, list[tuple[float, str]]]:
+    """Per job name, each status write's ``(requestReceivedTimestamp as epoch seconds,
+    "<user> <code>")`` (the same writes as :func:`audit_status_writes`)."""
+    out: dict[str, list[tuple[float, str]]] = {}
+    for e in _status_writes(lines, namespace, resource):
+        received = datetime.fromisoformat(str(e.get("requestReceivedTimestamp", ""))
+                                          .replace("Z", "+00:00")).timestamp()
+        user = (e.get("user") or {}).get("username", "?").rpartition(":")[2]
+        code = int((e.get("responseStatus") or {}).get("code", 0))
+        out.setdefault(e["objectRef"].get("name", ""), []).append((received, f"{user} {code}"))
     return out
 
 
 def report(records: list[Rec], namespace: str, *, jobs_shown: int,
-           audit: dict[str, list[int]] | None) -> list[str]:
+           audit: dict[str, list[int]] | None,
+           audit_times: dict[str, list[tuple[float, str]]] | None = None) -> list[str]:
     recs = [r for r in records if r.get("ns") == namespace]
     if not recs:
         return [f"no records in namespace {namespace}"]
@@ -155,7 +204,9 @@ def report(records: list[Rec], namespace: str, *, jobs_shown: int,
     kinds: Counter[str] = Counter()
     for i, job in enumerate(jobs):
         steps = list(timeline(recs, job, t0))
-        written = [s for s in steps if s[1] != "pod"]
+        written = [s for s in steps if s[1] in ("COND", "counts")]
+        writes = [(t - t0, "write", w) for t, w in (audit_times or {}).get(job, [])]
+        steps = sorted(steps + writes, key=lambda s: s[0])
         versions[len(written)] += 1
         kinds.update(s[1] for s in written)
         if i < jobs_shown:
@@ -183,6 +234,8 @@ def main(argv: list[str] | None = None) -> int:
     rep.add_argument("trace", type=Path)
     rep.add_argument("--namespace", required=True)
     rep.add_argument("--audit", type=Path)
+    rep.add_argument("--audit-resource", help="count only this resource's status writes "
+                     "(trainjobs: not the JobSets' of the same names)")
     rep.add_argument("--jobs", type=int, default=3)
     args = parser.parse_args(argv)
     if args.command == "record":
@@ -190,11 +243,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     with args.trace.open() as f:
         records = [json.loads(line) for line in f if line.strip()]
-    audit = None
+    audit = audit_times = None
     if args.audit:
         with args.audit.open() as f:
-            audit = audit_status_writes(f, args.namespace)
-    print("\n".join(report(records, args.namespace, jobs_shown=args.jobs, audit=audit)))
+            lines = f.readlines()
+        audit = audit_status_writes(lines, args.namespace, args.audit_resource)
+        audit_times = audit_write_times(lines, args.namespace, args.audit_resource)
+    print("\n".join(report(records, args.namespace, jobs_shown=args.jobs, audit=audit,
+                            audit_times=audit_times)))
     return 0
 
 

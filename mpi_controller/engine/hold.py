@@ -5,12 +5,16 @@ end within a second of each other. Each change moves a ``replicaStatuses`` count
 (``active``, ``succeeded``, ``failed``), and a controller that syncs a job as soon as its pod
 changes would write the status once per pod. Contract:
 
-* :func:`only_counts_changed`: ``status`` differs from ``original`` in nothing but the
-  ``active``, ``succeeded`` and ``failed`` numbers of ``replicaStatuses`` entries that both
-  have (same replica types; conditions, times, selectors and every other field equal).
+* :func:`only_counts_changed`: ``status`` differs from ``original`` in nothing but counts:
+  the ``active``, ``succeeded`` and ``failed`` numbers of ``replicaStatuses`` entries that both
+  have (same replica types; conditions, times, selectors and every other field equal), and,
+  for a TrainJob, the :data:`JOB_COUNTS` of its ``jobsStatus`` entries (the same names in the
+  same order, no other field of an entry changed; or the first ``jobsStatus``, where there was
+  none, each entry a name and counts only).
 * :func:`pod_changes_expected`: another pod change of the job is likely soon: one of its pods
   (not being deleted) is Pending, or one has ended (Succeeded or Failed) while another is
-  still Running.
+  still Running. (A TrainJob's counts are its JobSet's: it asks
+  :func:`mpi_controller.trainjob.status.jobset_changes_expected` instead.)
 * :class:`StatusHold`: per job key, the time by which a held change must be written:
   :meth:`~StatusHold.remaining` starts the window (``window`` seconds) at the first change it
   holds and returns what is left of it (0: write now; the window never restarts while changes
@@ -32,10 +36,13 @@ from mpi_controller.kube.jsonvalue import as_dict
 from mpi_controller.kube.pods import pod_phase
 from mpi_controller.runtime.clock import Clock
 
-__all__ = ["COUNTS", "StatusHold", "only_counts_changed", "pod_changes_expected"]
+__all__ = ["COUNTS", "JOB_COUNTS", "StatusHold", "only_counts_changed", "pod_changes_expected"]
 
 COUNTS = frozenset({"active", "succeeded", "failed"})
 """The counters of a ``replicaStatuses`` entry."""
+JOB_COUNTS = frozenset({"active", "ready", "succeeded", "failed", "suspended"})
+"""The counters of a TrainJob's ``jobsStatus`` entry (its JobSet's replicated Job counts)."""
+_COUNTED = ("replicaStatuses", "jobsStatus")
 
 
 def _without(mapping: Mapping[str, Any], keys: Iterable[str]) -> dict[str, Any]:
@@ -47,13 +54,32 @@ def only_counts_changed(status: Mapping[str, Any], original: Mapping[str, Any]) 
     """Whether ``status`` differs from ``original`` only in replica counts (module doc)."""
     if status == original:
         return False
-    if _without(status, ("replicaStatuses",)) != _without(original, ("replicaStatuses",)):
+    if _without(status, _COUNTED) != _without(original, _COUNTED):
         return False
-    new, old = status.get("replicaStatuses"), original.get("replicaStatuses")
+    return (_replica_counts_only(status.get("replicaStatuses"), original.get("replicaStatuses"))
+            and _job_counts_only(status.get("jobsStatus"), original.get("jobsStatus")))
+
+
+def _replica_counts_only(new: Any, old: Any) -> bool:
+    if new == old:
+        return True
     if not isinstance(new, dict) or not isinstance(old, dict) or new.keys() != old.keys():
         return False
     return all(isinstance(new[t], dict) and isinstance(old[t], dict)
                and _without(new[t], COUNTS) == _without(old[t], COUNTS) for t in new)
+
+
+def _job_counts_only(new: Any, old: Any) -> bool:
+    if new == old:
+        return True
+    if not isinstance(new, list) or not all(isinstance(e, dict) for e in new):
+        return False
+    if not old:
+        return all(e.keys() <= JOB_COUNTS | {"name"} for e in new)
+    if not isinstance(old, list) or len(new) != len(old):
+        return False
+    return all(isinstance(o, dict) and _without(n, JOB_COUNTS) == _without(o, JOB_COUNTS)
+               for n, o in zip(new, old, strict=True))
 
 
 def pod_changes_expected(pods: Iterable[Mapping[str, Any]]) -> bool:

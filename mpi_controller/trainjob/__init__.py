@@ -15,8 +15,10 @@ Public (plain dicts in, plain dicts out, no I/O):
 :mod:`.patches` merges a TrainJob's runtime patches, :mod:`.podgroups` makes its PodGroup,
 :mod:`.snapshot` its runtime snapshot ConfigMap, :mod:`.validation` holds the webhooks'
 checks (pure) and :mod:`.plugin` serves them (reading the API through the webhook server).
-:mod:`.crd` holds the three CRDs, :mod:`.kind` the kind on the engine (the only module here
-that meets it, with :mod:`.plugin`, the registry entry). Enabled only by
+:mod:`.crd` holds the three CRDs (their schemas built by :mod:`.schemas`), :mod:`.kind` the
+kind on the engine (the only module here that meets it, with :mod:`.plugin`, the registry
+entry, which every ``run`` loads: it imports :mod:`.resources` and :mod:`.crd`, and the kind,
+the schemas and the webhooks' checks only when first used). Enabled only by
 ``--enable-scheme trainjob``; needs JobSet installed.
 """
 

@@ -26,7 +26,10 @@ One sync, in upstream's order:
    :class:`ResourcesFailed` once the status is written (retried with backoff, as upstream's
    reconciler returns the error);
 4. ``Suspended`` follows ``spec.suspend``;
-5. the JobSet's outcome and counts become the status;
+5. the JobSet's outcome and counts become the status; a change of counts alone waits (at most
+   the engine's count hold, ``EngineConfig.status_counts_hold``, 1 s) while the JobSet's
+   counts are in between (:func:`~mpi_controller.trainjob.status.jobset_changes_expected`):
+   it is then written with the next change, or when the hold ends;
 6. past ``activeDeadlineSeconds`` the TrainJob fails with ``DeadlineExceeded`` and its JobSet
    is deleted; before it, the TrainJob is synced again at the deadline.
 """
@@ -42,7 +45,7 @@ from mpi_controller.kube.events import WARNING, Event
 from mpi_controller.kube.fielderrors import aggregate_message
 from mpi_controller.kube.jsonvalue import Obj, json_copy
 from mpi_controller.kube.owners import controller_of
-from mpi_controller.kube.resources import CONFIGMAPS, SECRETS, Resource
+from mpi_controller.kube.resources import CONFIGMAPS, SECRETS
 from mpi_controller.kube.timefmt import format_time
 from mpi_controller.runtime.controller import ExpectedError
 from mpi_controller.runtime.informer import InformerFactory
@@ -51,6 +54,14 @@ from mpi_controller.trainjob import status as st
 from mpi_controller.trainjob.build import Desired, desired_objects
 from mpi_controller.trainjob.mpi import ssh_auth_secret
 from mpi_controller.trainjob.podgroups import PLUGINS_POD_GROUPS, VOLCANO_POD_GROUPS
+from mpi_controller.trainjob.resources import (
+    CLUSTER_RUNTIMES,
+    CONTROLLER_NAME,
+    EVENT_COMPONENT,
+    JOBSETS,
+    RUNTIMES,
+    TRAINJOBS,
+)
 from mpi_controller.trainjob.snapshot import (
     SnapshotError,
     cache_transform,
@@ -62,17 +73,6 @@ from mpi_controller.trainjob.snapshot import (
 __all__ = ["CLUSTER_RUNTIMES", "CONTROLLER_NAME", "EVENT_COMPONENT", "JOBSETS", "RESOURCES_FAILED",
            "RUNTIMES", "TRAINJOBS", "ResourcesFailed", "TrainJobKind", "runtime_not_found"]
 
-TRAINJOBS = Resource(constants.GROUP, constants.VERSION, constants.PLURAL, True, constants.KIND)
-RUNTIMES = Resource(constants.GROUP, constants.VERSION, constants.RUNTIME_PLURAL, True,
-                    constants.RUNTIME_KIND)
-CLUSTER_RUNTIMES = Resource(constants.GROUP, constants.VERSION,
-                            constants.CLUSTER_RUNTIME_PLURAL, False,
-                            constants.CLUSTER_RUNTIME_KIND)
-JOBSETS = Resource(constants.JOBSET_GROUP, constants.JOBSET_VERSION, constants.JOBSET_PLURAL,
-                   True, constants.JOBSET_KIND)
-CONTROLLER_NAME = "trainjob-controller"
-EVENT_COMPONENT = "trainer-trainjob-controller"
-"""The reporting controller of Trainer's TrainJob Events (its manager's event recorder name)."""
 RESOURCES_FAILED = "TrainJobResourcesCreationFailed"
 FIELD_MANAGER = "trainer"
 
@@ -272,6 +272,7 @@ class TrainJobKind:
             ctx.requeue_after(left)
         if not conditions:
             status.pop("conditions", None)
-        await ctx.write_status(status, ctx.original_status)
+        hold = jobset is not None and st.jobset_changes_expected(jobset)
+        await ctx.write_status(status, ctx.original_status, hold=hold)
         if failure:
             raise ResourcesFailed(failure)

@@ -7,12 +7,15 @@ runtimes; and the validating webhooks of TrainJob, TrainingRuntime and ClusterTr
 ``manifests/base/webhook``): :data:`ADMISSIONS` (here, beside the kind's other I/O, since the
 TrainJob's webhook reads the API).
 
-The runtimes' judges are pure (:mod:`.validation`). The TrainJob's reads the API through the
-webhook server's lookup, as upstream's reads its cache: the runtime the TrainJob names (a
-``runtimeRef`` of another kind or group is refused with ``unsupported runtime: <Kind>.<group>``;
-a runtime that cannot be read with ``spec.runtimeRef`` (``spec.RuntimeRef`` for a
-ClusterTrainingRuntime, as upstream spells it) ``Invalid value: <ref>: <error>: specified
-trainingRuntime must be created before the TrainJob is created``), then, only where a check
+The runtimes' judges are pure (:mod:`.validation`, imported on the first review, as
+:mod:`.schemas` is on the first CRD build and :mod:`.kind` when the engine builds the kind:
+every ``mpi-controller run`` loads this module, most serve no TrainJob).
+The TrainJob's reads the API through the webhook server's lookup, as upstream's reads its
+cache: the runtime the TrainJob names (a ``runtimeRef`` of another kind or group is refused
+with ``unsupported runtime: <Kind>.<group>``; a runtime that cannot be read with
+``spec.runtimeRef`` (``spec.RuntimeRef`` for a ClusterTrainingRuntime, as upstream spells it)
+``Invalid value: <ref>: <error>: specified trainingRuntime must be created before the TrainJob
+is created``), then, only where a check
 needs them, the TrainJob's JobSet (changed runtime patches while suspended) and the
 PriorityClasses of a Volcano runtime's pods. Then :func:`~.validation.validate_trainjob`.
 A naming of a deprecated ClusterTrainingRuntime is a warning.
@@ -39,18 +42,15 @@ from mpi_controller.kube.fielderrors import FieldError, invalid
 from mpi_controller.kube.jsonvalue import Obj
 from mpi_controller.kube.resources import Resource
 from mpi_controller.runtime.errors import ApiError
-from mpi_controller.trainjob import api, constants, validation
+from mpi_controller.trainjob import constants
 from mpi_controller.trainjob.crd import CLUSTER_TRAINING_RUNTIME, TRAINING_RUNTIME, TRAINJOB
-from mpi_controller.trainjob.info import runtime_info
-from mpi_controller.trainjob.kind import (
+from mpi_controller.trainjob.resources import (
     CLUSTER_RUNTIMES,
     CONTROLLER_NAME,
     EVENT_COMPONENT,
     JOBSETS,
     RUNTIMES,
-    TrainJobKind,
 )
-from mpi_controller.trainjob.patches import PatchError
 
 __all__ = ["ADMISSIONS", "DEFAULTING", "PLUGIN", "PRIORITY_CLASSES", "judge_trainjob"]
 
@@ -76,7 +76,26 @@ def _text(err: ApiError | None) -> str:
     return (err.message or str(err)) if err is not None else ""
 
 
+def _judge_cluster_training_runtime(runtime: Mapping[str, Any], old: Mapping[str, Any] | None
+                                    ) -> tuple[list[str], list[str]]:
+    """:func:`.validation.judge_cluster_training_runtime`, its module imported on the first
+    review (an idle controller, or one that serves no webhook, never loads the checks)."""
+    from mpi_controller.trainjob import validation
+
+    return validation.judge_cluster_training_runtime(runtime, old)
+
+
+def _judge_training_runtime(runtime: Mapping[str, Any], old: Mapping[str, Any] | None
+                            ) -> tuple[list[str], list[str]]:
+    """:func:`.validation.judge_training_runtime` (imported as above)."""
+    from mpi_controller.trainjob import validation
+
+    return validation.judge_training_runtime(runtime, old)
+
+
 def _runtime_error(trainjob: Mapping[str, Any], cluster: bool, error: str) -> FieldError:
+    from mpi_controller.trainjob import validation
+
     if cluster:
         return invalid("spec.RuntimeRef", validation.runtime_ref_value(trainjob),
                        f"{error}: specified clusterTrainingRuntime must be created before the "
@@ -89,6 +108,10 @@ def _runtime_error(trainjob: Mapping[str, Any], cluster: bool, error: str) -> Fi
 async def judge_trainjob(lookup: Lookup, trainjob: Mapping[str, Any],
                          old: Mapping[str, Any] | None) -> tuple[Sequence[str], Sequence[str]]:
     """``TrainJobValidator.ValidateCreate``/``ValidateUpdate`` (module doc)."""
+    from mpi_controller.trainjob import api, validation
+    from mpi_controller.trainjob.info import runtime_info
+    from mpi_controller.trainjob.patches import PatchError
+
     key = api.runtime_key(trainjob)
     if key not in {f"{k}.{constants.GROUP}" for k in api.RUNTIME_KINDS}:
         return [f"unsupported runtime: {key}"], []
@@ -124,12 +147,12 @@ async def judge_trainjob(lookup: Lookup, trainjob: Mapping[str, Any],
 ADMISSIONS = (
     Admission(name=f"validator.{constants.CLUSTER_RUNTIME_PLURAL[:-1]}.{constants.GROUP}",
               path=_path(constants.CLUSTER_RUNTIME_PLURAL), version=constants.VERSION,
-              judge=validation.judge_cluster_training_runtime,
+              judge=_judge_cluster_training_runtime,
               kind=constants.CLUSTER_RUNTIME_KIND, resource=constants.CLUSTER_RUNTIME_PLURAL,
               scope="Cluster"),
     Admission(name=f"validator.{constants.RUNTIME_PLURAL[:-1]}.{constants.GROUP}",
               path=_path(constants.RUNTIME_PLURAL), version=constants.VERSION,
-              judge=validation.judge_training_runtime, kind=constants.RUNTIME_KIND,
+              judge=_judge_training_runtime, kind=constants.RUNTIME_KIND,
               resource=constants.RUNTIME_PLURAL),
     Admission(name=f"validator.{constants.PLURAL[:-1]}.{constants.GROUP}",
               path=_path(constants.PLURAL), version=constants.VERSION,
@@ -138,16 +161,26 @@ ADMISSIONS = (
 """The three webhooks, in upstream's order."""
 
 
+def _stamp_runtime_patches(trainjob: Mapping[str, Any], old: Mapping[str, Any] | None,
+                           now: str) -> dict[str, Any]:
+    """:func:`.api.stamp_runtime_patches` (imported on the first review)."""
+    from mpi_controller.trainjob import api
+
+    return api.stamp_runtime_patches(trainjob, old, now)
+
+
 DEFAULTING = (
     Defaulting(name=f"defaulter.{constants.PLURAL[:-1]}.{constants.GROUP}",
                path=f"/mutate-trainer-kubeflow-org-{constants.VERSION}-"
                     f"{constants.PLURAL[:-1]}",
-               version=constants.VERSION, default=api.stamp_runtime_patches),
+               version=constants.VERSION, default=_stamp_runtime_patches),
 )
 """The TrainJob defaulter (module doc)."""
 
 
 def _build(ctx: KindContext) -> JobKind:
+    from mpi_controller.trainjob.kind import TrainJobKind
+
     return TrainJobKind(ctx.factory, namespace=ctx.namespace)
 
 

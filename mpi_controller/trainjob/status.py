@@ -12,6 +12,14 @@ plugin's ``Status``): conditions of type ``Suspended``, ``Complete`` and ``Faile
 * :func:`from_jobset`: the JobSet's ``Completed`` and ``Failed`` conditions, when True, become
   the TrainJob's ``Complete`` and ``Failed`` (the JobSet's reason, message and time); each
   replicated Job's counts become ``jobsStatus`` (dropped when the JobSet has none).
+* :func:`jobset_changes_expected`: the JobSet's status is about to change again (its counts
+  are in between): it is neither finished nor suspended, it has counts, and one of its
+  replicated Jobs is not at rest: at rest, every one of its ``replicas`` (default 1) is
+  counted both ``active`` and ``ready`` (running), or every one ``succeeded`` (an initializer
+  done). Between creation and the pods all ready, and between the pods ending and the
+  JobSet's ``Completed`` or ``Failed`` (or its restart), the JobSet controller writes its
+  counts one step at a time; the kind holds a counts-only write meanwhile
+  (:mod:`mpi_controller.engine.hold`), and writes at once when the JobSet is at rest.
 * :func:`deadline`: with ``activeDeadlineSeconds``, not finished and not suspended, the
   deadline counts from the creation or from the last resume; past it, ``Failed`` with
   ``DeadlineExceeded``.
@@ -29,8 +37,8 @@ from typing import Any
 from mpi_controller.kube.timefmt import parse_time
 from mpi_controller.trainjob import constants
 
-__all__ = ["deadline", "find", "from_jobset", "is_finished", "remove_failed", "set_condition",
-           "set_failed", "set_suspended"]
+__all__ = ["deadline", "find", "from_jobset", "is_finished", "jobset_changes_expected",
+           "remove_failed", "set_condition", "set_failed", "set_suspended"]
 
 Obj = dict[str, Any]
 
@@ -113,6 +121,26 @@ def from_jobset(status: Obj, jobset: Mapping[str, Any], now: str) -> Obj:
     if not conditions:
         del out["conditions"]
     return out
+
+
+def jobset_changes_expected(jobset: Mapping[str, Any]) -> bool:
+    """Whether the JobSet's counts are in between (module doc)."""
+    spec = jobset.get("spec") or {}
+    status = jobset.get("status") or {}
+    conditions = list(status.get("conditions") or [])
+    if spec.get("suspend") or is_true(conditions, "Completed") or is_true(conditions, "Failed"):
+        return False
+    replicas = {str(r.get("name", "")): r.get("replicas", 1)
+                for r in spec.get("replicatedJobs") or []}
+    counted = status.get("replicatedJobsStatus") or []
+    if not counted:
+        return False
+    for c in counted:
+        want = replicas.get(str(c.get("name", "")), 1)
+        if c.get("active", 0) == c.get("ready", 0) == want or c.get("succeeded", 0) == want:
+            continue
+        return True
+    return False
 
 
 def deadline(trainjob: Mapping[str, Any], conditions: list[Obj], now: datetime) -> \

@@ -15,8 +15,12 @@ NOT_AT_START = (
     "cryptography",  # keys and certificates are made when a Secret or the webhook needs them
     "importlib.metadata",  # the version, read only by `version` and `--version`
     "kubernetes_asyncio",  # its configuration and auth modules are loaded under other names
+    "mpi_controller.trainjob.build",  # the TrainJob kind's, when --enable-scheme names it
     "mpi_controller.trainjob.from_v1",  # `convert` and `render` only
+    "mpi_controller.trainjob.kind",
     "mpi_controller.trainjob.render",
+    "mpi_controller.trainjob.schemas",  # the CRDs' schemas: hack/gen-crd.py only
+    "mpi_controller.trainjob.validation",  # the webhooks' checks: on the first review
     "urllib3",  # kubernetes_asyncio's basic-auth helper, deferred until used
 )
 

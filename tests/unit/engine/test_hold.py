@@ -20,6 +20,19 @@ def status(conditions: list[dict[str, Any]] = CREATED,
             "replicaStatuses": replicas}
 
 
+CONDITIONS = [{"type": "Suspended", "status": "False", "reason": "Resumed"}]
+
+
+def node(name: str = "node", **counts: int) -> dict[str, Any]:
+    """A TrainJob's ``jobsStatus`` entry (every count, 0 unless given)."""
+    return {"name": name, **{k: counts.get(k, 0)
+                             for k in ("ready", "succeeded", "failed", "active", "suspended")}}
+
+
+def jobs(*entries: dict[str, Any]) -> dict[str, Any]:
+    return {"conditions": CONDITIONS, "jobsStatus": list(entries)}
+
+
 @pytest.mark.parametrize(("new", "old", "expected"), [
     # counts alone, up, down, appearing, disappearing
     (status(PS={"active": 1}, Worker={}), status(PS={}, Worker={}), True),
@@ -40,6 +53,22 @@ def status(conditions: list[dict[str, Any]] = CREATED,
     # malformed: never held
     ({"replicaStatuses": {"Worker": 3}}, {"replicaStatuses": {"Worker": 2}}, False),
     ({"replicaStatuses": {"Worker": {"active": 1}}}, {"replicaStatuses": None}, False),
+    # a TrainJob's jobsStatus: counts alone, the first counts, the first with more than counts
+    (jobs(node(active=1, ready=1)), jobs(node(active=1)), True),
+    (jobs(node(active=1), node("init", succeeded=1)), jobs(node(), node("init", active=1)),
+     True),
+    (jobs(node()), {"conditions": CONDITIONS}, True),
+    (jobs(node()), {"conditions": CONDITIONS, "jobsStatus": []}, True),
+    ({"conditions": CONDITIONS, "jobsStatus": [{"name": "node", "x": 1}]},
+     {"conditions": CONDITIONS}, False),
+    # ... and what is more than counts: names, order, an entry, a condition, jobsStatus gone
+    (jobs(node("other")), jobs(node()), False),
+    (jobs(node("init"), node()), jobs(node(), node("init")), False),
+    (jobs(node(), node("init")), jobs(node()), False),
+    ({**jobs(node(succeeded=1)), "conditions": [*CONDITIONS, {"type": "Complete"}]},
+     jobs(node(active=1)), False),
+    ({"conditions": CONDITIONS}, jobs(node()), False),
+    ({"conditions": CONDITIONS, "jobsStatus": [3]}, jobs(node()), False),
 ])
 def test_only_counts_changed(new: dict[str, Any], old: dict[str, Any], expected: bool) -> None:
     assert only_counts_changed(new, old) is expected

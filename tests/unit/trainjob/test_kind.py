@@ -92,6 +92,59 @@ async def test_the_first_sync_creates_the_jobset_and_completion_follows_it() -> 
         assert h.writes() == []  # finished: nothing more
 
 
+def counted(active: int = 0, ready: int = 0, succeeded: int = 0, *,
+            completed: bool = False) -> Any:
+    """A change to the JobSet ``pi``'s status: its one replicated Job ``node`` counted so,
+    and ``Completed`` when asked."""
+    def change(obj: dict[str, Any]) -> None:
+        obj["status"] = {"replicatedJobsStatus": [{
+            "name": "node", "ready": ready, "succeeded": succeeded, "failed": 0,
+            "active": active, "suspended": 0}]}
+        if completed:
+            obj["status"]["conditions"] = [{
+                "type": "Completed", "status": "True", "reason": "AllJobsCompleted",
+                "message": "jobset completed successfully",
+                "lastTransitionTime": "2026-01-01T00:05:00Z"}]
+    return change
+
+
+async def test_counts_in_between_wait_for_the_next_change_or_the_end_of_the_hold() -> None:
+    """The JobSet controller writes its counts one step at a time (Jobs made, pods ready; pods
+    ended, the Job ended, Completed): while they are in between, a change of counts alone waits
+    (at most the engine's hold, 1 s); at rest, or with a condition, it is written at once."""
+    async with harness() as h:
+        h.create(trainjob(trainer={"numNodes": 2}))
+        await h.sync("pi", "TrainJob")
+        h.mark()
+        h.api.modify(JOBSETS, "pi", counted(), namespace="ns")           # the Jobs are coming
+        result = await h.sync("pi", "TrainJob")
+        assert (h.writes(), result.requeue_after) == ([], 1.0)
+        h.clock.advance(0.4)
+        h.api.modify(JOBSETS, "pi", counted(active=1), namespace="ns")   # pods starting
+        result = await h.sync("pi", "TrainJob")
+        assert (h.writes(), result.requeue_after) == ([], 0.6)
+        h.clock.advance(0.6)                                               # the hold ends
+        await h.sync("pi", "TrainJob")
+        assert h.writes() == [("update", "trainjobs/status", "ns", "pi")]
+        assert h.job("pi", "TrainJob")["status"]["jobsStatus"][0]["active"] == 1
+        h.mark()
+        h.api.modify(JOBSETS, "pi", counted(active=1, ready=1), namespace="ns")  # at rest
+        result = await h.sync("pi", "TrainJob")
+        assert h.writes() == [("update", "trainjobs/status", "ns", "pi")]
+        assert result is None
+        h.mark()
+        h.api.modify(JOBSETS, "pi", counted(ready=1), namespace="ns")    # pods ended
+        result = await h.sync("pi", "TrainJob")
+        assert (h.writes(), result.requeue_after) == ([], 1.0)
+        h.api.modify(JOBSETS, "pi", counted(succeeded=1, completed=True), namespace="ns")
+        await h.sync("pi", "TrainJob")
+        assert h.writes() == [("update", "trainjobs/status", "ns", "pi")]
+        status = h.job("pi", "TrainJob")["status"]
+        assert [c["type"] for c in status["conditions"]] == ["Complete"]
+        assert status["jobsStatus"] == [{"name": "node", "ready": 0, "succeeded": 1,
+                                         "failed": 0, "active": 0, "suspended": 0}]
+
+
 async def test_suspended_then_resumed() -> None:
     async with harness() as h:
         h.create(trainjob(suspend=True))

@@ -4,10 +4,14 @@ trainjob_controller.go``, ``plugins/jobset/jobset.go`` ``Status``)."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
+
+import pytest
 
 from mpi_controller.trainjob.status import (
     deadline,
     from_jobset,
+    jobset_changes_expected,
     remove_failed,
     set_condition,
     set_failed,
@@ -78,3 +82,42 @@ def test_the_deadline_counts_from_creation_or_the_last_resume() -> None:
     assert deadline(job, resumed, datetime(2026, 1, 1, 0, 2, tzinfo=UTC)) == (False, 60.0)
     suspended = {**job, "spec": {**job["spec"], "suspend": True}}
     assert deadline(suspended, [], datetime(2026, 1, 1, 0, 9, tzinfo=UTC)) == (False, None)
+
+
+def jobset(*counted: dict[str, int], suspend: bool = False, finished: str = "",
+           replicas: tuple[int, ...] = (1, 1)) -> dict[str, Any]:
+    """A JobSet of the replicated Jobs ``init`` and ``node`` (``replicas`` each); ``counted``
+    their ``replicatedJobsStatus`` counts, in that order."""
+    names = ("init", "node")
+    conditions = [{"type": finished, "status": "True"}] if finished else []
+    return {"spec": {"suspend": suspend,
+                     "replicatedJobs": [{"name": n, "replicas": r}
+                                        for n, r in zip(names, replicas, strict=True)]},
+            "status": {"conditions": conditions, "replicatedJobsStatus": [
+                {"name": n, "ready": 0, "succeeded": 0, "failed": 0, "active": 0,
+                 "suspended": 0, **c} for n, c in zip(names, counted, strict=False)]}}
+
+
+RUNNING = {"active": 1, "ready": 1}
+DONE = {"succeeded": 1}
+
+
+@pytest.mark.parametrize(("obj", "expected"), [
+    (jobset(RUNNING, RUNNING), False),                    # at rest: running
+    (jobset(DONE, RUNNING), False),                       # an initializer done, the rest running
+    (jobset(DONE, DONE), False),                          # all done (Completed comes with it)
+    (jobset({}, {}), True),                               # just made: the Jobs are coming
+    (jobset(DONE, {"active": 1}), True),                  # pods starting: ready comes
+    (jobset(DONE, {"ready": 1}), True),                   # pods ended: the Job's end comes
+    (jobset(DONE, {"failed": 1}), True),                  # a restart or Failed comes
+    (jobset(DONE, {"active": 1, "ready": 1}, replicas=(1, 2)), True),  # one of 2 Jobs
+    (jobset(DONE, {"active": 2, "ready": 2}, replicas=(1, 2)), False),
+    (jobset({}, {}, suspend=True), False),                # suspended: nothing due
+    (jobset(DONE, {"ready": 1}, finished="Completed"), False),
+    (jobset(DONE, {"failed": 1}, finished="Failed"), False),
+    ({"spec": {"replicatedJobs": [{"name": "node"}]}, "status": {}}, False),  # no counts yet
+    ({"spec": {"replicatedJobs": [{"name": "node"}]},                # replicas default to 1
+      "status": {"replicatedJobsStatus": [{"name": "node", **RUNNING}]}}, False),
+])
+def test_jobset_changes_expected(obj: dict[str, Any], expected: bool) -> None:
+    assert jobset_changes_expected(obj) is expected
