@@ -28,7 +28,7 @@ itself.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from mpi_controller.engine.admitted import admitted_events
@@ -38,6 +38,7 @@ from mpi_controller.engine.kind import KindInformers
 from mpi_controller.engine.writer import ResourceNotControlled
 from mpi_controller.kube.events import WARNING, Event
 from mpi_controller.kube.jsonvalue import Obj, as_dict
+from mpi_controller.kube.owners import is_controlled_by
 from mpi_controller.kube.resources import (
     CONFIGMAPS,
     JOBS,
@@ -136,6 +137,15 @@ class MPIJobV2Beta1Mode:
             self.phases.forget(key)
 
 
+def _in_line(job: Mapping[str, Any], existing: Mapping[str, Any] | None,
+             desired: Mapping[str, Any],
+             needs_update: Callable[[Mapping[str, Any], Mapping[str, Any]], bool]) -> bool:
+    """``existing`` is controlled by ``job`` and needs no update: ``ChildWriter.ensure`` of it
+    would neither write, raise nor record an Event."""
+    return existing is not None and is_controlled_by(existing, job) \
+        and not needs_update(existing, desired)
+
+
 class MPIJobReconcile:
     """One reconcile of one MPIJob (see the module doc for the steps)."""
 
@@ -206,17 +216,26 @@ class MPIJobReconcile:
         kind, writer, job = self.kind, self.writer, self.job
         desired_cm = configmap.desired_config_map(
             job, self.job_pods(), cluster_domain=self.options.cluster_domain)
-        # Independent of each other: one round trip instead of three (all finish before the
-        # first error is raised, so a retry finds whichever were created in the cache).
-        await gather_raising(
-            writer.ensure(SERVICES, self.ctx.cached(kind.services, naming.service_name(self.name)),
-                          service.new_job_service(job), needs_update=service.service_needs_update,
-                          apply_update=service.update_service),
-            writer.ensure(CONFIGMAPS,
-                          self.ctx.cached(kind.config_maps, naming.config_map_name(self.name)),
-                          desired_cm, needs_update=configmap.config_map_needs_update,
-                          apply_update=configmap.update_config_map),
-            self.ensure_secret())
+        existing_service = self.ctx.cached(kind.services, naming.service_name(self.name))
+        desired_service = service.new_job_service(job)
+        existing_cm = self.ctx.cached(kind.config_maps, naming.config_map_name(self.name))
+        existing_secret = self.ctx.cached(kind.secrets, naming.ssh_secret_name(self.name))
+        if not (_in_line(job, existing_service, desired_service, service.service_needs_update)
+                and _in_line(job, existing_cm, desired_cm, configmap.config_map_needs_update)
+                and existing_secret is not None and is_controlled_by(existing_secret, job)
+                and not secret.ssh_secret_needs_update(existing_secret)):
+            # Independent of each other: one round trip instead of three (all finish before
+            # the first error is raised, so a retry finds whichever were created in the cache).
+            # When all three are ours and in line, none writes, raises or records anything:
+            # the three tasks are not made.
+            await gather_raising(
+                writer.ensure(SERVICES, existing_service, desired_service,
+                              needs_update=service.service_needs_update,
+                              apply_update=service.update_service),
+                writer.ensure(CONFIGMAPS, existing_cm, desired_cm,
+                              needs_update=configmap.config_map_needs_update,
+                              apply_update=configmap.update_config_map),
+                self.ensure_secret())
         if decisions.is_suspended(job):
             return []
         await self.ensure_pod_group()
