@@ -10,23 +10,24 @@ sync is a :class:`~mpi_controller.engine.training.reconcile.TrainingReconcile` (
 ``ReconcileJobs``). The kind remembers, per job, the events it records once (see
 :meth:`TrainingJobKind.first_report`).
 
-**What a sync reads of the job is kept between syncs** (:class:`Prepared`): the defaulted copy
+**What a sync reads of the job is kept between syncs**
+(:class:`~mpi_controller.kube.changes.KeptJobs`): the defaulted copy
 of the cached job, whether it is managed elsewhere, its validation Event, its admitted problems,
 its replica specs and run policy. A sync of the same cached object (a pod changed, the job did
-not) reuses them all; a sync of a newer object that differs from the last one only in
-``status``, ``metadata.resourceVersion`` and ``metadata.managedFields`` (the echo of a status
-write) reuses the defaulted ``spec`` and everything read from it, with the new status and
-metadata copied. Both rest on the framework's contract: ``set_defaults``, ``validate`` and
-``admitted`` read nothing of those three, and ``set_defaults`` changes nothing outside
-``spec``; and on the sync's: it never changes the job it is given. A kind that prepares its
-jobs otherwise (MPIJob ``v1``, by conversion) gets none of this but the same results. The
-entry of a job is dropped when the job is deleted or finished.
+not) reuses them all; a sync of a newer object that differs from the last one only in what a
+status write changes (:func:`~mpi_controller.kube.changes.same_but_status`: ``status``,
+``metadata.resourceVersion``, ``metadata.managedFields``) reuses the defaulted ``spec`` and
+everything read from it, with the new status and metadata copied. Both rest on the
+framework's contract: ``set_defaults``, ``validate`` and ``admitted`` read nothing of those
+three, and ``set_defaults`` changes nothing outside ``spec``; and on the sync's: it never
+changes the job it is given. A kind that prepares its jobs otherwise (MPIJob ``v1``, by
+conversion) gets none of this but the same results. The entry of a job is dropped when the
+job is deleted or finished.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
 from typing import Any
 
 from mpi_controller.engine.admitted import admitted_events
@@ -46,69 +47,15 @@ from mpi_controller.engine.training.api import (
 from mpi_controller.engine.training.conditions import is_finished, reason
 from mpi_controller.engine.training.framework import TrainingFramework, TrainingOptions
 from mpi_controller.engine.training.reconcile import TrainingReconcile
+from mpi_controller.kube.changes import KeptJobs
 from mpi_controller.kube.events import WARNING, Event
 from mpi_controller.kube.fielderrors import aggregate_message
-from mpi_controller.kube.jsonvalue import Obj, json_copy
+from mpi_controller.kube.jsonvalue import Obj
 from mpi_controller.kube.resources import PRIORITY_CLASSES, SERVICES, Resource
-from mpi_controller.runtime.cache import (
-    CONTROLLER_UID_INDEX,
-    controller_uid_index,
-    meta_namespace_key,
-)
+from mpi_controller.runtime.cache import CONTROLLER_UID_INDEX, controller_uid_index
 from mpi_controller.runtime.informer import InformerFactory, SharedIndexInformer
 
-__all__ = ["Prepared", "TrainingJobKind", "same_but_status"]
-
-VOLATILE_METADATA = ("resourceVersion", "managedFields")
-"""What of a job's metadata a status write changes."""
-
-
-def _stable_metadata(meta: object) -> object:
-    if not isinstance(meta, dict):
-        return meta
-    return {k: v for k, v in meta.items() if k not in VOLATILE_METADATA}
-
-
-def same_but_status(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
-    """``new`` equals ``old`` but for ``status`` and the metadata a status write changes
-    (:data:`VOLATILE_METADATA`)."""
-    if len(old) - ("status" in old) != len(new) - ("status" in new):
-        return False
-    for key, value in new.items():
-        if key == "status":
-            continue
-        if key not in old:
-            return False
-        if key == "metadata":
-            if _stable_metadata(value) != _stable_metadata(old[key]):
-                return False
-        elif value != old[key]:
-            return False
-    return True
-
-
-@dataclass
-class Prepared:
-    """One job's defaulted copy (``job``) made from the cached object ``cached``, and what is
-    read from it, each computed at most once (module doc)."""
-
-    cached: Mapping[str, Any]
-    job: Obj
-    specs: dict[str, ReplicaSpec] | None = None
-    policy: RunPolicy | None = None
-    managed: bool | None = None
-    validated: bool = False
-    invalid: Event | None = None
-    admitted: Sequence[Event] | None = None
-
-    def renewed(self, cached: Mapping[str, Any]) -> Prepared:
-        """The entry of ``cached``, newer than :attr:`cached` and :func:`same_but_status` as
-        it: the defaulted ``spec`` and what was read kept, every other part copied anew."""
-        spec = self.job.get("spec")
-        job: Obj = {k: spec if k == "spec" else json_copy(v) for k, v in cached.items()}
-        if "spec" in self.job and "spec" not in job:
-            job["spec"] = spec
-        return replace(self, cached=cached, job=job)
+__all__ = ["TrainingJobKind"]
 
 
 class TrainingJobKind:
@@ -149,7 +96,8 @@ class TrainingJobKind:
         self.companions = [(c, factory.informer_for(c.resource, ns))
                            for c in framework.companions]
         self._reported: dict[str, set[tuple[str, str, str]]] = {}
-        self._prepared: dict[str, Prepared] = {}
+        self.kept = KeptJobs(lambda cached: self.framework.set_defaults(cached))
+        """Each job's defaulted copy and what is read of it, between syncs (module doc)."""
 
     # -- JobKind ---------------------------------------------------------------------------
 
@@ -163,34 +111,13 @@ class TrainingJobKind:
 
     def prepare(self, cached: Mapping[str, Any]) -> Obj:
         """The framework's defaulted copy of ``cached``, kept between syncs (module doc)."""
-        key = meta_namespace_key(cached)
-        entry = self._prepared.get(key)
-        if entry is not None:
-            if entry.cached is cached:
-                return entry.job
-            if same_but_status(entry.cached, cached):
-                entry = self._prepared[key] = entry.renewed(cached)
-                return entry.job
-        job = self.framework.set_defaults(cached)
-        self._prepared[key] = Prepared(cached, job)
-        return job
-
-    def _entry(self, job: Mapping[str, Any]) -> Prepared | None:
-        """The kept entry whose defaulted copy is ``job`` (``None``: not one :meth:`prepare`
-        gave)."""
-        entry = self._prepared.get(meta_namespace_key(job))
-        return entry if entry is not None and entry.job is job else None
+        return self.kept.prepare(cached)
 
     def specs_and_policy(self, job: Mapping[str, Any]) -> tuple[dict[str, ReplicaSpec],
                                                                   RunPolicy]:
         """``job``'s replica specs and run policy (read once per prepared job)."""
-        entry = self._entry(job)
-        if entry is None:
-            return replica_specs(job, self.framework.replica_specs_field), run_policy(job)
-        if entry.specs is None or entry.policy is None:
-            entry.specs = replica_specs(job, self.framework.replica_specs_field)
-            entry.policy = run_policy(job)
-        return entry.specs, entry.policy
+        return self.kept.read(job, "specs", lambda: (
+            replica_specs(job, self.framework.replica_specs_field), run_policy(job)))
 
     def event_component(self, job: Mapping[str, Any]) -> str:
         return ""
@@ -199,13 +126,7 @@ class TrainingJobKind:
         return self.specs_and_policy(job)[1].managed_by == MULTIKUEUE_CONTROLLER
 
     def validate(self, job: Mapping[str, Any]) -> Event | None:
-        entry = self._entry(job)
-        if entry is not None and entry.validated:
-            return entry.invalid
-        invalid = self._validate(job)
-        if entry is not None:
-            entry.validated, entry.invalid = True, invalid
-        return invalid
+        return self.kept.read(job, "invalid", lambda: self._validate(job))
 
     def _validate(self, job: Mapping[str, Any]) -> Event | None:
         errors = self.framework.validate(job)
@@ -216,29 +137,24 @@ class TrainingJobKind:
                      f"{kind} failed validation because {aggregate_message(errors)}")
 
     def admitted_problems(self, job: Mapping[str, Any]) -> Sequence[Event]:
-        entry = self._entry(job)
-        if entry is not None and entry.admitted is not None:
-            return entry.admitted
-        events = admitted_events(self.framework.admitted(job), runs_as="training-operator")
-        if entry is not None:
-            entry.admitted = events
-        return events
+        return self.kept.read(job, "admitted", lambda: admitted_events(
+            self.framework.admitted(job), runs_as="training-operator"))
 
     async def sync(self, ctx: SyncContext) -> None:
         reconcile = self.reconcile_type(self, ctx)
         await reconcile.run()
         if is_finished(reconcile.status):
-            self._drop(ctx.key, ctx.namespace, ctx.name)
+            self._drop(ctx.namespace, ctx.name)
 
-    def _drop(self, key: str, namespace: str, name: str) -> None:
-        """Forget what is kept of job ``key`` between syncs."""
-        self._prepared.pop(key, None)
+    def _drop(self, namespace: str, name: str) -> None:
+        """Forget what is kept of job ``namespace/name`` between syncs."""
+        self.kept.drop(namespace, name)
         self.framework.forget(namespace, name)
 
     def forget(self, key: str) -> None:
         self._reported.pop(key, None)
         namespace, _, name = key.rpartition("/")
-        self._drop(key, namespace, name)
+        self._drop(namespace, name)
 
     def first_report(self, key: str, uid: str, event: Event) -> bool:
         """True the first time ``event`` is reported for pod ``uid`` of job ``key``."""

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from mpi_controller.engine.training.hooks import PerJob
-from mpi_controller.engine.training.kind import Prepared, same_but_status
 from mpi_controller.jax.v1.defaults import set_defaults as jax_defaults
+from mpi_controller.kube.changes import KeptJobs, renew, same_but_status
 from mpi_controller.kube.jsonvalue import Obj
 from mpi_controller.kube.resources import PODS
 from mpi_controller.paddle.v1.defaults import set_defaults as paddle_defaults
@@ -66,17 +66,44 @@ def test_any_other_change_counts(change: Callable[[Obj], object]) -> None:
     assert not same_but_status(changed(change), JOB)
 
 
-def test_renewed_keeps_the_defaulted_spec_and_copies_the_rest() -> None:
-    defaulted = {**copy.deepcopy(JOB), "spec": {"defaulted": True}}
-    entry = Prepared(JOB, defaulted, validated=True)
+def test_kept_jobs_derive_once_per_version_and_keep_across_a_status_write() -> None:
+    derived: list[Obj] = []
+
+    def derive(job: Any) -> Obj:
+        out = {**copy.deepcopy(job), "spec": {"defaulted": len(derived)}}
+        derived.append(out)
+        return out
+
+    kept = KeptJobs(derive)
+    first = kept.prepare(JOB)
+    assert kept.prepare(JOB) is first
+    assert kept.read(first, "r", lambda: 1) == 1
+    assert kept.read(first, "r", lambda: 2) == 1
+    assert kept.read(copy.deepcopy(first), "r", lambda: 3) == 3  # not what prepare gave
     newer = changed(lambda j: j.update(status={"startTime": "t"}))
-    renewed = entry.renewed(newer)
-    assert renewed.cached is newer
-    assert renewed.validated
-    assert renewed.job == {**newer, "spec": {"defaulted": True}}
-    assert renewed.job["spec"] is defaulted["spec"]
-    assert renewed.job["status"] is not newer["status"]
-    assert renewed.job["metadata"] is not newer["metadata"]
+    renewed = kept.prepare(newer)
+    assert renewed == {**newer, "spec": {"defaulted": 0}}
+    assert renewed["spec"] is first["spec"]
+    assert kept.read(renewed, "r", lambda: 4) == 1
+    scaled = changed(lambda j: j["spec"]["tfReplicaSpecs"]["Worker"].update(replicas=3))
+    assert kept.prepare(scaled)["spec"] == {"defaulted": 1}
+    assert kept.read(kept.prepare(scaled), "r", lambda: 5) == 5
+    assert ("ns", "a") in kept
+    kept.drop("ns", "a")
+    assert ("ns", "a") not in kept
+
+
+def test_shallow_kept_jobs_hand_each_caller_its_own_top_level() -> None:
+    kept = KeptJobs(lambda job: copy.deepcopy(dict(job)), shallow=True)
+    one = kept.prepare(JOB)
+    assert kept.read(one, "r", lambda: 1) == 1
+    one["status"] = {"set": True}
+    two = kept.prepare(JOB)
+    assert two is not one
+    assert "status" not in two
+    assert two["spec"] is one["spec"]
+    assert kept.read(two, "r", lambda: 2) == 1  # the reads belong to the version
+    assert kept.read(one, "r", lambda: 3) == 3  # no longer the copy handed out
 
 
 def test_per_job_keeps_each_jobs_value() -> None:
@@ -139,7 +166,7 @@ async def test_a_job_is_defaulted_and_validated_once_while_only_its_status_chang
         assert calls == {"set_defaults": 1, "validate": 1}
         assert STEPS.conditions(h, "job")[-1] == ("Running", "True", "TFJobRunning")
         kind: Any = h.controller_for("TFJob").kind
-        assert kind._prepared["ns/job"].job["status"] == STEPS.status(h, "job")
+        assert kind.kept.kept("ns", "job")["status"] == STEPS.status(h, "job")
 
         def scale(job: Obj) -> None:
             job["spec"]["tfReplicaSpecs"]["Worker"]["replicas"] = 3
@@ -162,14 +189,25 @@ async def test_a_sync_never_changes_the_kept_job_and_a_finished_job_is_not_kept(
             ("job-worker-1", "Pending", None), ("job-worker-1", "Running", None),
             ("job-worker-0", "Succeeded", 0)]
         for pod, phase, code in steps:
-            kept = kind._prepared["ns/job"]
-            before = copy.deepcopy(kept.job)
+            kept = kind.kept.kept("ns", "job")
+            before = copy.deepcopy(kept)
             if h.stored(PODS, pod) is not None:
                 STEPS.set_pod(h, pod, phase, code=code)
             await h.sync("job", "TFJob")
-            assert kept.job == before
+            assert kept == before
             await h.sync("job", "TFJob")  # the status write's echo, or nothing new
         assert "TFJobRestarting" in [reason for _, reason, _ in h.events()]
         assert STEPS.conditions(h, "job")[-1] == ("Succeeded", "True", "TFJobSucceeded")
-        assert "ns/job" not in kind._prepared
+        assert ("ns", "job") not in kind.kept
         assert kind.framework.view._kept == {}
+
+
+def test_renew_copies_all_but_the_derived_spec() -> None:
+    derived = {"kind": "TFJob", "metadata": {"name": "old"}, "spec": {"defaulted": True}}
+    new = {"kind": "TFJob", "metadata": {"name": "new"}, "spec": {"raw": 1}, "status": {"a": 1}}
+    out = renew(new, derived)
+    assert out == {"kind": "TFJob", "metadata": {"name": "new"}, "status": {"a": 1},
+                   "spec": {"defaulted": True}}
+    assert out["spec"] is derived["spec"]
+    assert out["status"] is not new["status"]
+    assert renew({"metadata": {}}, {"metadata": {}}) == {"metadata": {}}
