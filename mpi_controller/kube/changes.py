@@ -4,10 +4,9 @@ earlier version (pure, read-only).
 * :func:`same_but_status`: two versions of an object differ in nothing but ``status`` and the
   metadata a status write changes (:data:`VOLATILE_METADATA`: ``resourceVersion`` and
   ``managedFields``); a missing ``status`` counts as any other.
-* :func:`renew`: a private copy of ``new`` (deep, as :func:`~.jsonvalue.json_copy` makes it)
-  with the ``spec`` of ``derived`` (not copied): what ``derived``, a copy of an earlier
-  version whose ``spec`` was derived from it (defaulted), becomes for a version
-  :func:`same_but_status` as that one.
+* :func:`renew`: ``derived``, a copy of an earlier version whose ``spec`` was derived from it
+  (defaulted), made in place a copy of a version :func:`same_but_status` as that one: every
+  part but ``spec`` copied anew (deep, as :func:`~.jsonvalue.json_copy` makes it).
 * :class:`KeptJobs`: the two together, for a controller that keeps what it derives from an
   object between its syncs.
 """
@@ -51,13 +50,14 @@ def same_but_status(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
     return True
 
 
-def renew(new: Mapping[str, Any], derived: Mapping[str, Any]) -> Obj:
-    """A deep copy of ``new`` whose ``spec`` is ``derived``'s (shared, not copied; none when
-    ``derived`` has none)."""
-    out: Obj = {k: json_copy(v) for k, v in new.items() if k != "spec"}
-    if "spec" in derived:
-        out["spec"] = derived["spec"]
-    return out
+def renew(derived: Obj, new: Mapping[str, Any]) -> None:
+    """Make ``derived`` (changed in place) a deep copy of ``new`` but for its ``spec``, kept
+    as it is."""
+    for key in [k for k in derived if k != "spec" and k not in new]:
+        del derived[key]
+    for key, value in new.items():
+        if key != "spec":
+            derived[key] = json_copy(value)
 
 
 def _key(obj: Mapping[str, Any]) -> tuple[str, str]:
@@ -78,8 +78,8 @@ class _Entry:
 class KeptJobs:
     """Per object (namespace and name), the copy ``derive`` made of its cached version (a
     defaulted deep copy) and what is read of that copy, kept for the next version that is the
-    same object or :func:`same_but_status` as it (then :func:`renew`-ed: ``spec`` and the
-    reads kept, the rest copied anew).
+    same object or :func:`same_but_status` as it (then :func:`renew`-ed in place: the same
+    copy, its ``spec`` and the reads kept, the rest copied anew).
 
     :meth:`prepare` gives the copy (``shallow``: a shallow copy of it, for a caller that sets
     top-level fields of it, e.g. ``status``, and changes nothing inside); :meth:`read` computes
@@ -87,7 +87,8 @@ class KeptJobs:
     object; :meth:`drop` forgets an object.
     Sound only if ``derive`` changes nothing outside ``spec``, ``derive`` and the reads read
     nothing of ``status``, ``metadata.resourceVersion`` and ``metadata.managedFields``, and
-    nobody changes what :meth:`prepare` gives (or, ``shallow``, anything inside it)."""
+    nobody changes what :meth:`prepare` gives (or, ``shallow``, anything inside it), nor reads
+    it after the next :meth:`prepare` of its object expecting it unchanged."""
 
     def __init__(self, derive: Callable[[Mapping[str, Any]], Obj], *,
                  shallow: bool = False) -> None:
@@ -101,10 +102,11 @@ class KeptJobs:
         entry = self._entries.get(key)
         if entry is None or entry.cached is not cached:
             if entry is not None and same_but_status(entry.cached, cached):
-                job, reads = renew(cached, entry.job), entry.reads
+                renew(entry.job, cached)
+                entry.cached, entry.handed = cached, entry.job
             else:
-                job, reads = self._derive(cached), {}
-            entry = self._entries[key] = _Entry(cached, job, job, reads)
+                job = self._derive(cached)
+                entry = self._entries[key] = _Entry(cached, job, job)
         if self._shallow:
             entry.handed = {**entry.job}
         return entry.handed
