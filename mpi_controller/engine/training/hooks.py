@@ -16,7 +16,9 @@ A sync builds all of a job's pods from one job object, and the kind hands the sa
 object to the syncs that follow while the job is unchanged
 (:class:`~mpi_controller.engine.training.kind.TrainingJobKind`): :class:`PerJob` keeps, per
 job, what is computed from it (the typed view, TFJob's cluster spec) for the next call with
-the same object; :meth:`TrainingHooks.forget` drops a job's. Pure: no I/O.
+the same object; :meth:`TrainingHooks.forget` drops a job's. What it computes reads nothing
+of the job's ``status``, ``metadata.resourceVersion`` and ``metadata.managedFields``: the kind
+renews its copy in place when only those change. Pure: no I/O.
 """
 
 from __future__ import annotations
