@@ -39,16 +39,19 @@ def conditions_of(status: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def get_condition(status: Mapping[str, Any], condition_type: str) -> dict[str, Any] | None:
     """The first condition of ``condition_type``, or ``None``."""
-    for cond in conditions_of(status):
-        if cond.get("type") == condition_type:
+    for cond in as_list(status.get("conditions")):
+        if isinstance(cond, dict) and cond.get("type") == condition_type:
             return cond
     return None
 
 
 def has_condition(status: Mapping[str, Any], condition_type: str) -> bool:
     """True if a condition of ``condition_type`` has status ``"True"``."""
-    return any(cond.get("type") == condition_type and cond.get("status") == "True"
-               for cond in conditions_of(status))
+    for cond in as_list(status.get("conditions")):
+        if isinstance(cond, dict) and cond.get("type") == condition_type \
+                and cond.get("status") == "True":
+            return True
+    return False
 
 
 PHASES = ("Succeeded", "Failed", "Suspended", "Restarting", "Running", "Created")

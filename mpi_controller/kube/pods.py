@@ -5,14 +5,22 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from mpi_controller.kube.jsonvalue import as_dict, as_list, as_str
+from mpi_controller.kube.jsonvalue import as_dict, as_list
 
 __all__ = ["count_ready_pods", "is_pod_ready", "pod_phase"]
 
+_IS_STR = str.__instancecheck__
+
 
 def pod_phase(pod: Mapping[str, Any]) -> str:
-    """``status.phase`` (``""`` when absent)."""
-    return as_str(as_dict(pod.get("status")).get("phase"))
+    """``status.phase`` (``""`` when absent; ``as_str(as_dict(pod.get("status")).get("phase"))``
+    without the calls)."""
+    status = pod.get("status")
+    if isinstance(status, dict):
+        phase = status.get("phase")
+        if isinstance(phase, str) and all(map(_IS_STR, status)):
+            return phase
+    return ""
 
 
 def is_pod_ready(pod: Mapping[str, Any]) -> bool:

@@ -134,10 +134,14 @@ def update_discover_hosts_in_config_map(
 def desired_config_map(
     job: Mapping[str, Any], pods: Iterable[Mapping[str, Any]], *, cluster_domain: str = ""
 ) -> dict[str, Any]:
-    """The full desired ConfigMap: hostfile plus discover_hosts.sh from ``pods``."""
-    return update_discover_hosts_in_config_map(
-        new_config_map(job, cluster_domain=cluster_domain), job, pods, cluster_domain=cluster_domain
+    """The full desired ConfigMap: hostfile plus discover_hosts.sh from ``pods`` (what
+    :func:`update_discover_hosts_in_config_map` makes of :func:`new_config_map`, built in
+    place: the new ConfigMap is nobody else's)."""
+    out = new_config_map(job, cluster_domain=cluster_domain)
+    out["data"][naming.DISCOVER_HOSTS_SCRIPT_NAME] = discover_hosts_script(
+        job, pods, cluster_domain=cluster_domain
     )
+    return out
 
 
 def config_map_needs_update(existing: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:

@@ -67,10 +67,17 @@ class MPIJobKind:
         self.mpijobs = factory.informer_for(MPIJOBS, ns)
         self.config_maps = factory.informer_for(CONFIGMAPS, ns, label_selector="app")
         """Shared by every mode (the factory makes each informer once)."""
+        self._last: tuple[Mapping[str, Any], JobKind] | None = None
 
     def mode(self, job: Mapping[str, Any]) -> JobKind:
-        """The mode of ``job``'s generation."""
-        return self.modes[generation_of(job)]
+        """The mode of ``job``'s generation (kept for the next call with the same object: a
+        sync asks for it once per step)."""
+        last = self._last
+        if last is not None and last[0] is job:
+            return last[1]
+        mode = self.modes[generation_of(job)]
+        self._last = (job, mode)
+        return mode
 
     # -- JobKind ---------------------------------------------------------------------------
 

@@ -10,11 +10,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from typing import Any
 
 from mpi_controller.kube import owners
 from mpi_controller.kube.jsonvalue import as_dict, as_str
-from mpi_controller.kube.selectors import parse_selector
+from mpi_controller.kube.selectors import Selector, parse_selector
 from mpi_controller.mpi import constants
 
 __all__ = [
@@ -117,6 +118,11 @@ def worker_pods(
 ) -> list[Mapping[str, Any]]:
     """The pods of ``pods`` that match ``job``'s worker selector (operator-name, job-name,
     role worker)."""
-    name = as_str(as_dict(job.get("metadata")).get("name"))
-    selector = parse_selector(worker_selector(name))
+    selector = _worker_selector(as_str(as_dict(job.get("metadata")).get("name")))
     return [pod for pod in pods if selector.matches_object(pod)]
+
+
+@lru_cache(maxsize=1024)
+def _worker_selector(job_name: str) -> Selector:
+    """:func:`worker_selector` parsed (a frozen :class:`Selector`, shared)."""
+    return parse_selector(worker_selector(job_name))

@@ -24,11 +24,20 @@ and eviction completing the job (5), the worker selector and job metrics at ever
 write; and for a finished job (1) the launcher's cleanup and the TTL, which may ask the engine
 to sync the job again when it runs out (``SyncContext.requeue_after``) or delete the job
 itself.
+
+The mode keeps, per job, what a sync reads of it
+(:class:`~mpi_controller.kube.changes.KeptJobs`): the defaulted copy of the cached job, whether
+it is managed elsewhere, its validation Event, its admitted problems and its typed view. A sync
+of the same cached object reuses them all; a sync of a newer object that differs only in what a
+status write changes (:func:`~mpi_controller.kube.changes.same_but_status`) reuses the
+defaulted ``spec`` and what was read, with the new status and metadata copied. Each sync gets a
+shallow copy of the kept job: the sync sets the job's ``status`` and changes nothing else of
+it. The entry of a job is dropped when the job is deleted or finished.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from mpi_controller.engine.admitted import admitted_events
@@ -36,8 +45,10 @@ from mpi_controller.engine.context import SyncContext
 from mpi_controller.engine.gather import gather_raising
 from mpi_controller.engine.kind import KindInformers
 from mpi_controller.engine.writer import ResourceNotControlled
+from mpi_controller.kube.changes import KeptJobs
 from mpi_controller.kube.events import WARNING, Event
 from mpi_controller.kube.jsonvalue import Obj, as_dict
+from mpi_controller.kube.owners import is_controlled_by
 from mpi_controller.kube.resources import (
     CONFIGMAPS,
     JOBS,
@@ -84,6 +95,8 @@ class MPIJobV2Beta1Mode:
                  pods: SharedIndexInformer, options: MPIJobOptions) -> None:
         self.options = options
         self.phases = metrics.PhaseTracker()
+        self.kept = KeptJobs(lambda cached: set_defaults(cached), shallow=True)
+        """Each job's defaulted copy and what is read of it, between syncs (module doc)."""
         ns = namespace or None
         self.pods = pods
         self.mpijobs = factory.informer_for(MPIJOBS, ns)
@@ -110,30 +123,50 @@ class MPIJobV2Beta1Mode:
                              others=others)
 
     def prepare(self, cached: Mapping[str, Any]) -> Obj:
-        return set_defaults(cached)  # a deep copy
+        """The defaulted job: a shallow copy of the one kept for ``cached`` (module doc)."""
+        return self.kept.prepare(cached)
 
     def managed_elsewhere(self, job: Mapping[str, Any]) -> bool:
-        return decisions.managed_by_external_controller(job) is not None
+        return self.kept.read(job, "managed", lambda: (
+            decisions.managed_by_external_controller(job) is not None))
 
     def event_component(self, job: Mapping[str, Any]) -> str:
         return ""
 
     def validate(self, job: Mapping[str, Any]) -> Event | None:
-        errors = validate(job)
-        return events.validation_error_event(errors) if errors else None
+        def invalid() -> Event | None:
+            errors = validate(job)
+            return events.validation_error_event(errors) if errors else None
+        return self.kept.read(job, "invalid", invalid)
 
     def admitted_problems(self, job: Mapping[str, Any]) -> Sequence[Event]:
-        return admitted_events(admitted_problems(dict(job)), runs_as="mpi-operator")
+        return self.kept.read(job, "admitted", lambda: admitted_events(
+            admitted_problems(dict(job)), runs_as="mpi-operator"))
 
     async def sync(self, ctx: SyncContext) -> None:
-        with parsed_once(ctx.job):  # the sync changes only the job's status
-            await MPIJobReconcile(self, ctx).run()
+        reconcile = MPIJobReconcile(self, ctx)
+        view = self.kept.read(ctx.job, "view", lambda: parse_mpi_job(ctx.job))
+        with parsed_once(ctx.job, view):  # the sync changes only the job's status
+            await reconcile.run()
+        if is_finished(reconcile.status):
+            self.kept.drop(ctx.namespace, ctx.name)
 
     def forget(self, key: str) -> None:
+        namespace, _, name = key.rpartition("/")
+        self.kept.drop(namespace, name)
         if self.options.features.job_metrics:
             namespace, _, name = key.partition("/")
             metrics.forget_job_info(naming.launcher_name(name), namespace)
             self.phases.forget(key)
+
+
+def _in_line(job: Mapping[str, Any], existing: Mapping[str, Any] | None,
+             desired: Mapping[str, Any],
+             needs_update: Callable[[Mapping[str, Any], Mapping[str, Any]], bool]) -> bool:
+    """``existing`` is controlled by ``job`` and needs no update: ``ChildWriter.ensure`` of it
+    would neither write, raise nor record an Event."""
+    return existing is not None and is_controlled_by(existing, job) \
+        and not needs_update(existing, desired)
 
 
 class MPIJobReconcile:
@@ -147,6 +180,8 @@ class MPIJobReconcile:
         self.name = ctx.name
         self.writer = ctx.writer
         self.features = kind.options.features
+        self.status: Mapping[str, Any] = {}
+        """The status the sync wrote, or found needing no write."""
 
     def job_pods(self) -> list[Obj]:
         """The job's pods: its workers, and the pods of its launcher Job."""
@@ -185,6 +220,7 @@ class MPIJobReconcile:
             failure_pods=self.job_pods() if self.features.failure_details else None,
             complete_on_eviction=self.features.clean_up_evicted_jobs)
         self.record_status_outcome(update, launcher_job, original)
+        self.status = update.status
         await self.write_status(update.status, original)
 
     async def finished(self, cleanup: bool, original: Mapping[str, Any]) -> None:
@@ -197,6 +233,7 @@ class MPIJobReconcile:
             await self.clean_up_workers()
             if launcher_job is not None:
                 await self.clean_up_launcher(launcher_job)
+        self.status = self.job["status"]
         await self.write_status(self.job["status"], original)
         await self.apply_ttl(launcher_job)
 
@@ -206,17 +243,26 @@ class MPIJobReconcile:
         kind, writer, job = self.kind, self.writer, self.job
         desired_cm = configmap.desired_config_map(
             job, self.job_pods(), cluster_domain=self.options.cluster_domain)
-        # Independent of each other: one round trip instead of three (all finish before the
-        # first error is raised, so a retry finds whichever were created in the cache).
-        await gather_raising(
-            writer.ensure(SERVICES, self.ctx.cached(kind.services, naming.service_name(self.name)),
-                          service.new_job_service(job), needs_update=service.service_needs_update,
-                          apply_update=service.update_service),
-            writer.ensure(CONFIGMAPS,
-                          self.ctx.cached(kind.config_maps, naming.config_map_name(self.name)),
-                          desired_cm, needs_update=configmap.config_map_needs_update,
-                          apply_update=configmap.update_config_map),
-            self.ensure_secret())
+        existing_service = self.ctx.cached(kind.services, naming.service_name(self.name))
+        desired_service = service.new_job_service(job)
+        existing_cm = self.ctx.cached(kind.config_maps, naming.config_map_name(self.name))
+        existing_secret = self.ctx.cached(kind.secrets, naming.ssh_secret_name(self.name))
+        if not (_in_line(job, existing_service, desired_service, service.service_needs_update)
+                and _in_line(job, existing_cm, desired_cm, configmap.config_map_needs_update)
+                and existing_secret is not None and is_controlled_by(existing_secret, job)
+                and not secret.ssh_secret_needs_update(existing_secret)):
+            # Independent of each other: one round trip instead of three (all finish before
+            # the first error is raised, so a retry finds whichever were created in the cache).
+            # When all three are ours and in line, none writes, raises or records anything:
+            # the three tasks are not made.
+            await gather_raising(
+                writer.ensure(SERVICES, existing_service, desired_service,
+                              needs_update=service.service_needs_update,
+                              apply_update=service.update_service),
+                writer.ensure(CONFIGMAPS, existing_cm, desired_cm,
+                              needs_update=configmap.config_map_needs_update,
+                              apply_update=configmap.update_config_map),
+                self.ensure_secret())
         if decisions.is_suspended(job):
             return []
         await self.ensure_pod_group()

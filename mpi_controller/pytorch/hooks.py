@@ -21,7 +21,7 @@ from typing import Any
 
 from mpi_controller.engine.training.api import ReplicaSpec
 from mpi_controller.engine.training.framework import Companion
-from mpi_controller.engine.training.hooks import PerJob, TrainingHooks
+from mpi_controller.engine.training.hooks import TrainingHooks
 from mpi_controller.engine.training.replicas import general_name, master_role
 from mpi_controller.kube.jsonvalue import Obj, json_copy
 from mpi_controller.kube.resources import Resource
@@ -67,7 +67,7 @@ class PyTorch(TrainingHooks[PyTorchJob]):
                          update_status=update_pytorchjob_status, companions=(HPA_COMPANION,),
                          admitted=admitted_problems)
         self.init_container = init_container or InitContainerTemplate()
-        self._init = PerJob(self._init_containers)
+        self._init = self.per_job(self._init_containers)
 
     def _init_containers(self, job: Mapping[str, Any]) -> list[Obj]:
         """The workers' init containers (none without a Master)."""

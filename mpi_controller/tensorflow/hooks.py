@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mpi_controller.engine.training.api import ReplicaSpec
-from mpi_controller.engine.training.hooks import PerJob, TrainingHooks
+from mpi_controller.engine.training.hooks import TrainingHooks
 from mpi_controller.engine.training.replicas import master_role
 from mpi_controller.kube.jsonvalue import Obj
 from mpi_controller.tensorflow import constants
@@ -48,7 +48,7 @@ class TensorFlow(TrainingHooks[TFJob]):
                          validate=validate_sync, pod_env=None, is_master_role=_is_master_role,
                          update_status=update_tfjob_status, admitted=admitted_problems)
         self.cluster_domain = cluster_domain
-        self._cluster = PerJob(lambda job: cluster_spec(self.view(job), cluster_domain))
+        self._cluster = self.per_job(lambda job: cluster_spec(self.view(job), cluster_domain))
 
     def set_cluster_spec(self, job: Mapping[str, Any], template: Obj, rtype: str,
                          index: int) -> None:

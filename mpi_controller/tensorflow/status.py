@@ -29,7 +29,7 @@ from mpi_controller.engine.training.api import (
 )
 from mpi_controller.engine.training.conditions import set_condition
 from mpi_controller.engine.training.decisions import MISSING_EXIT_CODE, exit_code
-from mpi_controller.engine.training.replicas import by_type, slices
+from mpi_controller.engine.training.replicas import indexed_by_type, indexed_slices
 from mpi_controller.engine.training.status import StatusRules
 from mpi_controller.kube.conditions import get_condition
 from mpi_controller.kube.events import Event
@@ -57,7 +57,8 @@ def worker0_completed(job: TFJob, pods: list[dict[str, Any]]) -> bool:
     worker = job.replica_specs.get(REPLICA_TYPE_WORKER)
     if worker is None:
         return True
-    buckets = slices(by_type(pods, REPLICA_TYPE_WORKER), worker.replicas)
+    buckets = indexed_slices(indexed_by_type(pods).get(REPLICA_TYPE_WORKER.lower(), ()),
+                             worker.replicas)
     if not buckets or len(buckets[0]) != 1:
         return False
     pod = buckets[0][0]
@@ -73,15 +74,16 @@ def update_tfjob_status(job: TFJob, status: dict[str, Any], *, pods: list[dict[s
     worker0 = worker0_completed(job, pods)
     restarting = get_condition(status, CONDITION_RESTARTING)
     restarting = dict(restarting) if restarting is not None else None
+    has_chief_or_master = job.has_chief_or_master
     for rtype in STATUS_ORDER:
         spec = job.replica_specs.get(rtype)
         if spec is None:
             continue
         counts = rules.counts(rtype)
         expected = spec.replicas - counts.succeeded
-        decides = is_chief_or_master(rtype) if job.has_chief_or_master \
+        decides = is_chief_or_master(rtype) if has_chief_or_master \
             else rtype == REPLICA_TYPE_WORKER
-        worker_done = not job.has_chief_or_master and worker0 and not job.all_workers_must_succeed
+        worker_done = not has_chief_or_master and worker0 and not job.all_workers_must_succeed
         if decides and is_chief_or_master(rtype) and counts.active > 0:
             rules.condition(CONDITION_RUNNING, "Running", f"TFJob {job_ref} is running.")
         if decides and (expected == 0 or worker_done):

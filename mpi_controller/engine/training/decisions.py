@@ -41,7 +41,7 @@ from mpi_controller.engine.training.api import (
 )
 from mpi_controller.engine.training.replicas import by_type
 from mpi_controller.kube.events import WARNING, Event
-from mpi_controller.kube.jsonvalue import Obj, as_dict, as_int, as_list, as_str
+from mpi_controller.kube.jsonvalue import Obj, as_dict, as_int, as_str
 from mpi_controller.kube.pods import pod_phase
 
 __all__ = [
@@ -69,8 +69,13 @@ def _meta(pod: Mapping[str, Any]) -> dict[str, Any]:
     return as_dict(pod.get("metadata"))
 
 
+def _dicts(value: object) -> list[dict[str, Any]]:
+    """The dict entries of ``value`` when it is a list (``[]`` otherwise)."""
+    return [c for c in value if isinstance(c, dict)] if isinstance(value, list) else []
+
+
 def _containers(pod: Mapping[str, Any], key: str = "containerStatuses") -> list[dict[str, Any]]:
-    return [c for c in as_list(as_dict(pod.get("status")).get(key)) if isinstance(c, dict)]
+    return _dicts(as_dict(pod.get("status")).get(key))
 
 
 def _terminated(container: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -211,19 +216,20 @@ def abnormal_pod_events(pods: Iterable[Obj]) -> list[tuple[str, Event]]:
     condition when that is not True."""
     out: list[tuple[str, Event]] = []
     for pod in pods:
-        if not is_active(pod):
-            continue
-        meta = _meta(pod)
+        status, meta = as_dict(pod.get("status")), _meta(pod)
+        if as_str(status.get("phase")) in ("Succeeded", "Failed") \
+                or meta.get("deletionTimestamp"):
+            continue  # not is_active(pod)
         uid, name = as_str(meta.get("uid")), as_str(meta.get("name"))
-        containers = _containers(pod) or _containers(pod, "initContainerStatuses")
+        containers = _dicts(status.get("containerStatuses")) \
+            or _dicts(status.get("initContainerStatuses"))
         for container in containers:
             event = _container_event(name, container)
             if event is not None:
                 out.append((uid, event))
         if containers:
             continue
-        conditions = [c for c in as_list(as_dict(pod.get("status")).get("conditions"))
-                      if isinstance(c, dict)]
+        conditions = _dicts(status.get("conditions"))
         if conditions and conditions[-1].get("status") != "True":
             last = conditions[-1]
             out.append((uid, Event(WARNING, as_str(last.get("reason")),

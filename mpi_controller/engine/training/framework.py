@@ -80,14 +80,21 @@ class TrainingFramework(Protocol):
         """Objects kept beside the pods (usually none)."""
 
     def set_defaults(self, job: Mapping[str, Any]) -> Obj:
-        """A defaulted deep copy of ``job`` (``SetDefaults_<Kind>``)."""
+        """A defaulted deep copy of ``job`` (``SetDefaults_<Kind>``). It changes nothing
+        outside ``spec`` and reads nothing of ``status``, ``metadata.resourceVersion`` and
+        ``metadata.managedFields`` (the kind keeps its result while only those change)."""
 
     def validate(self, job: Mapping[str, Any]) -> list[FieldError]:
-        """Upstream's validating webhook checks, in its messages."""
+        """Upstream's validating webhook checks, in its messages (reading nothing of
+        ``status``, ``metadata.resourceVersion`` and ``metadata.managedFields``)."""
 
     def admitted(self, job: Mapping[str, Any]) -> list[FieldError]:
         """The problems of a valid job that upstream admits and runs anyway
-        (:mod:`mpi_controller.engine.admitted`)."""
+        (:mod:`mpi_controller.engine.admitted`), reading nothing of ``status``,
+        ``metadata.resourceVersion`` and ``metadata.managedFields``."""
+
+    def forget(self, namespace: str, name: str) -> None:
+        """Drop whatever the hooks keep of job ``namespace/name`` (deleted or finished)."""
 
     def set_cluster_spec(self, job: Mapping[str, Any], template: Obj, rtype: str,
                          index: int) -> None:

@@ -12,9 +12,13 @@ companions. A kind whose
 cluster spec is more than environment variables (TFJob's ``TF_CONFIG``, PyTorchJob's init
 container) subclasses it and extends :meth:`TrainingHooks.set_cluster_spec`.
 
-A sync builds all of a job's pods from one job object: :class:`PerJob` keeps what is computed
-from it (the typed view, TFJob's cluster spec) for the next call with the same object.
-Pure: no I/O.
+A sync builds all of a job's pods from one job object, and the kind hands the same defaulted
+object to the syncs that follow while the job is unchanged
+(:class:`~mpi_controller.engine.training.kind.TrainingJobKind`): :class:`PerJob` keeps, per
+job, what is computed from it (the typed view, TFJob's cluster spec) for the next call with
+the same object; :meth:`TrainingHooks.forget` drops a job's. What it computes reads nothing
+of the job's ``status``, ``metadata.resourceVersion`` and ``metadata.managedFields``: the kind
+renews its copy in place when only those change. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -49,17 +53,31 @@ class StatusUpdate(Protocol[ViewIn]):
                  now: datetime) -> list[Event]: ...
 
 
+def _job_key(job: Job) -> str:
+    meta = job.get("metadata")
+    if not isinstance(meta, dict):
+        return ""
+    return f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
+
+
 class PerJob(Generic[T]):
-    """``compute(job)``, kept for the next call with the same job object."""
+    """``compute(job)``, kept per job (its namespace and name) for the next call with the same
+    job object, until :meth:`forget`."""
 
     def __init__(self, compute: Callable[[Job], T]) -> None:
         self._compute = compute
-        self._last: tuple[Job, T] | None = None
+        self._kept: dict[str, tuple[Job, T]] = {}
 
     def __call__(self, job: Job) -> T:
-        if self._last is None or self._last[0] is not job:
-            self._last = (job, self._compute(job))
-        return self._last[1]
+        key = _job_key(job)
+        kept = self._kept.get(key)
+        if kept is None or kept[0] is not job:
+            kept = self._kept[key] = (job, self._compute(job))
+        return kept[1]
+
+    def forget(self, namespace: str, name: str) -> None:
+        """Drop what is kept for job ``namespace/name``."""
+        self._kept.pop(f"{namespace}/{name}", None)
 
 
 class TrainingHooks(Generic[View]):
@@ -80,7 +98,8 @@ class TrainingHooks(Generic[View]):
         self.default_container_name = names.DEFAULT_CONTAINER_NAME
         self.delete_job_reasons = names.DELETE_JOB_REASONS
         self.companions = tuple(companions)
-        self.view = PerJob(parse)
+        self._per_job: list[PerJob[Any]] = []
+        self.view = self.per_job(parse)
         """The typed view of a job (kept for the next call with the same job object)."""
         self._set_defaults = set_defaults
         self._validate = validate
@@ -89,6 +108,17 @@ class TrainingHooks(Generic[View]):
         self._pod_env = pod_env
         self._is_master_role = is_master_role
         self._update_status = update_status
+
+    def per_job(self, compute: Callable[[Job], T]) -> PerJob[T]:
+        """A :class:`PerJob` of ``compute`` that :meth:`forget` clears."""
+        kept = PerJob(compute)
+        self._per_job.append(kept)
+        return kept
+
+    def forget(self, namespace: str, name: str) -> None:
+        """Drop what is kept for job ``namespace/name`` (it was deleted or finished)."""
+        for kept in self._per_job:
+            kept.forget(namespace, name)
 
     def set_defaults(self, job: Job) -> Obj:
         return self._set_defaults(job)

@@ -9,6 +9,20 @@ of ``runPolicy.managedBy: kueue.x-k8s.io/multikueue`` alone (any other value but
 sync is a :class:`~mpi_controller.engine.training.reconcile.TrainingReconcile` (upstream's
 ``ReconcileJobs``). The kind remembers, per job, the events it records once (see
 :meth:`TrainingJobKind.first_report`).
+
+**What a sync reads of the job is kept between syncs**
+(:class:`~mpi_controller.kube.changes.KeptJobs`): the defaulted copy
+of the cached job, whether it is managed elsewhere, its validation Event, its admitted problems,
+its replica specs and run policy. A sync of the same cached object (a pod changed, the job did
+not) reuses them all; a sync of a newer object that differs from the last one only in what a
+status write changes (:func:`~mpi_controller.kube.changes.same_but_status`: ``status``,
+``metadata.resourceVersion``, ``metadata.managedFields``) reuses the defaulted ``spec`` and
+everything read from it, with the new status and metadata copied. Both rest on the
+framework's contract: ``set_defaults``, ``validate`` and ``admitted`` read nothing of those
+three, and ``set_defaults`` changes nothing outside ``spec``; and on the sync's: it never
+changes the job it is given. A kind that prepares its jobs otherwise (MPIJob ``v1``, by
+conversion) gets none of this but the same results. The entry of a job is dropped when the
+job is deleted or finished.
 """
 
 from __future__ import annotations
@@ -25,11 +39,15 @@ from mpi_controller.engine.training.api import (
     MULTIKUEUE_CONTROLLER,
     OPERATOR_NAME_LABEL,
     VERSION,
+    ReplicaSpec,
+    RunPolicy,
+    replica_specs,
     run_policy,
 )
-from mpi_controller.engine.training.conditions import reason
+from mpi_controller.engine.training.conditions import is_finished, reason
 from mpi_controller.engine.training.framework import TrainingFramework, TrainingOptions
 from mpi_controller.engine.training.reconcile import TrainingReconcile
+from mpi_controller.kube.changes import KeptJobs
 from mpi_controller.kube.events import WARNING, Event
 from mpi_controller.kube.fielderrors import aggregate_message
 from mpi_controller.kube.jsonvalue import Obj
@@ -78,6 +96,8 @@ class TrainingJobKind:
         self.companions = [(c, factory.informer_for(c.resource, ns))
                            for c in framework.companions]
         self._reported: dict[str, set[tuple[str, str, str]]] = {}
+        self.kept = KeptJobs(lambda cached: self.framework.set_defaults(cached))
+        """Each job's defaulted copy and what is read of it, between syncs (module doc)."""
 
     # -- JobKind ---------------------------------------------------------------------------
 
@@ -90,15 +110,25 @@ class TrainingJobKind:
         return KindInformers(jobs=self.jobs, children=children, others=others)
 
     def prepare(self, cached: Mapping[str, Any]) -> Obj:
-        return self.framework.set_defaults(cached)
+        """The framework's defaulted copy of ``cached``, kept between syncs (module doc)."""
+        return self.kept.prepare(cached)
+
+    def specs_and_policy(self, job: Mapping[str, Any]) -> tuple[dict[str, ReplicaSpec],
+                                                                  RunPolicy]:
+        """``job``'s replica specs and run policy (read once per prepared job)."""
+        return self.kept.read(job, "specs", lambda: (
+            replica_specs(job, self.framework.replica_specs_field), run_policy(job)))
 
     def event_component(self, job: Mapping[str, Any]) -> str:
         return ""
 
     def managed_elsewhere(self, job: Mapping[str, Any]) -> bool:
-        return run_policy(job).managed_by == MULTIKUEUE_CONTROLLER
+        return self.specs_and_policy(job)[1].managed_by == MULTIKUEUE_CONTROLLER
 
     def validate(self, job: Mapping[str, Any]) -> Event | None:
+        return self.kept.read(job, "invalid", lambda: self._validate(job))
+
+    def _validate(self, job: Mapping[str, Any]) -> Event | None:
         errors = self.framework.validate(job)
         if not errors:
             return None
@@ -107,13 +137,24 @@ class TrainingJobKind:
                      f"{kind} failed validation because {aggregate_message(errors)}")
 
     def admitted_problems(self, job: Mapping[str, Any]) -> Sequence[Event]:
-        return admitted_events(self.framework.admitted(job), runs_as="training-operator")
+        return self.kept.read(job, "admitted", lambda: admitted_events(
+            self.framework.admitted(job), runs_as="training-operator"))
 
     async def sync(self, ctx: SyncContext) -> None:
-        await self.reconcile_type(self, ctx).run()
+        reconcile = self.reconcile_type(self, ctx)
+        await reconcile.run()
+        if is_finished(reconcile.status):
+            self._drop(ctx.namespace, ctx.name)
+
+    def _drop(self, namespace: str, name: str) -> None:
+        """Forget what is kept of job ``namespace/name`` between syncs."""
+        self.kept.drop(namespace, name)
+        self.framework.forget(namespace, name)
 
     def forget(self, key: str) -> None:
         self._reported.pop(key, None)
+        namespace, _, name = key.rpartition("/")
+        self._drop(namespace, name)
 
     def first_report(self, key: str, uid: str, event: Event) -> bool:
         """True the first time ``event`` is reported for pod ``uid`` of job ``key``."""

@@ -55,8 +55,6 @@ from mpi_controller.engine.training.api import (
     CONDITION_RUNNING,
     CONDITION_SUSPENDED,
     ReplicaSpec,
-    replica_specs,
-    run_policy,
 )
 from mpi_controller.engine.training.conditions import (
     is_finished,
@@ -108,8 +106,7 @@ class TrainingReconcile:
         self.job = ctx.job
         self.name = ctx.name
         self.now = ctx.now()
-        self.specs = replica_specs(self.job, self.fw.replica_specs_field)
-        self.policy = run_policy(self.job)
+        self.specs, self.policy = kind.specs_and_policy(self.job)
         self.owner_ref = controller_ref(self.job, api_version=kind.resource.api_version,
                                         kind=self.fw.kind)
         self.status: Obj = json_copy(as_dict(self.job.get("status")))
@@ -321,7 +318,12 @@ class TrainingReconcile:
                         and not bucket[0]["metadata"].get("deletionTimestamp"):
                     doomed_services.append(bucket[0]["metadata"]["name"])
         await self.delete_pods(doomed_pods)
-        await gather_raising(self.create_pods(new_pods), self.create_services(new_services))
+        if new_pods and new_services:
+            await gather_raising(self.create_pods(new_pods), self.create_services(new_services))
+        elif new_pods:
+            await self.create_pods(new_pods)
+        elif new_services:
+            await self.create_services(new_services)
         await self.delete_services(doomed_services)
 
     def check_pod(self, spec: ReplicaSpec, index: int, pod: Obj) -> list[str]:
@@ -366,6 +368,8 @@ class TrainingReconcile:
     async def create_all(self, resource: Resource, objects: list[Obj], noun: str) -> None:
         """Create ``objects`` concurrently (``SuccessfulCreate<Kind>`` / ``FailedCreate<Kind>``
         events in order; the first error raised after all have finished)."""
+        if not objects:
+            return
         names = [o["metadata"]["name"] for o in objects]
         results = await self.each(objects,
                                   lambda o: self.writer.create(resource, o, result=False))
@@ -378,6 +382,8 @@ class TrainingReconcile:
         await self.delete_all(SERVICES, names, "service")
 
     async def delete_all(self, resource: Resource, names: Sequence[str], noun: str) -> None:
+        if not names:
+            return
         results = await self.each(names, lambda n: self.writer.delete(resource, n))
         self.report_writes(resource, names, results, ("Delete", "Deleted", "deleting"), noun)
 

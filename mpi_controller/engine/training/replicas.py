@@ -58,6 +58,8 @@ __all__ = [
     "slices",
 ]
 
+_IS_STR = str.__instancecheck__
+
 ClusterSpec = Callable[[Obj, str, int], None]
 """``(template, rtype, index)``: add the kind's cluster environment to a pod template."""
 
@@ -92,7 +94,15 @@ def replica_selector(job_name: str, controller_name: str, rtype: str) -> str:
 
 
 def _labels(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    return as_dict(as_dict(obj.get("metadata")).get("labels"))
+    """``as_dict(as_dict(obj.get("metadata")).get("labels"))``, the metadata's keys checked
+    only when it has labels."""
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        return {}
+    labels = meta.get("labels")
+    if isinstance(labels, dict) and all(map(_IS_STR, meta)) and all(map(_IS_STR, labels)):
+        return labels
+    return {}
 
 
 def _index(value: object) -> int | None:
@@ -124,10 +134,17 @@ def indexed_by_type(objs: Iterable[Obj]) -> dict[str, list[tuple[int, Obj]]]:
     once for all replica types."""
     out: dict[str, list[tuple[int, Obj]]] = {}
     for obj in objs:
-        labels = _labels(obj)
-        rtype, index = labels.get(REPLICA_TYPE_LABEL), _index(labels.get(REPLICA_INDEX_LABEL))
-        if isinstance(rtype, str) and index is not None:
-            out.setdefault(rtype, []).append((index, obj))
+        # _labels and _index inlined: this runs for every pod and Service of every sync.
+        meta = obj.get("metadata")
+        if not isinstance(meta, dict):
+            continue
+        labels = meta.get("labels")
+        if not isinstance(labels, dict):
+            continue
+        rtype, text = labels.get(REPLICA_TYPE_LABEL), labels.get(REPLICA_INDEX_LABEL)
+        if isinstance(rtype, str) and isinstance(text, str) and text.isascii() \
+                and text.isdigit() and all(map(_IS_STR, meta)) and all(map(_IS_STR, labels)):
+            out.setdefault(rtype, []).append((int(text), obj))
     return out
 
 

@@ -41,6 +41,9 @@ class MPIJobV1:
     def set_defaults(self, job: Mapping[str, Any]) -> Obj:
         return sync_clean_pod_policy(set_defaults(job))
 
+    def forget(self, namespace: str, name: str) -> None:
+        """Nothing is kept per job."""
+
     def validate(self, job: Mapping[str, Any]) -> list[FieldError]:
         """Unused: upstream's messages are not field errors
         (:meth:`~mpi_controller.mpi.v1.reconcile.MPIJobV1Mode.validate`)."""

@@ -181,9 +181,10 @@ def parse_mpi_job(job: object) -> MPIJob:
 
 
 @contextmanager
-def parsed_once(job: object) -> Iterator[MPIJob]:
-    """Parse ``job`` once for the block (see the module doc); yields the view."""
-    view = _parse(job)
+def parsed_once(job: object, view: MPIJob | None = None) -> Iterator[MPIJob]:
+    """Parse ``job`` once for the block (see the module doc); yields the view. ``view``: the
+    view of ``job`` already parsed (of an object with the same metadata and spec)."""
+    view = view if view is not None else _parse(job)
     token = _SCOPED.set((job, view))
     try:
         yield view
