@@ -153,11 +153,16 @@ def build_controllers(client: KubeClient, opts: ServerOptions, *,
     namespace = opts.namespace or None
     pods = pod_informer(factory, namespace, [n for k in chosen for n in k.operator_names])
     built = Controllers(controllers=[], recorders=[])
+    # One more clientset, as controller-runtime's event recorder provider has (one token
+    # bucket for the Events of every kind that records through it).
+    events_client = (client.with_own_bucket() if isinstance(client, RestClient) else client)
     for described in chosen:
         kind = described.build(KindContext(
             factory=factory, pods=pods, namespace=opts.namespace, training=opts.training,
             options=opts.kind_options(described.scheme)))
-        recorder = EventRecorder(client, described.component, clock=clock, wall=wall)
+        recorder = EventRecorder(
+            events_client if described.events_bucket_of_their_own else client,
+            described.component, clock=clock, wall=wall)
         built.controllers.append(JobController(kind, client, recorder, pods=pods,
                                                config=opts.engine, clock=clock, wall=wall))
         built.recorders.append(recorder)

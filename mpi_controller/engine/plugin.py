@@ -213,6 +213,11 @@ class KindPlugin:
     requires: tuple[Resource, ...] = ()
     """Resources of other projects the kind needs served (the JobSet CRD for TrainJob):
     ``run`` exits saying which is missing."""
+    events_bucket_of_their_own: bool = False
+    """Its Events pass a token bucket of their own, not the one of its pod and Service writes:
+    the Go operator records them through a clientset of its own (controller-runtime's event
+    recorder in training-operator and Kubeflow Trainer; mpi-operator records through its
+    shared one)."""
 
     @property
     def crd_name(self) -> str:

@@ -17,7 +17,8 @@ Contract:
   bucket (:class:`~mpi_controller.runtime.throttle.RequestThrottle`; ``qps``/``burst`` like
   client-go's ``--kube-api-qps``/``--kube-api-burst``; ``qps <= 0`` disables it).
   ``client_groups`` gives API groups buckets of their own, as a Go operator's clientsets built
-  from one ``rest.Config`` each have one; other groups share the default one.
+  from one ``rest.Config`` each have one; other groups share the default one;
+  :meth:`RestClient.with_own_bucket` is another clientset (an event recorder's).
 * Requests go through the lean HTTP/1.1 client of :mod:`~mpi_controller.runtime.http1` with
   the session's ``SSLContext`` and ``tls_server_name``: plain ones through its keep-alive pool
   (at most ``max_connections``), watches each on a connection of its own. With a proxy, or
@@ -34,6 +35,7 @@ Contract:
 from __future__ import annotations
 
 import asyncio
+import copy
 import functools
 import os
 from collections.abc import Awaitable, Callable, Mapping
@@ -113,10 +115,20 @@ class RestClient:
         self.user_agent = user_agent
         self._clock: Clock = clock or LoopClock()
         self._client_groups = dict(client_groups or {})
+        self._qps, self._burst = qps, burst
         self._buckets = {name: RequestThrottle(qps, burst, self._clock)
                          for name in {"", *self._client_groups.values()}}
         self.terminating = TerminatingNamespaces(self._clock)
         resolve_proxy_once(api_client)
+
+    def with_own_bucket(self) -> RestClient:
+        """This client with a token bucket of its own (same QPS and burst) for every request,
+        sharing its connections, authentication and state: a Go operator's second clientset
+        built from the same ``rest.Config`` (its event recorder's). Close the original only."""
+        view = copy.copy(self)
+        view._client_groups = {}
+        view._buckets = {"": RequestThrottle(self._qps, self._burst, self._clock)}
+        return view
 
     def _bucket(self, path: str) -> RequestThrottle:
         """The token bucket of the client that ``path``'s API group belongs to."""
@@ -419,15 +431,9 @@ class RestClient:
         """PUT the whole object; its ``metadata.resourceVersion`` makes it a guarded write."""
         return await self._put(resource, body, namespace, None, field_manager)
 
-    async def update_status(
-        self,
-        resource: Resource,
-        body: Mapping[str, Any],
-        *,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-        result: bool = True,
-    ) -> Obj:
+    async def update_status(self, resource: Resource, body: Mapping[str, Any], *,
+                            namespace: str | None = None, field_manager: str | None = None,
+                            result: bool = True) -> Obj:
         """PUT the ``status`` subresource."""
         return await self._put(resource, body, namespace, "status", field_manager,
                                result=result)
@@ -443,18 +449,10 @@ class RestClient:
         )
         return updated
 
-    async def patch(
-        self,
-        resource: Resource,
-        name: str,
-        body: Any,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType = "merge",
-        field_manager: str | None = None,
-        force: bool | None = None,
-        subresource: str | None = None,
-    ) -> Obj:
+    async def patch(self, resource: Resource, name: str, body: Any, *,
+                    namespace: str | None = None, patch_type: PatchType = "merge",
+                    field_manager: str | None = None, force: bool | None = None,
+                    subresource: str | None = None) -> Obj:
         """PATCH with the content type for ``patch_type``; ``apply`` is server-side apply.
 
         Server-side apply needs ``field_manager``; ``force=True`` takes fields that another

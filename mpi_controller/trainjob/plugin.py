@@ -188,7 +188,7 @@ PLUGIN = KindPlugin(
     scheme="trainjob", kind=constants.KIND, group=constants.GROUP,
     api_versions=(constants.VERSION,), plural=constants.PLURAL, crd=TRAINJOB,
     operator_names=(CONTROLLER_NAME,), component=EVENT_COMPONENT, build=_build,
-    admission=ADMISSIONS,
+    events_bucket_of_their_own=True, admission=ADMISSIONS,
     defaulting=DEFAULTING,
     rbac=(
         RbacRule(constants.JOBSET_GROUP, (constants.JOBSET_PLURAL,),

@@ -65,3 +65,32 @@ def test_outage_longer_than_the_deadline_is_raised() -> None:
     client = _Client(*[ApiError(0, "ConnectionError")] * 100)
     with pytest.raises(ApiError):
         _run(client, retry_for=0.0)
+
+
+async def test_the_training_kinds_and_trainjob_record_events_through_a_bucket_of_their_own(
+) -> None:
+    """training-operator and Kubeflow Trainer record Events through controller-runtime's
+    recorder provider, whose corev1 client has a token bucket of its own; mpi-operator v0.8.2
+    records through its shared Kubernetes clientset (cmd/mpi-operator/app/server.go:
+    EventSinkImpl over kubeClient). So a burst of Events does not hold back a training job's
+    pod creates, as it did (three TFJobs of 30 got their children 3 s late, the Events of
+    jobs seen earlier taking the tokens)."""
+    from kubernetes_asyncio import client as k8s
+
+    from mpi_controller.options import ServerOptions
+    from mpi_controller.runtime.rest import RestClient
+
+    kube = RestClient(k8s.ApiClient(configuration=k8s.Configuration(host="http://x")))
+    built = app.build_controllers(kube, ServerOptions(), schemes=[
+        "mpijob", "tfjob", "pytorchjob", "xgboostjob", "paddlejob", "jaxjob", "trainjob"])
+    by_component = {r.component: r.client for r in built.recorders}
+    shared = [c for name, c in by_component.items() if name == "mpi-job-controller"]
+    own = [c for name, c in by_component.items() if name != "mpi-job-controller"]
+    assert shared == [kube]
+    assert len(own) == 6
+    assert all(c is own[0] for c in own)  # one more clientset for all of them
+    assert own[0] is not kube
+    assert own[0].api_client is kube.api_client
+    assert own[0]._bucket("/api/v1/namespaces/n/events") is not kube._bucket(
+        "/api/v1/namespaces/n/pods")
+    await kube.close()

@@ -129,4 +129,4 @@ def training_plugin(*, framework: FrameworkFactory, initial_children: InitialChi
         admission=(training_admission(sample.kind, validate, validate_update, warnings),),
         renderer=_renderer(framework, flags, warnings, initial_children), flags=flags, rbac=rbac,
         children=children, examples=examples, framework_name=sample.framework_name,
-        replica_specs=sample.replica_specs_field)
+        replica_specs=sample.replica_specs_field, events_bucket_of_their_own=True)

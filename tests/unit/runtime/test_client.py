@@ -134,6 +134,41 @@ async def test_client_groups_have_token_buckets_of_their_own() -> None:
     await kube.close()
 
 
+async def test_a_client_with_a_bucket_of_its_own_shares_all_else() -> None:
+    """``with_own_bucket``: another clientset from the same configuration (controller-runtime's
+    event recorder provider makes one: recorder.NewProvider builds its own corev1 client, so
+    client-go gives it a token bucket of its own): its requests do not take the original's
+    tokens, and the original's do not take its."""
+    from kubernetes_asyncio import client
+
+    clock = ManualClock()
+    kube = RestClient(client.ApiClient(configuration=client.Configuration(host="http://x")),
+                      qps=1.0, burst=1, clock=clock, client_groups={"kubeflow.org": "jobs"})
+    events = kube.with_own_bucket()
+    assert events.api_client is kube.api_client
+    assert events.terminating is kube.terminating
+    done: list[str] = []
+
+    async def take(who: RestClient, name: str, path: str) -> None:
+        await who._bucket(path).acquire()
+        done.append(name)
+
+    core, group = "/api/v1/namespaces/n/events", "/apis/kubeflow.org/v1/namespaces/n/tfjobs"
+    tasks = [asyncio.create_task(take(*a)) for a in (
+        (kube, "pod", "/api/v1/namespaces/n/pods"), (events, "event", core),
+        (events, "event-2", core), (events, "job-via-events", group))]
+    await settle()
+    assert done == ["pod", "event"]  # one token each; the view has one bucket for all
+    clock.advance(1.0)
+    await settle()
+    assert done == ["pod", "event", "event-2"]
+    clock.advance(1.0)
+    await settle()
+    assert done[-1] == "job-via-events"
+    await asyncio.gather(*tasks)
+    await kube.close()
+
+
 async def test_token_bucket_disabled_when_qps_not_positive() -> None:
     clock = ManualClock()
     bucket = RequestThrottle(qps=0, burst=1, clock=clock)
