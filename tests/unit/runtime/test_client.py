@@ -349,18 +349,21 @@ async def test_connection_refused_is_a_retriable_api_error() -> None:
     assert err.value.is_retriable()
 
 
-TRANSPORTS = pytest.mark.parametrize("max_connections", [4, 0], ids=["lean", "aiohttp"])
+@pytest_asyncio.fixture(loop_scope="function", params=[4, 0], ids=["lean", "aiohttp"])
+async def each_transport(request: pytest.FixtureRequest, api: tuple[FakeApi, RestClient],
+                         ) -> tuple[FakeApi, RestClient]:
+    """The client through the lean client (a pool of 4) and through aiohttp (none)."""
+    api[1]._lean.max_connections = request.param
+    return api
 
 
-@TRANSPORTS
 async def test_watch_splits_lines_across_chunks_and_closes(
-    api: tuple[FakeApi, RestClient], max_connections: int,
+    each_transport: tuple[FakeApi, RestClient],
 ) -> None:
     """Events split across chunks, several per chunk, and one larger than aiohttp's
     default 64 KiB buffer all decode; closing the stream closes the connection. Through the
     lean client (no Accept-Encoding) and through aiohttp alike."""
-    fake, kube = api
-    kube._lean.max_connections = max_connections
+    fake, kube = each_transport
     big = {"type": "ADDED", "object": {"metadata": {"name": "big"}, "data": "x" * 3_000_000}}
     lines = [json.dumps({"type": "ADDED", "object": {"metadata": {"name": f"p{i}"}}}).encode()
              for i in range(3)]
@@ -379,15 +382,13 @@ async def test_watch_splits_lines_across_chunks_and_closes(
         "timeoutSeconds": "300",
     }
     assert fake.requests[0]["headers"].get("Accept-Encoding") == (
-        None if max_connections else "gzip, deflate")
+        None if kube._lean.max_connections else "gzip, deflate")
 
 
-@TRANSPORTS
 async def test_a_watch_refused_is_an_api_error_with_the_servers_status(
-    api: tuple[FakeApi, RestClient], max_connections: int,
+    each_transport: tuple[FakeApi, RestClient],
 ) -> None:
-    fake, kube = api
-    kube._lean.max_connections = max_connections
+    fake, kube = each_transport
     fake.reply_status = 403
     fake.reply = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 403,
                   "reason": "Forbidden", "message": "pods is forbidden"}
@@ -398,12 +399,10 @@ async def test_a_watch_refused_is_an_api_error_with_the_servers_status(
         403, "Forbidden", "pods is forbidden")
 
 
-@TRANSPORTS
 async def test_cancelling_a_watch_closes_its_response(
-    api: tuple[FakeApi, RestClient], max_connections: int,
+    each_transport: tuple[FakeApi, RestClient],
 ) -> None:
-    fake, kube = api
-    kube._lean.max_connections = max_connections
+    fake, kube = each_transport
     w = kube.watch(PODS, namespace="ns")
 
     async def consume() -> None:
@@ -420,12 +419,10 @@ async def test_cancelling_a_watch_closes_its_response(
         await w.__anext__()
 
 
-@TRANSPORTS
 async def test_aclose_from_another_task_ends_iteration_cleanly(
-    api: tuple[FakeApi, RestClient], max_connections: int,
+    each_transport: tuple[FakeApi, RestClient],
 ) -> None:
-    fake, kube = api
-    kube._lean.max_connections = max_connections
+    fake, kube = each_transport
     w = kube.watch(PODS, namespace="ns")
 
     async def consume() -> int:

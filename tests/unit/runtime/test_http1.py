@@ -7,6 +7,7 @@ deadlines, cancellation, close)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import itertools
 import ssl
@@ -14,6 +15,7 @@ import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 import pytest
 import pytest_asyncio
@@ -211,16 +213,32 @@ async def ok(request: Request) -> bytes | None:
     return reply(200, b'{"path": "%s"}' % request.target.encode())
 
 
-@pytest_asyncio.fixture(loop_scope="function")
-async def server() -> AsyncIterator[Server]:
-    srv = Server(ok)
-    listener = await asyncio.start_server(srv.handle, "127.0.0.1", 0)
+class Listening(Protocol):
+    port: int
+
+    async def handle(self, reader: asyncio.StreamReader,
+                     writer: asyncio.StreamWriter) -> None: ...
+
+
+L = TypeVar("L", bound=Listening)
+
+
+@contextlib.asynccontextmanager
+async def listening(srv: L, context: ssl.SSLContext | None = None) -> AsyncIterator[L]:
+    """``srv`` served on a free local port (its ``port`` set) while in the block."""
+    listener = await asyncio.start_server(srv.handle, "127.0.0.1", 0, ssl=context)
     srv.port = listener.sockets[0].getsockname()[1]
     async with listener:
         yield srv
 
 
-def pool_for(server: Server, **options: float) -> Http1Pool:
+@pytest_asyncio.fixture(loop_scope="function")
+async def server() -> AsyncIterator[Server]:
+    async with listening(Server(ok)) as srv:
+        yield srv
+
+
+def pool_for(server: Listening, **options: float) -> Http1Pool:
     return Http1Pool(scheme="http", host="127.0.0.1", port=server.port, ssl_context=None,
                      **options)  # type: ignore[arg-type]
 
@@ -451,10 +469,7 @@ async def tls_server(tmp_path: Path) -> AsyncIterator[tuple[Server, ssl.SSLConte
     serving = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     serving.load_cert_chain(tmp_path / "tls.crt", tmp_path / "tls.key")
     client = ssl.create_default_context(cadata=cert.decode())
-    srv = Server(ok)
-    listener = await asyncio.start_server(srv.handle, "127.0.0.1", 0, ssl=serving)
-    srv.port = listener.sockets[0].getsockname()[1]
-    async with listener:
+    async with listening(Server(ok), serving) as srv:
         yield srv, client
 
 
@@ -556,16 +571,11 @@ class Streamer:
 
 @pytest_asyncio.fixture(loop_scope="function")
 async def streamer() -> AsyncIterator[Streamer]:
-    srv = Streamer()
-    listener = await asyncio.start_server(srv.handle, "127.0.0.1", 0)
-    srv.port = listener.sockets[0].getsockname()[1]
-    async with listener:
+    async with listening(Streamer()) as srv:
         yield srv
 
 
-def stream_pool(srv: Streamer, **options: float) -> Http1Pool:
-    return Http1Pool(scheme="http", host="127.0.0.1", port=srv.port, ssl_context=None,
-                     **options)  # type: ignore[arg-type]
+stream_pool = pool_for
 
 
 async def test_a_streamed_body_is_read_as_it_arrives(streamer: Streamer) -> None:
