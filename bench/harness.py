@@ -926,16 +926,19 @@ def _lifecycle(s: Settings, run: Run, *, jobs: int, workers: int, runs: str,
                    and not obs.live_workers),
                timeout=max(0.0, deadline - time.monotonic()),
                what="jobs finished, workers deleted", interval=0.2)
-    if ctl.proc.poll() is not None:  # e.g. the Go operator lost its Lease (a loaded machine)
-        raise RuntimeError(f"the {ctl.operator} operator exited with {ctl.proc.returncode} "
-                           f"mid-workload; see {ctl.log_path}")
     end = time.time()
+    exit_code = ctl.proc.poll()
     snap = obs.snapshot()
     finished = sum(1 for t in snap.values() if t.succeeded_at or t.failed_at)
     complete = finished >= jobs and not obs.live_workers
+    if exit_code is not None:
+        # e.g. the Go operator lost its Lease (a loaded machine): what it reached until then
+        log(f"{run.workload}: the {ctl.operator} operator exited with {exit_code} "
+            f"mid-workload, after {end - start:.0f}s; see {ctl.log_path}")
+        run.result["exit_code"] = exit_code
     with_children = [t.children_at for t in snap.values() if t.children_at is not None]
     children_done = max(with_children) if len(with_children) >= jobs else end
-    if not complete:
+    if not complete and exit_code is None:
         log(f"{run.workload}: the {ctl.operator} operator did not finish within {timeout:.0f}s: "
             f"{finished} of {jobs} jobs finished, {len(with_children)} with every child, "
             f"{len(obs.live_workers)} workers left; the figures not reached are lower bounds")
@@ -953,7 +956,8 @@ def _lifecycle(s: Settings, run: Run, *, jobs: int, workers: int, runs: str,
     latency, not_reached = _latencies(snap, None if complete else end)
     run.result.update({
         "jobs": jobs, "workers_per_job": workers, "launcher_runs": runs,
-        "complete": complete, "jobs_finished": finished, "timeout_s": round(timeout),
+        "complete": complete, "jobs_finished": finished,
+        "timeout_s": round(timeout if exit_code is None else end - start),
         "succeeded": sum(1 for t in snap.values() if t.succeeded_at),
         "failed": sum(1 for t in snap.values() if t.failed_at),
         "latency_s": latency,

@@ -107,7 +107,9 @@ def unfinished(result: Obj) -> str:
         return (f"did not finish: {result.get('objects_seen')} of {result.get('objects')} "
                 f"workers + launcher seen within {shown(result.get('timeout_s'))} s, the "
                 f"figures not reached are lower bounds")
-    return (f"did not finish: {result.get('jobs_finished')} of {result.get('jobs')} jobs "
+    how = "did not finish" if result.get("exit_code") is None else \
+        f"exited with {result['exit_code']} mid-workload"
+    return (f"{how}: {result.get('jobs_finished')} of {result.get('jobs')} jobs "
             f"finished within {shown(result.get('timeout_s'))} s, the figures not reached "
             f"are lower bounds")
 

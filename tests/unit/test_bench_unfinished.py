@@ -187,3 +187,15 @@ def test_the_results_table_says_a_run_did_not_finish() -> None:
                         "not reached (>= 600) / not reached (>= 600) | (reported, n=31 of 60) "
                         "| |")
     assert "| burst | lifecycle_wall_s | not reached (>= 600) | (reported) | |" in lines
+
+
+def test_a_reference_that_exited_mid_workload_says_so() -> None:
+    exited = {**GO, "exit_code": 255, "timeout_s": 480}
+    assert readme_table.unfinished(exited) == (
+        "exited with 255 mid-workload: 31 of 60 jobs finished within 480 s, the figures not "
+        "reached are lower bounds")
+    assert readme_table.unfinished(GO).startswith("did not finish: 31 of 60 jobs finished ")
+    wide = {"complete": False, "objects_seen": 200, "objects": 257, "timeout_s": 300}
+    assert readme_table.unfinished(wide) == (
+        "did not finish: 200 of 257 workers + launcher seen within 300 s, the figures not "
+        "reached are lower bounds")
