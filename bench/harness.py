@@ -1432,6 +1432,8 @@ SIDE_BY_SIDE: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("steady", "RSS after sync (MB)", ("controller_rss_mb",)),
     ("steady", "CPU until idle after the restart (s)", ("controller_cpu_s_until_idle",)),
     ("wide", "all workers + launcher exist (s)", ("all_objects_s",)),
+    ("arrival", "whole lifecycle, first create to every job finished and workers gone (s)",
+     ("lifecycle_wall_s",)),
     ("arrival", "jobs finished within the harness's timeout", ("jobs_finished",)),
     ("arrival", "t_children p50 (s)", ("latency_s", "t_children", "p50")),
     ("arrival", "t_succeeded p99 (s)", ("latency_s", "t_succeeded", "p99")),
