@@ -43,6 +43,11 @@ operator always runs leader election (its Lease requests are left out of the wri
 is ready when it logs ``Started workers``, as is training-operator; the steady workload's jobs
 are brought to Running once, then each operator is restarted on them.
 
+A lifecycle workload not finished within its timeout (``--lifecycle-timeout`` sets it), or whose
+operator exited mid-workload, reports what it reached instead of raising: ``complete: false``,
+``jobs_finished`` of ``jobs``, and in ``lower_bounds`` the figures not reached (lower bounds
+only); the tables show them as ``not reached (>= x)`` and rank them only where the bound decides.
+
     .venv/bin/python bench/harness.py --cluster-dir ~/.cache/mpi-controller/cluster-bench \\
         [--workloads burst,steady,wide,arrival,tfjob,pytorchjob,xgboostjob,...] \\
         [--scale 0.1] \\
