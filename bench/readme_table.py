@@ -10,7 +10,17 @@ everything else as it was. Pure apart from :func:`write_block`'s file.
 Which way is ahead: every compared figure is a time, a CPU or memory figure, or a request
 count, where lower is better (:func:`ahead`), except those in :data:`UNRANKED`, which
 describe a run rather than grade it (how many jobs an observer happened to see Running; how
-many Events were written, which a reference that drops Events makes lower).
+many Events were written, which a reference that drops Events makes lower; how many jobs
+finished).
+
+A run that did not finish within the harness's timeout (a reference operator whose jobs wait
+in its work queue's backoff) keeps what it measured until the harness stopped waiting; the
+figures it did not reach are listed in the result's :data:`LOWER_BOUNDS` (dotted key paths):
+their values are only lower bounds of what the run would have measured (every such figure
+grows with time: a wall time, a latency of a job not yet finished, CPU, peak RSS, writes).
+:func:`compare` then ranks a figure only when the bound decides it: ours at or under a
+reference's bound is ahead of it, ours a bound over a reference's figure is behind it;
+anything else stays unranked.
 """
 
 from __future__ import annotations
@@ -23,7 +33,9 @@ Obj = dict[str, Any]
 
 START = "<!-- bench side-by-side: written by `make bench` (bench/harness.py --docs) -->"
 END = "<!-- end of bench side-by-side -->"
-UNRANKED = ("jobs seen Running", "Event writes per job")
+UNRANKED = ("jobs seen Running", "Event writes per job", "jobs finished")
+# The key of a result's list of figures not reached (dotted key paths, values lower bounds).
+LOWER_BOUNDS = "lower_bounds"
 
 # (column title, key path) of the README row.
 COLUMNS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -51,19 +63,55 @@ def ahead(label: str, ours: Any, ref: Any) -> bool | None:
     return ours <= ref
 
 
-def _num(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:g}"
-    return "-" if value is None else str(value)
+def is_bound(result: Obj, path: Sequence[str]) -> bool:
+    """Whether ``result``'s figure at ``path`` was not reached (its value a lower bound)."""
+    return ".".join(path) in (result.get(LOWER_BOUNDS) or ())
+
+
+def compare(label: str, ours: Any, ref: Any, *, ours_bound: bool = False,
+            ref_bound: bool = False) -> bool | None:
+    """:func:`ahead` where either side may be a lower bound only (a figure its run did not
+    reach): True when ours is at or under the reference's value, which is then at or under
+    the reference's true figure; False when ours, itself at most its true figure, is over
+    the reference's true figure; None when the bounds leave it open."""
+    verdict = ahead(label, ours, ref)
+    if verdict is None or not (ours_bound or ref_bound):
+        return verdict
+    if ours_bound and ref_bound:
+        return None
+    if ref_bound:  # ours <= ref <= the reference's true figure
+        return True if verdict else None
+    return False if not verdict else None  # ours' true figure >= ours > ref
+
+
+def shown(value: Any, bound: bool = False) -> str:
+    """A figure as the tables show it; a bound as ``not reached (>= value)``."""
+    text = f"{value:g}" if isinstance(value, float) else "-" if value is None else str(value)
+    return f"not reached (>= {text})" if bound and value is not None else text
 
 
 def _cell(ours: Obj, ref: Obj, path: tuple[str, ...]) -> str:
     a, b = dig(ours, path), dig(ref, path)
     if isinstance(a, dict) or isinstance(b, dict):  # a latency: p50 / p99 of each
         a, b = a or {}, b or {}
-        return (f"{_num(a.get('p50'))} / {_num(a.get('p99'))} against "
-                f"{_num(b.get('p50'))} / {_num(b.get('p99'))}")
-    return f"{_num(a)} against {_num(b)}"
+
+        def pair(res: Obj, lat: Obj) -> str:
+            return " / ".join(shown(lat.get(p), is_bound(res, (*path, p))) for p in ("p50", "p99"))
+        return f"{pair(ours, a)} against {pair(ref, b)}"
+    return f"{shown(a, is_bound(ours, path))} against {shown(b, is_bound(ref, path))}"
+
+
+def unfinished(result: Obj) -> str:
+    """What a run that did not finish within its timeout achieved, in words."""
+    if "objects_seen" in result:  # the wide workload: one job's objects
+        return (f"did not finish: {result.get('objects_seen')} of {result.get('objects')} "
+                f"workers + launcher seen within {shown(result.get('timeout_s'))} s, the "
+                f"figures not reached are lower bounds")
+    how = "did not finish" if result.get("exit_code") is None else \
+        f"exited with {result['exit_code']} mid-workload"
+    return (f"{how}: {result.get('jobs_finished')} of {result.get('jobs')} jobs "
+            f"finished within {shown(result.get('timeout_s'))} s, the figures not reached "
+            f"are lower bounds")
 
 
 def summary(pairs: Sequence[tuple[str, str, Obj, Obj]],
@@ -76,17 +124,25 @@ def summary(pairs: Sequence[tuple[str, str, Obj, Obj]],
     lines: list[str] = []
     runs: dict[str, list[str]] = {}  # the run's description -> its workloads
     for name, label, ours, ref in pairs:
-        verdicts = [ahead(figure, dig(ours, path), dig(ref, path))
+        verdicts = [(compare(figure, dig(ours, path), dig(ref, path),
+                             ours_bound=is_bound(ours, path), ref_bound=is_bound(ref, path)),
+                     ahead(figure, dig(ours, path), dig(ref, path)))
                     for figure, path in rows(name)]
-        ranked = [v for v in verdicts if v is not None]
+        ranked = [v for v, _ in verdicts if v is not None]
         behind = len(ranked) - sum(ranked)
+        # Figures both sides have but a bound leaves undecided (a run that did not finish).
+        undecided = sum(1 for v, raw in verdicts if v is None and raw is not None)
         count = f"{sum(ranked)} of {len(ranked)}" + (" (**behind on "
-                                                     f"{behind}**)" if behind else "")
+                                                     f"{behind}**)" if behind else "") + (
+            f" ({undecided} undecided: not reached)" if undecided else "")
         cells = " | ".join(_cell(ours, ref, path) for _, path in COLUMNS)
         lines.append(f"| {name} | {label} | {cells} | {count} |")
         env, ref_env = ours.get("environment") or {}, ref.get("environment") or {}
         run = (f"ours {env.get('date')} at `{env.get('commit')}`, the reference "
                f"{ref_env.get('date')}, scale {env.get('scale')}")
+        for who, res in (("ours", ours), ("the reference", ref)):
+            if res.get("complete") is False:
+                run += f" ({who} {unfinished(res)})"
         runs.setdefault(run, []).append(name)
     if not lines:
         return ""
