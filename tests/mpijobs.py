@@ -4,13 +4,14 @@ controller under test)."""
 from __future__ import annotations
 
 import copy
+import time
 from pathlib import Path
 from typing import Any
 
 import yaml
-from kubernetes import client
+from kubernetes import client, watch
 
-from tests.support import REPO, wait_for
+from tests.support import REPO, WaitTimeout, wait_for
 
 GROUP, VERSION, PLURAL = "kubeflow.org", "v2beta1", "mpijobs"
 DURATION = "sim.mpi-controller.io/duration"
@@ -125,6 +126,35 @@ class MPIJobs:
             return None
         return wait_for(probe, timeout=timeout,
                         what=f"{self.kind} {name} condition {ctype}={status}")
+
+    def watch_condition(self, name: str, ctype: str, status: str = "True", *,
+                        timeout: float = 90) -> dict[str, Any]:
+        """The first version of the job with condition ``ctype`` at ``status``, seen by a
+        watch from the version read first: also a condition the controller sets and clears
+        again within a moment (Restarting while a pod that exits at once is replaced), which
+        polling can miss."""
+        def holds(job: dict[str, Any]) -> bool:
+            return any(c["type"] == ctype and c["status"] == status
+                       for c in (job.get("status") or {}).get("conditions", []))
+
+        deadline = time.monotonic() + timeout
+        job = self.get(name)
+        version = job["metadata"]["resourceVersion"]
+        while not holds(job):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise WaitTimeout(f"timed out after {timeout}s watching {self.kind} {name} for "
+                                  f"condition {ctype}={status}")
+            stream = watch.Watch().stream(
+                self.custom.list_namespaced_custom_object, self.group, self.version,
+                self.namespace, self.plural, field_selector=f"metadata.name={name}",
+                resource_version=version, timeout_seconds=max(1, int(left)))
+            for event in stream:
+                job = event["object"]
+                version = job["metadata"]["resourceVersion"]
+                if holds(job):
+                    break
+        return job
 
     def pods(self, selector: str) -> list[Any]:
         return list(self.core.list_namespaced_pod(self.namespace, label_selector=selector).items)

@@ -87,7 +87,7 @@ def test_exit_code_retryable_restarts_and_permanent_fails(cluster: Cluster,
         jobs.create(retry)
         jobs.create(permanent)
         first = wait_pods(jobs, "retry", 1)[0]["metadata"]["uid"]
-        restarting = jobs.wait_condition("retry", "Restarting", timeout=60)
+        restarting = jobs.watch_condition("retry", "Restarting", timeout=60)
         wait_for(lambda: [p for p in jobs.pods("retry") if p["metadata"]["uid"] != first],
                  timeout=60, what="the restarted pod")
         message = "job retry is restarting because Worker replica(s) failed."
