@@ -7,7 +7,10 @@
   add/update/delete enqueues its controlling job: the controller reference must name the
   kind's resource (group and kind) and a job in the cache; a child controlled by an
   *intermediate* (a launcher batch Job controls its pods) belongs to that intermediate's job.
-  Updates with an unchanged resourceVersion are ignored. Pod updates (phase and readiness
+  Updates with an unchanged resourceVersion are ignored, and so are pod updates that change
+  nothing a sync reads (:func:`~mpi_controller.engine.pods.same_for_jobs`: a sync's outcome
+  depends on the cached slim pods alone, so it would be the last one's). Pod updates (phase
+  and readiness
   changes) are batched only while the controller has a backlog (:func:`pod_update_delay`):
   with a worker free they enqueue at once, so an idle controller syncs a job as soon as its
   pod changes (updates that arrive while that key is queued or being synced still coalesce
@@ -49,6 +52,7 @@ from mpi_controller.engine.admitted import ReportedOnce
 from mpi_controller.engine.context import StatusWriteGuard, SyncContext
 from mpi_controller.engine.hold import StatusHold
 from mpi_controller.engine.kind import JobKind
+from mpi_controller.engine.pods import same_for_jobs
 from mpi_controller.engine.writer import OwnerGone, Vanished
 from mpi_controller.kube.events import Event
 from mpi_controller.kube.jsonvalue import Obj
@@ -232,7 +236,7 @@ class JobController:
 
     def _pod_updated(self, old: Obj, new: Obj) -> None:
         key = self._updated_key(old, new)
-        if key is None:
+        if key is None or same_for_jobs(old, new):
             return
         delay = pod_update_delay(self._config.pod_update_batch,
                                  backlog=self.controller.backlog())

@@ -15,6 +15,10 @@ count restarts; failure reasons name the container, its exit code and reason). C
   across pods interned, and equal owner-reference lists and statuses shared between pods (a
   job's workers have the same owner and, once running, the same status). The result is
   read-only, like every cached object. It accepts any pod dict, also a full one.
+* :func:`same_for_jobs` tells whether two cached (slim) versions of a pod differ in nothing but
+  ``metadata.resourceVersion``: an update the syncs cannot tell from the version before it,
+  since the slim pod is all they read of a pod (a kubelet's or KWOK's step that only moves
+  timestamps, ``nodeName``, IPs, or a condition's transition time).
 * :func:`pod_informer` makes the one pod informer every kind's controller shares: pods whose
   ``training.kubeflow.org/operator-name`` is one of the kinds' operator names
   (:func:`pod_selector`), slimmed as above, indexed by controller uid.
@@ -39,6 +43,7 @@ __all__ = [
     "SlimPod",
     "pod_informer",
     "pod_selector",
+    "same_for_jobs",
     "slim_pod",
 ]
 
@@ -162,6 +167,25 @@ def slim_pod(pod: Mapping[str, Any]) -> Obj:
         slim["ownerReferences"] = _share(("refs", _freeze(refs)), lambda: [
             intern_mapping(r) if isinstance(r, Mapping) else r for r in refs])
     return {"metadata": slim, "status": _slim_status(pod.get("status") or {})}
+
+
+def same_for_jobs(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    """Whether pods ``old`` and ``new`` differ in nothing but the resourceVersion."""
+    return (_equal_but(old, new, "metadata")
+            and _equal_but(old.get("metadata") or {}, new.get("metadata") or {},
+                           "resourceVersion"))
+
+
+def _equal_but(a: Mapping[str, Any], b: Mapping[str, Any], skip: str) -> bool:
+    """``a == b`` apart from the key ``skip``; shared values compare by identity first."""
+    if len(a) != len(b):
+        return False
+    for key, value in b.items():
+        if key != skip:
+            before = a.get(key, _ABSENT)
+            if before is not value and before != value:
+                return False
+    return skip in a or skip not in b
 
 
 def _slim_status(status: Mapping[str, Any]) -> Obj:

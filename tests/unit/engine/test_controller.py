@@ -128,6 +128,22 @@ async def test_child_updates_without_a_new_resource_version_are_ignored() -> Non
         assert h.queued() == [KEY]
 
 
+async def test_pod_updates_that_change_nothing_a_sync_reads_are_ignored() -> None:
+    async with EngineHarness(pod_update_batch=0) as h:
+        await started(h)
+        # the pod's node and IP: a new resourceVersion, the same slim pod
+        h.api.modify(PODS, "pi-worker-0", lambda p: p["spec"].update(nodeName="n1"),
+                     namespace=NS)
+        h.api.modify(PODS, "pi-worker-1", lambda p: p.update(status={"podIP": "10.0.0.2"}),
+                     namespace=NS)
+        await h.settle()
+        assert h.queued() == []
+        h.api.modify(PODS, "pi-worker-1", lambda p: p.update(status={"phase": "Running"}),
+                     namespace=NS)
+        await h.settle()
+        assert h.queued() == [KEY]
+
+
 async def test_a_deleted_job_is_forgotten() -> None:
     async with EngineHarness() as h:
         await h.pause(h.kind.pods)

@@ -7,7 +7,9 @@ import copy
 import json
 from typing import Any
 
-from mpi_controller.engine.pods import POD_CODEC, pod_selector, slim_pod
+import pytest
+
+from mpi_controller.engine.pods import POD_CODEC, pod_selector, same_for_jobs, slim_pod
 from mpi_controller.kube.owners import controller_of
 from mpi_controller.kube.pods import is_pod_ready, pod_phase
 
@@ -157,3 +159,42 @@ def test_the_shared_pod_informer_selects_every_kinds_operator_name() -> None:
     assert pod_selector(["mpi-operator"]) == "training.kubeflow.org/operator-name=mpi-operator"
     assert pod_selector(["tfjob-controller", "mpi-operator", "tfjob-controller"]) == (
         "training.kubeflow.org/operator-name in (mpi-operator,tfjob-controller)")
+
+
+def test_updates_that_change_nothing_a_sync_reads_are_the_same_for_jobs() -> None:
+    # KWOK's and the kubelet's steps that move only what the slim pod leaves out (timestamps,
+    # nodeName, IPs, a condition's transition time) leave equal slim pods.
+    before = copy.deepcopy(FULL_POD)
+    after = copy.deepcopy(FULL_POD)
+    after["metadata"]["resourceVersion"] = "999"
+    after["spec"]["nodeName"] = "kwok-node-7"
+    after["status"]["podIP"] = "10.0.0.9"
+    for condition in after["status"]["conditions"]:
+        condition["lastTransitionTime"] = "2030-01-01T00:00:00Z"
+    assert same_for_jobs(slim_pod(before), slim_pod(after))
+
+
+@pytest.mark.parametrize("change", [
+    lambda p: p["status"].update(phase="Succeeded"),
+    lambda p: p["status"]["conditions"][0].update(status="False"),
+    lambda p: p["status"]["containerStatuses"][0].update(restartCount=3),
+    lambda p: p["metadata"].update(deletionTimestamp="2030-01-01T00:00:00Z"),
+    lambda p: p["metadata"]["labels"].update(extra="1"),
+    lambda p: p["metadata"].pop("labels"),
+    lambda p: p["metadata"]["ownerReferences"][0].update(uid="other"),
+])
+def test_a_change_a_sync_reads_is_not_the_same_for_jobs(change: Any) -> None:
+    after = copy.deepcopy(FULL_POD)
+    change(after)
+    assert not same_for_jobs(slim_pod(FULL_POD), slim_pod(after))
+    assert not same_for_jobs(slim_pod(after), slim_pod(FULL_POD))
+
+
+def test_same_for_jobs_on_full_pods_compares_every_field_but_the_resource_version() -> None:
+    after = copy.deepcopy(FULL_POD)
+    after["metadata"]["resourceVersion"] = "999"
+    assert same_for_jobs(FULL_POD, after)
+    after["spec"]["nodeName"] = "kwok-node-7"
+    assert not same_for_jobs(FULL_POD, after)
+    assert not same_for_jobs({"metadata": {"resourceVersion": "1"}}, {"metadata": {}})
+    assert not same_for_jobs({"metadata": {}}, {"metadata": {"resourceVersion": "1"}})
