@@ -41,7 +41,11 @@ def intern_str(value: Any) -> Any:
 
 def intern_mapping(mapping: Mapping[str, Any]) -> dict[str, Any]:
     """A copy of ``mapping`` with its string keys and values interned."""
-    return {intern_str(k): intern_str(v) for k, v in mapping.items()}
+    intern = sys.intern
+    try:  # the common case, every key and value a str: no call of ours per item
+        return {intern(k): intern(v) for k, v in mapping.items()}
+    except TypeError:  # a value of another type, or a str subclass (kept as it is)
+        return {intern_str(k): intern_str(v) for k, v in mapping.items()}
 
 
 def intern_json(value: Any) -> Any:

@@ -31,6 +31,20 @@ def test_intern_mapping_copies_with_interned_keys_and_values() -> None:
     assert out[key] is intern_str("worker")
 
 
+def test_intern_mapping_of_strings_alone_and_with_a_str_subclass() -> None:
+    class Text(str):
+        pass
+
+    out = intern_mapping({_fresh("job-name"): _fresh("pi")})
+    assert out == {"job-name": "pi"}
+    key = next(iter(out))
+    assert key is intern_str("job-name")
+    assert out[key] is intern_str("pi")
+    odd = intern_mapping({_fresh("k"): Text("v")})
+    assert type(odd["k"]) is Text  # a str subclass cannot be interned: kept as it is
+    assert next(iter(odd)) is intern_str("k")
+
+
 def _fresh(text: str) -> str:
     """An equal string that is a new object (not the literal's)."""
     return "".join(list(text))
