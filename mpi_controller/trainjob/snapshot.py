@@ -35,6 +35,10 @@ SUFFIX = "-runtime-snapshot"
 DATA_KEY = "runtime"
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 """libyaml's safe loader when PyYAML has it (several times faster), else the Python one."""
+_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+"""libyaml's safe dumper when PyYAML has it: the shipped ``torch-distributed`` runtime in 0.25
+instead of 1.6 ms, the same text; a long quoted string may be folded at other places (the same
+value, and closer to ``sigs.k8s.io/yaml``, whose emitter is a port of libyaml's)."""
 
 
 class SnapshotError(ValueError):
@@ -61,7 +65,8 @@ def snapshot_configmap(trainjob: Mapping[str, Any], runtime: Mapping[str, Any]) 
                          "kind": constants.KIND, "name": meta["name"],
                          "uid": meta.get("uid", ""), "controller": True,
                          "blockOwnerDeletion": True}]},
-        "data": {DATA_KEY: yaml.safe_dump(body, sort_keys=True, default_flow_style=False)},
+        "data": {DATA_KEY: yaml.dump(body, Dumper=_DUMPER, sort_keys=True,
+                                     default_flow_style=False)},
     }
 
 

@@ -141,3 +141,14 @@ async def test_the_snapshot_is_read_from_the_cache_and_parsed_once_per_resource_
         with pytest.raises(ResourcesFailed, match="owned by another object"):
             await h.sync("pi", "TrainJob")
         assert len(parsed) == 2
+
+
+def test_a_runtime_with_long_quoted_and_multi_line_strings_reads_back_the_same() -> None:
+    runtime = copy.deepcopy(TORCH)
+    command = ("{{ $now := Now }}\nconditions:\n- lastTransitionTime: {{ $now | Quote }}\n"
+               '  status: "False"\n  type: Ready\n' * 6) + "tail \u00e9\t\\ end"
+    runtime["metadata"]["annotations"] = {"z-last": "1", "a-first": command, "m": ""}
+    text = snapshot_configmap(JOB, runtime)["data"]["runtime"]
+    assert yaml.safe_load(text) == runtime
+    assert text.index("a-first:") < text.index("m: ''") < text.index("z-last:")  # sorted keys
+    assert "{" not in text.split("annotations:", 1)[0]  # block style, not flow
