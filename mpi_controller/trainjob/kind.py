@@ -156,10 +156,10 @@ class TrainJobKind:
             stored = await ctx.writer.create(CONFIGMAPS, made, expect=False, foreign_ok=True)
             if stored.get("data") == made["data"] and controller_of(stored) == controller_of(
                     made):
+                # what the snapshot holds: later syncs need not parse its YAML
+                self._snapshots[ctx.key] = (*_snapshot_version(job, stored), runtime)
                 return runtime, ""
-        meta = stored.get("metadata") or {}
-        version = (str(job["metadata"].get("uid", "")),
-                   f'{meta.get("uid", "")}/{meta.get("resourceVersion", "")}')
+        version = _snapshot_version(job, stored)
         remembered = self._snapshots.get(ctx.key)
         if remembered is not None and remembered[:2] == version:
             return remembered[2], ""
@@ -276,3 +276,10 @@ class TrainJobKind:
         await ctx.write_status(status, ctx.original_status, hold=hold)
         if failure:
             raise ResourcesFailed(failure)
+
+
+def _snapshot_version(job: Mapping[str, Any], stored: Mapping[str, Any]) -> tuple[str, str]:
+    """The TrainJob's uid, and the snapshot ConfigMap's uid and resourceVersion."""
+    meta = stored.get("metadata") or {}
+    return (str(job["metadata"].get("uid", "")),
+            f'{meta.get("uid", "")}/{meta.get("resourceVersion", "")}')
