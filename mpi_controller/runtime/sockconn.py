@@ -6,10 +6,11 @@ copy through memory BIOs and several Python calls per read and write.
 
 Contract:
 
-* :func:`open_connection` connects to ``host:port`` (each resolved address in turn;
-  ``TCP_NODELAY``), then, with an ``SSLContext``, completes the TLS handshake verifying
-  ``server_hostname`` (else ``host``); a TLS failure is raised as it is and leaves no socket
-  open. The caller bounds the time (``asyncio.timeout``).
+* :func:`open_connection` connects to ``host:port`` (each address of :func:`addresses` in
+  turn: an IP address as it is, a name resolved; ``TCP_NODELAY``), then, with an
+  ``SSLContext``, completes the TLS handshake verifying ``server_hostname`` (else ``host``); a
+  TLS failure is raised as it is and leaves no socket open. The caller bounds the time
+  (``asyncio.timeout``).
 * A :class:`Connection` carries one request at a time: :meth:`Connection.send` writes it and
   returns the future of its answer, parsed by
   :class:`~mpi_controller.runtime.httpparse.ResponseParser`.
@@ -25,9 +26,11 @@ Contract:
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import socket
 import ssl
 from collections.abc import Callable
+from typing import Any
 
 from mpi_controller.runtime.httpparse import (
     ConnectionClosed,
@@ -36,7 +39,7 @@ from mpi_controller.runtime.httpparse import (
     ResponseParser,
 )
 
-__all__ = ["BodyStream", "Connection", "open_connection"]
+__all__ = ["BodyStream", "Connection", "addresses", "open_connection"]
 
 _READ_SIZE = 64 * 1024
 _STREAM_BUFFER = 4 * 1024 * 1024  # a stream's unread body above which reading pauses
@@ -240,8 +243,24 @@ async def open_connection(host: str, port: int, context: ssl.SSLContext | None,
     return Connection(loop, tls)
 
 
+async def addresses(loop: asyncio.AbstractEventLoop, host: str, port: int
+                    ) -> list[tuple[Any, ...]]:
+    """Where to connect for ``host:port``, as ``getaddrinfo`` gives them: an IP address
+    (an in-cluster API server's, a kubeconfig's ``127.0.0.1``) as it is, without a hop to the
+    resolver's thread; a name through ``loop.getaddrinfo``."""
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        ip = None
+    if ip is None or getattr(ip, "scope_id", None):  # a name, or an IPv6 address with a zone
+        return list(await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM))
+    if ip.version == 4:
+        return [(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (host, port))]
+    return [(socket.AF_INET6, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (host, port, 0, 0))]
+
+
 async def _connect_tcp(loop: asyncio.AbstractEventLoop, host: str, port: int) -> socket.socket:
-    infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    infos = await addresses(loop, host, port)
     errors: list[OSError] = []
     for family, kind, proto, _, address in infos:
         sock = socket.socket(family, kind, proto)
