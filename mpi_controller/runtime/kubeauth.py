@@ -73,9 +73,13 @@ with ``from __future__ import annotations``, so that loading them touches no att
 
 
 class _Deferred(types.ModuleType):
-    """Stands for the module of its name: the real one is imported on first attribute use."""
+    """Stands for the module of its name: the real one is imported on first attribute use
+    (also while the source modules load, should one of them use it there: the saving is lost
+    then, nothing else)."""
 
     def __getattr__(self, attr: str) -> Any:
+        if sys.modules.get(self.__name__) is self:
+            del sys.modules[self.__name__]
         return getattr(importlib.import_module(self.__name__), attr)
 
 
