@@ -187,3 +187,47 @@ async def test_a_configured_proxy_wins_and_no_proxy_means_the_lean_pools(
     assert found[0].open_connections == 0
     await pools.close()
     assert bypassed._rest is None
+
+
+async def test_with_the_pools_disabled_the_session_is_made_on_first_use_and_carries_all(
+) -> None:
+    """Through aiohttp (``max_connections=0``): a plain request, then a watch whose connection
+    is cut inside a chunk, which ends it with a transport error (``status == 0``)."""
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        if b"watch=true" in head:
+            event = b'{"type": "ADDED", "object": {}}\n'
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                         b"Transfer-Encoding: chunked\r\n\r\n"
+                         b"%x\r\n%s\r\n10\r\n{\"ty" % (len(event), event))
+        else:
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                         b"Content-Length: 2\r\nConnection: close\r\n\r\n{}")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    cfg = kube_auth().Configuration(host=f"http://127.0.0.1:{port}")
+    session = ApiSession(cfg)
+    try:
+        async with RestClient(session, qps=0, request_timeout=10.0, max_connections=0) as kube:
+            assert session._rest is None
+            assert await kube.get(THINGS, "a") == {}
+            assert session._rest is not None
+            events: list[Any] = []
+
+            async def watch_all() -> None:
+                async with kube.watch(THINGS) as watch:
+                    async for event in watch:
+                        events.append(event)
+
+            with pytest.raises(ApiError) as cut:
+                await watch_all()
+            assert events == [{"type": "ADDED", "object": {}}]
+            assert (cut.value.status, cut.value.reason) == (0, "ConnectionError")
+        assert session._rest is None  # closed with the client
+    finally:
+        server.close()
+        await server.wait_closed()
