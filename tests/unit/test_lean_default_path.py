@@ -8,12 +8,13 @@ served ``/metrics``; then it is stopped with SIGTERM and reports what it importe
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 from prometheus_client import CONTENT_TYPE_LATEST
+
+from tests.processes import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 AIOHTTP = ("aiohttp", "multidict", "yarl", "frozenlist", "aiosignal", "propcache")
@@ -79,12 +80,6 @@ server.serve_forever()
 '''
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def test_run_without_webhooks_never_imports_aiohttp(tmp_path: Path) -> None:
     stub_script = tmp_path / "stub.py"
     stub_script.write_text(STUB)
@@ -100,8 +95,8 @@ def test_run_without_webhooks_never_imports_aiohttp(tmp_path: Path) -> None:
             "contexts: [{name: x, context: {cluster: x, user: x}}]\n"
             "users: [{name: x, user: {token: t}}]\n")
         done = subprocess.run(
-            [sys.executable, "-c", DRIVER, str(kubeconfig), str(_free_port()),
-             str(_free_port()), ",".join(AIOHTTP)],
+            [sys.executable, "-c", DRIVER, str(kubeconfig), str(free_port()),
+             str(free_port()), ",".join(AIOHTTP)],
             capture_output=True, text=True, timeout=180, check=False, cwd=REPO)
     finally:
         stub.terminate()
