@@ -25,10 +25,11 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 
-MODULES = ("asyncio", "aiohttp", "aiohttp.web", "yaml", "msgspec", "structlog",
-           "prometheus_client", "kubeauth", "mpi_controller.app", "mpi_controller.cli",
+MODULES = ("asyncio", "yaml", "msgspec", "structlog", "prometheus_client", "kubeauth",
+           "mpi_controller.app", "mpi_controller.cli",
            # not imported by an idle `mpi-controller run` (tests/unit/test_startup_imports.py):
-           "importlib.metadata", "urllib3", "cryptography.x509", "kubernetes_asyncio.client")
+           "aiohttp", "aiohttp.web", "importlib.metadata", "urllib3", "cryptography.x509",
+           "kubernetes_asyncio.client")
 
 PROBE = r"""
 import importlib, json, sys, time

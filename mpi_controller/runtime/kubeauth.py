@@ -20,28 +20,41 @@ Contract:
   kubernetes_asyncio.client`` anywhere in the process loads the whole package as usual, with
   classes of its own (our configuration objects are never passed to it).
 * ``urllib3`` (~1.2 MB of RSS with its 30 modules), which ``client/configuration.py`` imports
-  for its basic-auth helper only, is not imported by :func:`kube_auth` when nothing imported
-  it before: that module gets a stand-in that imports the real ``urllib3`` on first use of
-  one of its attributes.
+  for its basic-auth helper only, and ``aiohttp`` (~26 MB of RSS and ~0.3 s of CPU with
+  ``multidict``, ``yarl`` and the rest), which ``client/rest.py`` and ``config/openid.py`` use
+  only inside functions (the aiohttp session, an OIDC token refresh), are not imported by
+  :func:`kube_auth` when nothing imported them before: those modules get a stand-in that
+  imports the real one on first use of one of its attributes. ``config/openid.py`` is loaded
+  with its annotations left unevaluated (they name aiohttp classes).
+* :func:`ssl_context` is the ``SSLContext`` of a configuration, made exactly as
+  ``RESTClientObject`` makes its aiohttp session's: CA file (else the system's CAs), client
+  certificate and key, ``verify_ssl`` and ``disable_strict_ssl_verification``.
 * :class:`ApiSession` stands where ``kubernetes_asyncio``'s ``ApiClient`` stood for
-  :class:`~mpi_controller.runtime.rest.RestClient`: a ``configuration`` and a ``rest_client``
-  (the aiohttp session with the configuration's TLS settings, proxy and ``tls_server_name``),
-  and :meth:`ApiSession.close`.
+  :class:`~mpi_controller.runtime.rest.RestClient`: a ``configuration``; what the lean
+  transport needs of it (:attr:`~ApiSession.ssl_context`, made on first use;
+  :attr:`~ApiSession.server_hostname`; :attr:`~ApiSession.proxy`); the aiohttp session
+  (``rest_client``, a ``RESTClientObject``), made only when first asked for (a proxy, or the
+  lean pools disabled), with :attr:`~ApiSession.proxy` and no per-request environment lookups;
+  and :meth:`ApiSession.close`. Authentication headers are not the session's business: the
+  configuration's ``auth_settings()`` gives them (token refresh hooks included).
 """
 
 from __future__ import annotations
+import __future__
 
 import functools
 import importlib
+import importlib.machinery
 import importlib.util
 import os
+import ssl
 import sys
 import threading
 import types
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ApiSession", "KubeAuth", "kube_auth"]
+__all__ = ["ApiSession", "KubeAuth", "kube_auth", "ssl_context"]
 
 _PACKAGE = "kubernetes_asyncio"
 # Leaf modules first: each only imports those before it (and the two packages).
@@ -51,15 +64,22 @@ _MODULES = ("client.exceptions", "client.configuration", "client.rest",
             "config.incluster_config")
 
 
-_DEFERRED = ("urllib3",)
+_DEFERRED = ("urllib3", "aiohttp")
 """Modules the loaded source modules import but use only in functions the controller rarely
 calls (see the module doc)."""
+_POSTPONED_ANNOTATIONS = ("config.openid",)
+"""Source modules whose annotations name a deferred module's classes: loaded as if they began
+with ``from __future__ import annotations``, so that loading them touches no attribute of it."""
 
 
 class _Deferred(types.ModuleType):
-    """Stands for the module of its name: the real one is imported on first attribute use."""
+    """Stands for the module of its name: the real one is imported on first attribute use
+    (also while the source modules load, should one of them use it there: the saving is lost
+    then, nothing else)."""
 
     def __getattr__(self, attr: str) -> Any:
+        if sys.modules.get(self.__name__) is self:
+            del sys.modules[self.__name__]
         return getattr(importlib.import_module(self.__name__), attr)
 
 
@@ -74,15 +94,52 @@ class KubeAuth:
     ConfigException: type[Exception]
 
 
+def ssl_context(configuration: Any) -> ssl.SSLContext:
+    """The ``SSLContext`` of ``configuration``, as ``RESTClientObject`` makes it."""
+    context = ssl.create_default_context(cafile=configuration.ssl_ca_cert)
+    if configuration.cert_file:
+        context.load_cert_chain(configuration.cert_file, keyfile=configuration.key_file)
+    if not configuration.verify_ssl:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    if configuration.disable_strict_ssl_verification:
+        context.verify_flags &= ~ssl.VERIFY_X509_STRICT
+    return context
+
+
 class ApiSession:
-    """A configuration and the aiohttp session made from it (``rest_client.pool_manager``)."""
+    """A configuration, its TLS settings, and the aiohttp session made from it on first use
+    (see the module docstring)."""
 
     def __init__(self, configuration: Any) -> None:
         self.configuration = configuration
-        self.rest_client = kube_auth().RESTClientObject(configuration)
+        self.proxy: str | None = configuration.proxy or None
+        self._rest: Any = None
+
+    @property
+    def server_hostname(self) -> str | None:
+        """The name the server's certificate is checked against, when not the host's."""
+        return self.configuration.tls_server_name or None
+
+    @functools.cached_property
+    def ssl_context(self) -> ssl.SSLContext:
+        return ssl_context(self.configuration)
+
+    @property
+    def rest_client(self) -> Any:
+        """The ``RESTClientObject`` (``pool_manager`` is its aiohttp session), made now if it
+        was not: this imports aiohttp. Call it from the event loop."""
+        if self._rest is None:
+            rest = kube_auth().RESTClientObject(self.configuration)
+            rest.proxy = self.proxy
+            rest.pool_manager._trust_env = False  # the proxy is resolved once, in self.proxy
+            self._rest = rest
+        return self._rest
 
     async def close(self) -> None:
-        await self.rest_client.close()
+        rest, self._rest = self._rest, None
+        if rest is not None:
+            await rest.close()
 
 
 _LOADING = threading.Lock()
@@ -142,7 +199,9 @@ def _load_without_generated_api() -> KubeAuth:
             if sub == "config.kube_config":  # it imports these two from the package
                 client.Configuration = loaded["client.configuration"].Configuration  # type: ignore[attr-defined]
                 client.ApiClient = _FullApiClient  # type: ignore[attr-defined]
-            loaded[sub] = importlib.import_module(f"{_PACKAGE}.{sub}")
+            loaded[sub] = (_import_postponed(f"{_PACKAGE}.{sub}")
+                           if sub in _POSTPONED_ANNOTATIONS
+                           else importlib.import_module(f"{_PACKAGE}.{sub}"))
     finally:
         for name in [n for n in sys.modules if n == _PACKAGE or n.startswith(f"{_PACKAGE}.")]:
             del sys.modules[name]
@@ -155,3 +214,28 @@ def _load_without_generated_api() -> KubeAuth:
                     loaded["config.kube_config"].load_kube_config,
                     loaded["config.incluster_config"].load_incluster_config,
                     loaded["config.config_exception"].ConfigException)
+
+
+class _PostponedLoader(importlib.machinery.SourceFileLoader):
+    """Compiles a source module as if it began with ``from __future__ import annotations``,
+    from its source every time (no bytecode cache read or written: the cached one is the
+    module's own)."""
+
+    def get_code(self, fullname: str) -> types.CodeType:
+        code: types.CodeType = compile(self.get_data(self.path), self.path, "exec",
+                                       dont_inherit=True,
+                                       flags=__future__.annotations.compiler_flag)
+        return code
+
+
+def _import_postponed(name: str) -> types.ModuleType:
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.origin is None:
+        raise ImportError(f"{name} is not installed")
+    loader = _PostponedLoader(name, spec.origin)
+    postponed = importlib.machinery.ModuleSpec(name, loader, origin=spec.origin)
+    postponed.has_location = True
+    module = importlib.util.module_from_spec(postponed)
+    sys.modules[name] = module
+    loader.exec_module(module)
+    return module

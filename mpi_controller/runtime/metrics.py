@@ -7,22 +7,25 @@
   named queues touch them (see :class:`QueueMetrics`). Histograms use
   ``ExponentialBuckets(10e-9, 10, 12)`` (10 ns .. 1000 s), as controller-runtime does.
 * ``controller_runtime_*`` reconcile metrics (label ``controller``) follow controller-runtime.
-* :func:`serve_http` serves ``/metrics``, ``/healthz`` and ``/readyz`` with aiohttp. A check is a
-  plain callable returning ``True`` when healthy (an exception counts as a failure); an endpoint
-  answers ``200 ok`` when all of its checks pass, else ``500`` naming the failing checks.
+* :func:`serve_http` serves ``/metrics`` (the registry in Prometheus' text format, as
+  ``prometheus_client.CONTENT_TYPE_LATEST``), ``/healthz`` and ``/readyz`` with the small server
+  of :mod:`~mpi_controller.runtime.httpserve` (``GET``/``HEAD``; one request per connection). A
+  check is a plain callable returning ``True`` when healthy (an exception counts as a failure);
+  an endpoint answers ``200 ok`` when all of its checks pass, else ``500`` naming the failing
+  checks (``failed: a, b``), as ``text/plain; charset=utf-8``.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import prometheus_client
-from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from mpi_controller.runtime.clock import Clock
+from mpi_controller.runtime.httpserve import Reply, Route, Server, serve
 
 __all__ = [
     "ACTIVE_WORKERS",
@@ -176,8 +179,6 @@ class QueueMetrics:
         self._longest.set(max(ages, default=0.0))
 
 
-_Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
 Check = Callable[[], bool]
 """A health or readiness check: returns True when healthy."""
 
@@ -194,21 +195,20 @@ def _failing(checks: Mapping[str, Check]) -> list[str]:
     return failed
 
 
-def _check_handler(checks: Mapping[str, Check]) -> _Handler:
-    async def handle(request: web.Request) -> web.Response:
+def _check_route(checks: Mapping[str, Check]) -> Route:
+    def handle() -> Reply:
         failed = _failing(checks)
         if failed:
-            return web.Response(status=500, text="failed: " + ", ".join(failed) + "\n")
-        return web.Response(text="ok")
+            return Reply(500, ("failed: " + ", ".join(failed) + "\n").encode())
+        return Reply(200, b"ok")
 
     return handle
 
 
-def _metrics_handler(registry: CollectorRegistry) -> _Handler:
-    async def handle(request: web.Request) -> web.Response:
-        body = prometheus_client.generate_latest(registry)
-        headers = {"Content-Type": prometheus_client.CONTENT_TYPE_LATEST}
-        return web.Response(body=body, headers=headers)
+def _metrics_route(registry: CollectorRegistry) -> Route:
+    def handle() -> Reply:
+        return Reply(200, prometheus_client.generate_latest(registry),
+                     content_type=prometheus_client.CONTENT_TYPE_LATEST)
 
     return handle
 
@@ -217,7 +217,7 @@ def _metrics_handler(registry: CollectorRegistry) -> _Handler:
 class HTTPServer:
     """A running health/metrics server; ``port`` is the bound port (useful with port 0)."""
 
-    runner: web.AppRunner
+    server: Server
     host: str
     port: int
     _closed: bool = field(default=False, repr=False)
@@ -226,7 +226,7 @@ class HTTPServer:
         """Stop listening and release the socket (idempotent)."""
         if not self._closed:
             self._closed = True
-            await self.runner.cleanup()
+            await self.server.close()
 
     async def __aenter__(self) -> HTTPServer:
         return self
@@ -247,17 +247,9 @@ async def serve_http(
 
     The check mappings are read on every request, so a caller may add checks later.
     """
-    app = web.Application()
-    app.router.add_get("/metrics", _metrics_handler(registry))
-    app.router.add_get("/healthz", _check_handler(healthz if healthz is not None else {}))
-    app.router.add_get("/readyz", _check_handler(readyz if readyz is not None else {}))
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, host, port)
-    try:
-        await site.start()
-    except BaseException:
-        await runner.cleanup()
-        raise
-    bound = runner.addresses[0][1] if runner.addresses else port
-    return HTTPServer(runner=runner, host=host, port=int(bound))
+    server = await serve(host, port, {
+        "/metrics": _metrics_route(registry),
+        "/healthz": _check_route(healthz if healthz is not None else {}),
+        "/readyz": _check_route(readyz if readyz is not None else {}),
+    })
+    return HTTPServer(server=server, host=host, port=server.port)

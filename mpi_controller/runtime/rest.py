@@ -4,8 +4,8 @@
 Contract:
 
 * One :class:`RestClient` owns one :class:`~mpi_controller.runtime.kubeauth.ApiSession` (or a
-  ``kubernetes_asyncio`` ``ApiClient`` of the same shape: one aiohttp session, ``read_bufsize``
-  2 MiB) for the life of the process; close it last. Authentication (bearer tokens with the
+  ``kubernetes_asyncio`` ``ApiClient``: one aiohttp session, ``read_bufsize`` 2 MiB) for the
+  life of the process; close it last. Authentication (bearer tokens with the
   in-cluster refresh hook, exec plugins, client certificates) comes from its
   ``kubernetes_asyncio`` configuration, loaded without the generated models
   (:mod:`~mpi_controller.runtime.kubeauth`). Plain dicts in and out; no model objects.
@@ -20,9 +20,11 @@ Contract:
   from one ``rest.Config`` each have one; other groups share the default one;
   :meth:`RestClient.with_own_bucket` is another clientset (an event recorder's).
 * Requests go through the lean HTTP/1.1 client of :mod:`~mpi_controller.runtime.http1` with
-  the session's ``SSLContext`` and ``tls_server_name``: plain ones through its keep-alive pool
-  (at most ``max_connections``), watches each on a connection of its own. With a proxy, or
-  ``max_connections=0``, everything goes through aiohttp. :meth:`RestClient.close` closes both.
+  the configuration's ``SSLContext`` and ``tls_server_name``: plain ones through its keep-alive
+  pool (at most ``max_connections``), watches each on a connection of its own. With a proxy,
+  or ``max_connections=0``, everything goes through aiohttp
+  (:mod:`~mpi_controller.runtime.viaaiohttp`), which is imported then and only then.
+  :meth:`RestClient.close` closes both.
 * Every failure is an :class:`~mpi_controller.runtime.errors.ApiError`: HTTP errors carry the
   server's ``Status``; timeouts and connection failures have ``status == 0`` and are
   retriable. ``asyncio.CancelledError`` is never converted.
@@ -40,9 +42,7 @@ import functools
 import os
 from collections.abc import Awaitable, Callable, Mapping
 from types import TracebackType
-from typing import Any, TypeVar
-
-import aiohttp
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mpi_controller.kube.jsonvalue import Obj
 from mpi_controller.kube.resources import Resource
@@ -71,7 +71,10 @@ from mpi_controller.runtime.transport import (
     resolve_proxy_once,
     wait_or_raise,
 )
-from mpi_controller.runtime.watch import AiohttpBody, Body, WatchStream
+from mpi_controller.runtime.watch import Body, WatchStream
+
+if TYPE_CHECKING:  # imported on the aiohttp path only (see the module docstring)
+    import aiohttp
 
 __all__ = ["DEFAULT_MAX_CONNECTIONS", "MAX_RETRY_AFTER", "RestClient"]
 
@@ -245,35 +248,24 @@ class RestClient:
         query: Mapping[str, Any] | None = None,
         body: Any = None,
         content_type: str | None = None,
-        client_timeout: aiohttp.ClientTimeout | None = None,
+        stream: tuple[float, float | None] | None = None,
     ) -> aiohttp.ClientResponse:
         """Send a request through aiohttp and return the open response; raise
-        :class:`ApiError` on >= 400 (after the ``Retry-After`` retries of :meth:`_retrying`)."""
+        :class:`ApiError` on >= 400 (after the ``Retry-After`` retries of :meth:`_retrying`).
+        ``stream``: a watch's connect and read timeouts, instead of ``request_timeout``."""
+        from mpi_controller.runtime import viaaiohttp
+
         data, content_type = encode_body(body, content_type)
-        kwargs: dict[str, Any] = {
-            "params": query_params(query or {}), "data": data,
-            "timeout": client_timeout or aiohttp.ClientTimeout(total=self.request_timeout),
-        }
+        params = query_params(query or {})
         rest = self.api_client.rest_client
-        if rest.proxy:
-            kwargs["proxy"] = rest.proxy
-        if rest.server_hostname:
-            kwargs["server_hostname"] = rest.server_hostname
+        timeout = (viaaiohttp.stream_timeout(*stream) if stream is not None
+                   else viaaiohttp.request_timeout(self.request_timeout))
 
         async def attempt(retry: bool) -> aiohttp.ClientResponse | float:
             await self._bucket(path).acquire()
-            kwargs["headers"] = await self._headers(content_type)
-            try:
-                resp: aiohttp.ClientResponse = await rest.pool_manager.request(
-                    method, self.host + path, **kwargs)
-                if resp.status >= 400:
-                    async with resp:
-                        payload = await resp.read()
-                        return wait_or_raise(resp.status, resp.headers.get("Retry-After", ""),
-                                              payload, retry=retry)
-            except (aiohttp.ClientError, TimeoutError) as exc:
-                raise transport_error(exc) from exc
-            return resp
+            return await viaaiohttp.open_response(
+                rest, method, self.host + path, params=params, data=data,
+                headers=await self._headers(content_type), timeout=timeout, retry=retry)
 
         return await self._retrying(attempt)
 
@@ -315,12 +307,10 @@ class RestClient:
             data = await self._lean_request(lean[0], target, method, path, body=body,
                                             content_type=content_type)
             return decode(data) if data else None
+        from mpi_controller.runtime.viaaiohttp import read_all
+
         resp = await self._open(method, path, query=query, body=body, content_type=content_type)
-        try:
-            async with resp:
-                data = await resp.read()
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            raise transport_error(exc) from exc
+        data = await read_all(resp)
         return decode(data) if data else None
 
     # -- verbs --------------------------------------------------------------------------
@@ -412,10 +402,10 @@ class RestClient:
         aiohttp (see :func:`~mpi_controller.runtime.transport.open_stream`)."""
         lean = self._lean.pool(self.api_client)
         if lean is None:
-            timeout = aiohttp.ClientTimeout(total=None, sock_connect=_WATCH_CONNECT_TIMEOUT,
-                                            sock_read=read_timeout)
+            from mpi_controller.runtime.viaaiohttp import AiohttpBody
+
             return AiohttpBody(await self._open("GET", path, query=query,
-                                                client_timeout=timeout))
+                                                stream=(_WATCH_CONNECT_TIMEOUT, read_timeout)))
         target = request_target(lean[1], path, query_params(query))
 
         async def attempt(retry: bool) -> Body | float:

@@ -65,6 +65,7 @@ class Connection:
         self._answer: asyncio.Future[Response] | None = None
         self._error: BaseException | None = None
         self._unsent = b""  # bytes of the request the socket did not take yet
+        self._read_wants_write = False  # a read waits for the socket to be writable (TLS)
         self.streaming = False  # the answer's body is taken as it arrives (BodyStream)
         self._progress: asyncio.Future[None] | None = None  # a stream's reader waits on it
         self.paused = False  # reading stopped: a stream's reader is behind
@@ -80,6 +81,7 @@ class Connection:
         except (BlockingIOError, ssl.SSLWantReadError):
             return
         except ssl.SSLWantWriteError:  # TLS wants to write first (renegotiation): rare
+            self._read_wants_write = True
             self.loop.add_writer(self._fd, self._writable)
             return
         except (ssl.SSLZeroReturnError, ssl.SSLEOFError):
@@ -96,7 +98,8 @@ class Connection:
         self.loop.remove_writer(self._fd)
         if self._unsent:
             self._write(self._unsent)
-        if not self.closed:
+        if self._read_wants_write and not self.closed:
+            self._read_wants_write = False
             self._readable()
 
     def _write(self, data: bytes) -> None:
@@ -156,11 +159,12 @@ class Connection:
 
     def _eof_received(self) -> None:
         parser, answer = self._parser, self._answer
-        if parser is not None and answer is not None and not answer.done():
+        if parser is not None and answer is not None and (self.streaming or not answer.done()):
             try:
-                if parser.feed_eof():
+                if parser.feed_eof():  # a body read until the end is complete (a stream's too)
                     self._parser = None
-                    answer.set_result(parser.response())
+                    if not answer.done():
+                        answer.set_result(parser.response())
             except ConnectionClosed as exc:
                 self._error = exc
         self.fail(self._error or ConnectionClosed("the server closed the connection"))

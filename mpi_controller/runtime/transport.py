@@ -1,18 +1,24 @@
-"""What carries :class:`~mpi_controller.runtime.rest.RestClient`'s requests: the aiohttp
-session of its ``api_client`` (watches; everything behind a proxy) and :class:`LeanPools`, the
-lean HTTP/1.1 keep-alive pools (:mod:`~mpi_controller.runtime.http1`) for plain requests.
+"""What carries :class:`~mpi_controller.runtime.rest.RestClient`'s requests: :class:`LeanPools`,
+the lean HTTP/1.1 keep-alive pools (:mod:`~mpi_controller.runtime.http1`) for plain requests and
+watches, and the aiohttp session of its ``api_client`` when those cannot be used (a proxy; the
+pools disabled; :mod:`~mpi_controller.runtime.viaaiohttp`). This module imports no aiohttp.
+
+The ``api_client`` is a :class:`~mpi_controller.runtime.kubeauth.ApiSession` (its TLS settings
+are its own; its aiohttp session is made only when first used) or a ``kubernetes_asyncio``
+``ApiClient`` (its ``rest_client``'s aiohttp session holds them).
 
 Contract:
 
 * :func:`resolve_proxy_once` takes the proxy for the API server from the environment once and
   turns off the aiohttp session's per-request environment and ``~/.netrc`` lookups (each a hop
-  to a thread; ~10% of the controller's CPU under load).
+  to a thread; ~10% of the controller's CPU under load); an ``ApiSession``'s session, made
+  later, is made that way.
 * :meth:`LeanPools.pool` gives the pool for the client's current host (one per host, made on
   first use) with the path prefix of the host's URL, or ``None`` when requests must go through
-  aiohttp: a proxy is configured, the pools are disabled (``max_connections <= 0``), or the
-  session has no ``SSLContext`` of its own for an ``https`` host. The pool uses exactly the
-  session's ``SSLContext`` (the configuration's CA, client certificate and verification
-  settings) and ``tls_server_name``.
+  aiohttp: a proxy is configured, the pools are disabled (``max_connections <= 0``), or an
+  ``ApiClient``'s session has no ``SSLContext`` of its own for an ``https`` host. The pool uses
+  exactly the ``SSLContext`` aiohttp would (the configuration's CA, client certificate and
+  verification settings) and ``tls_server_name``.
 * :func:`request_target` is the request line's target: prefix and path percent-encoded as a URL
   path, and the query (``str`` values) percent-encoded.
 * :meth:`LeanPools.close` closes every pool.
@@ -34,6 +40,7 @@ from typing import Any
 from mpi_controller.runtime.codec import dumps
 from mpi_controller.runtime.errors import ApiError, transport_error
 from mpi_controller.runtime.http1 import BodyStream, Http1Pool
+from mpi_controller.runtime.kubeauth import ApiSession
 
 __all__ = ["MAX_RETRY_AFTER", "LeanPools", "encode_body", "open_stream", "query_params",
            "request_target", "resolve_proxy_once", "wait_or_raise"]
@@ -80,18 +87,39 @@ def query_params(params: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
+def _environment_proxy(host: str) -> str | None:
+    url = urllib.parse.urlsplit(host)
+    if url.hostname and not urllib.request.proxy_bypass(url.hostname):
+        return urllib.request.getproxies().get(url.scheme) or None
+    return None
+
+
 def resolve_proxy_once(api_client: Any) -> None:
     """Take the proxy for the API server from the environment now, and stop the aiohttp
     session from looking up proxy variables and ~/.netrc (in a thread) on every request."""
+    if isinstance(api_client, ApiSession):
+        if not api_client.proxy:
+            api_client.proxy = _environment_proxy(str(api_client.configuration.host))
+        return
     rest = getattr(api_client, "rest_client", None)
     session: Any = getattr(rest, "pool_manager", None)
     if rest is None or not getattr(session, "_trust_env", False):
         return
     if not rest.proxy:
-        url = urllib.parse.urlsplit(str(api_client.configuration.host))
-        if url.hostname and not urllib.request.proxy_bypass(url.hostname):
-            rest.proxy = urllib.request.getproxies().get(url.scheme) or None
+        rest.proxy = _environment_proxy(str(api_client.configuration.host))
     session._trust_env = False
+
+
+def _tls(api_client: Any, https: bool) -> tuple[str | None, ssl.SSLContext | None, str | None]:
+    """The proxy, the ``SSLContext`` (for an ``https`` host) and the ``tls_server_name`` of
+    ``api_client``; an ``ApiClient``'s are its aiohttp session's."""
+    if isinstance(api_client, ApiSession):
+        return (api_client.proxy, api_client.ssl_context if https else None,
+                api_client.server_hostname)
+    rest = api_client.rest_client
+    context = rest.pool_manager.connector._ssl
+    return (rest.proxy, context if isinstance(context, ssl.SSLContext) else None,
+            rest.server_hostname or None)
 
 
 def request_target(prefix: str, path: str, query: Mapping[str, str]) -> str:
@@ -113,18 +141,19 @@ class LeanPools:
         found = self._pools.get(host)
         if found is not None:
             return found
-        rest = api_client.rest_client
-        if self.max_connections <= 0 or rest.proxy:
+        if self.max_connections <= 0:
             return None
         url = urllib.parse.urlsplit(host)
         https = url.scheme == "https"
-        context = rest.pool_manager.connector._ssl
-        if https and not isinstance(context, ssl.SSLContext):
+        proxy, context, server_hostname = _tls(api_client, https)
+        if proxy:
+            return None
+        if https and context is None:
             return None  # the session was given no context of its own: aiohttp's defaults
         pool = Http1Pool(scheme=url.scheme, host=url.hostname or "",
                          port=url.port or (443 if https else 80),
                          ssl_context=context if https else None,
-                         server_hostname=rest.server_hostname or None,
+                         server_hostname=server_hostname,
                          max_connections=self.max_connections)
         self._pools[host] = found = (pool, url.path.rstrip("/"))
         return found

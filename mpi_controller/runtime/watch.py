@@ -5,9 +5,10 @@ It meets :class:`~mpi_controller.runtime.kubeclient.WatchEvents`: ``{"type": ...
 :meth:`~mpi_controller.runtime.errors.ApiError.from_status`). It closes its HTTP response on
 end, error, cancellation or :meth:`WatchStream.aclose`; use ``async with`` to be sure. The
 response is any :class:`Body` (the lean client's
-:class:`~mpi_controller.runtime.http1.BodyStream`, or aiohttp's through :class:`AiohttpBody`);
-a connection failure or timeout while reading is an :class:`~mpi_controller.runtime.errors.ApiError`
-with ``status == 0``.
+:class:`~mpi_controller.runtime.http1.BodyStream`, or aiohttp's through
+:class:`~mpi_controller.runtime.viaaiohttp.AiohttpBody`), whose ``read`` raises an ``OSError``
+when the connection fails or times out: that is an
+:class:`~mpi_controller.runtime.errors.ApiError` with ``status == 0``.
 """
 
 from __future__ import annotations
@@ -16,36 +17,22 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 from types import TracebackType
 from typing import Any, Protocol
 
-import aiohttp
-
 from mpi_controller.kube.jsonvalue import Obj
 from mpi_controller.runtime.codec import loads
 from mpi_controller.runtime.errors import transport_error
 
-__all__ = ["AiohttpBody", "Body", "WatchStream"]
+__all__ = ["Body", "WatchStream"]
 
 
 class Body(Protocol):
     """A response body read as it arrives."""
 
     async def read(self) -> bytes:
-        """The next bytes; ``b""`` at the end."""
+        """The next bytes; ``b""`` at the end. A failed or timed-out connection raises an
+        ``OSError`` (``TimeoutError``)."""
         ...
 
     def close(self) -> None: ...
-
-
-class AiohttpBody:
-    """An aiohttp response as a :class:`Body`."""
-
-    def __init__(self, resp: aiohttp.ClientResponse) -> None:
-        self._resp = resp
-
-    async def read(self) -> bytes:
-        return await self._resp.content.readany()
-
-    def close(self) -> None:
-        self._resp.close()
 
 
 class WatchStream:
@@ -82,7 +69,7 @@ class WatchStream:
         except StopAsyncIteration:
             await self.aclose()
             raise
-        except (aiohttp.ClientError, OSError) as exc:  # TimeoutError included
+        except OSError as exc:  # TimeoutError included
             stopped = self._closed  # aclose() from another task broke the connection
             await self.aclose()
             if stopped:

@@ -7,7 +7,8 @@ replica, with their certificates.
   every kind's plugin describes, ``mpi_controller/<kind>/plugin.py``);
 * :mod:`.certs` (pure) and :mod:`.certmanager`: the CA, the serving certificate, the shared
   Secret, ``caBundle`` injection and renewal; or certificate files (cert-manager);
-* :mod:`.server`: the HTTP routes and their metrics.
+* :mod:`.server`: the HTTP routes (aiohttp, imported by :func:`build_webhook` only), and
+  :mod:`.metrics` their metrics.
 
 :func:`build_webhook` returns the Manager runnables for :class:`WebhookOptions`.
 """
@@ -26,14 +27,13 @@ from mpi_controller.kube.jsonvalue import Obj
 from mpi_controller.kube.resources import Resource
 from mpi_controller.kube.timefmt import utcnow
 from mpi_controller.runtime.clock import Clock
-from mpi_controller.runtime.https import HttpsServer
 from mpi_controller.runtime.kubeclient import KubeClient
 from mpi_controller.runtime.manager import Runnable
+from mpi_controller.webhook import metrics as _metrics  # noqa: F401  (registered, served or not)
 from mpi_controller.webhook.registry import WebhookRegistry, default_registry
-from mpi_controller.webhook.server import MAX_BODY, webhook_routes
 
-if TYPE_CHECKING:  # the certificates' modules load cryptography (~8 MB of RSS): imported when
-    # the webhook is built
+if TYPE_CHECKING:  # the certificates' modules load cryptography (~8 MB of RSS) and the HTTPS
+    # server aiohttp (~26 MB): imported when the webhook is built
     from mpi_controller.webhook.certs import Identity
 
 __all__ = ["WebhookOptions", "build_webhook", "default_registry", "webhook_identity"]
@@ -99,7 +99,9 @@ def build_webhook(client: KubeClient, opts: WebhookOptions, *, namespace: str,
     registered webhook is served; the MutatingWebhookConfiguration of :attr:`WebhookOptions.
     configuration`'s name is kept only with ``defaulting`` (a kind with a defaulter is
     enabled: its overlay installs that configuration and the rule to read it)."""
+    from mpi_controller.runtime.https import HttpsServer
     from mpi_controller.webhook.certmanager import CertConfig, CertificateFiles, CertificateManager
+    from mpi_controller.webhook.server import MAX_BODY, webhook_routes
 
     registry = registry or default_registry()
     host = urllib.parse.urlsplit(opts.url).hostname if opts.url else None

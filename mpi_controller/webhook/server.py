@@ -8,10 +8,8 @@ answer is HTTP 200 with the review (see :mod:`.reviews`). A webhook that reads o
 (``validate_async``) reads them through the ``lookup`` the routes are given. Request bodies
 up to 64 MiB are read (a ConversionReview of a large list carries every object).
 
-Metrics, as controller-runtime names them (label ``webhook`` is the path):
-``controller_runtime_webhook_requests_total{webhook,code}``,
-``controller_runtime_webhook_latency_seconds{webhook}``,
-``controller_runtime_webhook_requests_in_flight{webhook}``.
+Metrics: :mod:`.metrics`. This module imports aiohttp: :func:`~mpi_controller.webhook.build_webhook`
+imports it when a webhook is served.
 """
 
 from __future__ import annotations
@@ -22,10 +20,9 @@ from typing import Any
 
 import structlog
 from aiohttp import web
-from prometheus_client import Counter, Gauge, Histogram
 
 from mpi_controller.runtime.codec import dumps, loads
-from mpi_controller.runtime.metrics import REGISTRY
+from mpi_controller.webhook.metrics import IN_FLIGHT, LATENCY, REQUESTS
 from mpi_controller.webhook.registry import CONVERT_PATH, WebhookRegistry
 from mpi_controller.webhook.reviews import (
     ADMISSION_API_VERSION,
@@ -44,12 +41,6 @@ __all__ = ["MAX_BODY", "REQUESTS", "webhook_routes"]
 MAX_BODY = 64 << 20
 _log = structlog.get_logger(__name__)
 
-REQUESTS = Counter("controller_runtime_webhook_requests", "Total number of admission requests "
-                   "by HTTP status code.", ["webhook", "code"], registry=REGISTRY)
-LATENCY = Histogram("controller_runtime_webhook_latency_seconds", "Histogram of the latency of "
-                    "processing admission requests", ["webhook"], registry=REGISTRY)
-IN_FLIGHT = Gauge("controller_runtime_webhook_requests_in_flight", "Current number of admission "
-                  "requests being served.", ["webhook"], registry=REGISTRY)
 
 
 def _json(doc: Any, status: int = 200) -> web.Response:

@@ -12,9 +12,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 
 NOT_AT_START = (
+    "aiohttp",  # the client's fallback path (a proxy, pools disabled) and the webhooks' server
     "cryptography",  # keys and certificates are made when a Secret or the webhook needs them
     "importlib.metadata",  # the version, read only by `version` and `--version`
     "kubernetes_asyncio",  # its configuration and auth modules are loaded under other names
+    "multidict",  # aiohttp's, as yarl below
     "mpi_controller.trainjob.build",  # the TrainJob kind's, when --enable-scheme names it
     "mpi_controller.trainjob.from_v1",  # `convert` and `render` only
     "mpi_controller.trainjob.kind",
@@ -22,6 +24,7 @@ NOT_AT_START = (
     "mpi_controller.trainjob.schemas",  # the CRDs' schemas: hack/gen-crd.py only
     "mpi_controller.trainjob.validation",  # the webhooks' checks: on the first review
     "urllib3",  # kubernetes_asyncio's basic-auth helper, deferred until used
+    "yarl",
 )
 
 # The steps of `mpi-controller run` up to its first request: the command line, the app, the

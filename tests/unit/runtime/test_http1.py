@@ -641,3 +641,46 @@ async def test_a_reader_behind_pauses_the_socket_and_loses_nothing(streamer: Str
     body = await asyncio.wait_for(stream.read_all(), 10)
     assert body == b"".join(sent)
     await pool.close()
+
+
+class UntilClose:
+    """Answers with a body framed by the end of the connection (no length, not chunked), sent
+    in two parts, then closes; or, with ``cut``, a chunked body it never finishes."""
+
+    def __init__(self, *, cut: bool = False) -> None:
+        self.cut = cut
+        self.port = 0
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            await reader.readuntil(b"\r\n\r\n")
+            if self.cut:
+                writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab")
+            else:
+                writer.write(b"HTTP/1.0 422 X\r\nContent-Type: application/json\r\n\r\n{\"a\"")
+                await writer.drain()
+                await asyncio.sleep(0.05)
+                writer.write(b": 1}")
+            await writer.drain()
+        finally:
+            writer.close()
+
+
+async def test_a_streamed_body_read_until_the_connection_closes_ends_there() -> None:
+    """A body without length is complete when the server closes (RFC 9112 6.3): a stream
+    reads it whole and ends cleanly, as a plain request does."""
+    async with listening(UntilClose()) as srv:
+        pool = stream_pool(srv)
+        stream = await pool.stream("GET", "/watch", {})
+        assert (stream.status, await stream.read_all()) == (422, b'{"a": 1}')
+        assert await stream.read() == b""
+        await pool.close()
+
+
+async def test_a_streamed_chunked_body_cut_short_is_a_closed_connection() -> None:
+    async with listening(UntilClose(cut=True)) as srv:
+        pool = stream_pool(srv)
+        stream = await pool.stream("GET", "/watch", {})
+        with pytest.raises(ConnectionClosed):
+            await stream.read_all()
+        await pool.close()

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[3]
 
 SCRIPT = r"""
@@ -112,3 +114,16 @@ def test_urllib3_is_imported_only_when_the_basic_auth_helper_runs() -> None:
                           text=True, cwd=REPO)
     assert json.loads(done.stdout.strip().splitlines()[-1]) == {
         "before": False, "token": "Basic dTpw", "real": True}
+
+
+def test_a_stand_in_used_while_it_is_in_place_imports_the_real_module(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Should a loaded source module use a deferred module (urllib3, aiohttp) as it loads,
+    the real one is imported then, instead of the stand-in finding itself forever."""
+    from mpi_controller.runtime.kubeauth import _Deferred
+
+    monkeypatch.delitem(sys.modules, "colorsys", raising=False)
+    stand_in = _Deferred("colorsys")
+    monkeypatch.setitem(sys.modules, "colorsys", stand_in)
+    assert stand_in.rgb_to_hsv(1.0, 0.0, 0.0) == (0.0, 1.0, 1.0)
+    assert sys.modules["colorsys"] is not stand_in
