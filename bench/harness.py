@@ -47,9 +47,11 @@ timestamp of the operator's own log line for it (ours ``caches synced; starting 
 the Go operator's ``Started workers``; each polls its caches every 100 ms and writes the line
 as its workers start), not when the harness notices it (``synced_readyz_s``: ours /readyz or
 the Go operator's line, polled every 50 ms); CPU until idle at the first second under 5 % of a
-core that begins after its caches synced and its last write of the restart (Leases aside;
-the Go operator's queue paces the restart's syncs at 10/s, each recording an Event, so it
-drops under 5 % of a core long before that work is done).
+core that begins after its caches synced and its last write of the restart (Leases aside).
+The Go operator's queue spreads its restart's syncs over tens of seconds (every cached child
+of a job adds the job rate-limited: a per-job exponential backoff, 5 ms doubling per add, and
+a 10/s bucket), each recording an ``MPIJobRunning`` Event, so it drops under 5 % of a core long
+before its last write.
 
 A lifecycle workload not finished within its timeout (``--lifecycle-timeout`` sets it), or whose
 operator exited mid-workload, reports what it reached instead of raising: ``complete: false``,
