@@ -41,7 +41,17 @@ Their results are
 ``bench-results/side-by-side.md`` puts each beside ours (ours / reference / ratio). The Go
 operator always runs leader election (its Lease requests are left out of the write counts) and
 is ready when it logs ``Started workers``, as is training-operator; the steady workload's jobs
-are brought to Running once, then each operator is restarted on them.
+are brought to Running once, then each operator is restarted on them. The restart is measured
+the same way on both sides: caches synced and workers started (``synced_log_s``) at the
+timestamp of the operator's own log line for it (ours ``caches synced; starting controllers``,
+the Go operator's ``Started workers``; each polls its caches every 100 ms and writes the line
+as its workers start), not when the harness notices it (``synced_readyz_s``: ours /readyz or
+the Go operator's line, polled every 50 ms); CPU until idle at the first second under 5 % of a
+core that begins after its caches synced and its last write of the restart (Leases aside).
+The Go operator's queue spreads its restart's syncs over tens of seconds (every cached child
+of a job adds the job rate-limited: a per-job exponential backoff, 5 ms doubling per add, and
+a 10/s bucket), each recording an ``MPIJobRunning`` Event, so it drops under 5 % of a core long
+before its last write.
 
 A lifecycle workload not finished within its timeout (``--lifecycle-timeout`` sets it), or whose
 operator exited mid-workload, reports what it reached instead of raising: ``complete: false``,
@@ -62,6 +72,7 @@ import json
 import math
 import os
 import platform
+import re
 import shutil
 import signal
 import subprocess
@@ -115,6 +126,8 @@ REFERENCE_OF = {**{w: "go" for w in MPI_WORKLOADS},
                 **{w: "training-operator" for w in training.KINDS},
                 training.TRAINJOB.workload: "trainer"}
 CLK_TCK = os.sysconf("SC_CLK_TCK")
+# The name of every marker request (:meth:`Cluster.marker`); all are left out of the counts.
+MARKER_PREFIX = "bench-marker-"
 Obj = dict[str, Any]
 
 
@@ -278,7 +291,7 @@ class Cluster:
 
     def marker(self) -> tuple[str, float]:
         """A request as the controller's user that closes the audit window."""
-        name = f"bench-marker-{uuid.uuid4().hex[:8]}"
+        name = f"{MARKER_PREFIX}{uuid.uuid4().hex[:8]}"
         api = self._client(self.controller_kubeconfig, pool=1)
         sent = time.time()
         with contextlib.suppress(client.ApiException):
@@ -474,6 +487,58 @@ def go_operator_binary() -> Path:
     return Path(out.stdout.strip()) / "mpi-operator"
 
 
+# Each operator's own log line for "caches synced, workers started": ours logs it as its
+# manager starts the controllers, once every informer has synced (``caches synced; starting
+# controllers``, mpi_controller/runtime/manager.py), the Go operator right after starting its
+# workers, once ``cache.WaitForCacheSync`` returned (``Started workers``, mpi-operator
+# v0.8.2 pkg/controller/mpi_job_controller.go, ``Run``). Both wait for their caches by polling
+# them every 100 ms.
+SYNCED_LINES = {"ours": "caches synced; starting controllers", "go": "Started workers"}
+# klog's header: severity, MMDD, local time to the microsecond, thread id, file:line.
+KLOG_HEADER = re.compile(r"^[IWEF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{6}) +\d+ [^\]]+\] ")
+
+
+def synced_line_time(log_text: str, operator: str, *, year: int) -> float | None:
+    """The wall time (epoch seconds) in ``operator``'s own :data:`SYNCED_LINES` line of
+    ``log_text``: the ``timestamp`` of our JSON line, the header of the Go operator's klog
+    line (local time, no year: ``year`` supplies it); None without such a line."""
+    marker = SYNCED_LINES.get(operator)
+    if marker is None:
+        return None
+    for line in log_text.splitlines():
+        if marker not in line:
+            continue
+        if operator == "ours":
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            stamp = entry.get("timestamp") if isinstance(entry, dict) else None
+            if entry.get("event") == marker and isinstance(stamp, str):
+                return ts(stamp)
+            continue
+        m = KLOG_HEADER.match(line)
+        if m and line[m.end():].rstrip() == marker:
+            month, day, hour, minute, second, micro = map(int, m.groups())
+            return datetime(year, month, day, hour, minute, second, micro).timestamp()
+    return None
+
+
+def first_quiet(samples: list[tuple[float, float, int]], since: float, *, window: float = 1.0,
+                below: float = 0.05) -> float | None:
+    """The first sample time ``t0 >= since`` from which the CPU of ``samples`` ((wall, cpu
+    seconds, rss) in time order) stays under ``below`` of a core over the next ``window``
+    seconds (to the first sample at least ``window`` later); None before such a window."""
+    xs = [s for s in samples if s[0] >= since]
+    for i, (t0, c0, _) in enumerate(xs):
+        j = next((k for k in range(i, len(xs)) if xs[k][0] - t0 >= window), None)
+        if j is None:
+            return None
+        if (xs[j][1] - c0) / (xs[j][0] - t0) < below:
+            return t0
+    return None
+
+
 class ControllerProcess(OperatorProcess):
     """The measured operator as a child process (:class:`tests.processes.OperatorProcess`),
     sampled every 0.2 s from /proc (:class:`tests.processes.ProcSampler`): ``mpi-controller
@@ -604,20 +669,21 @@ class ControllerProcess(OperatorProcess):
                                f"see {self.log_path}")
         return round(time.time() - self.started, 3)
 
+    def synced_logged_at(self, timeout: float = 10) -> float | None:
+        """Wall time in the operator's own "caches synced, workers started" log line
+        (:func:`synced_line_time`), waiting up to ``timeout`` s for it; None without one."""
+        if self.operator not in SYNCED_LINES:
+            return None
+        year = time.localtime(self.started).tm_year
+        return wait_until(lambda: synced_line_time(self.log(), self.operator, year=year),
+                          timeout=timeout, what="the synced log line", interval=0.05)
+
     def wait_idle(self, since: float, *, window: float = 1.0, below: float = 0.05,
                   timeout: float = 600) -> float | None:
         """Wall time when the controller's CPU first stays under ``below`` of a core for
-        ``window`` seconds (after ``since``)."""
-        def probe() -> float | None:
-            xs = [s for s in self.samples if s[0] >= since]
-            for i, (t0, c0, _) in enumerate(xs):
-                j = next((k for k in range(i, len(xs)) if xs[k][0] - t0 >= window), None)
-                if j is None:
-                    return None
-                if (xs[j][1] - c0) / (xs[j][0] - t0) < below:
-                    return t0
-            return None
-        return wait_until(probe, timeout=timeout, what="controller idle", interval=0.5)
+        ``window`` seconds (after ``since``; :func:`first_quiet`)."""
+        return wait_until(lambda: first_quiet(self.samples, since, window=window, below=below),
+                          timeout=timeout, what="controller idle", interval=0.5)
 
     def peak_core_fraction(self, start: float, end: float, window: float = 1.0) -> float:
         xs = [s for s in self.samples if start <= s[0] <= end]
@@ -685,7 +751,7 @@ class Audit:
             if (e.get("user") or {}).get("username") != self.user:
                 continue
             ref = e.get("objectRef") or {}
-            if ref.get("name") == marker:
+            if ref.get("name") == marker or str(ref.get("name", "")).startswith(MARKER_PREFIX):
                 continue
             if ts(e["requestReceivedTimestamp"]) < start:
                 continue
@@ -1249,16 +1315,16 @@ def steady(s: Settings) -> Obj:
             log_path=RESULTS / f"steady{_suffix(s.operator)}-controller.log",
             operator=s.operator)
         ready_s = ctl.wait_ready(timeout=600)
-        idle_at = ctl.wait_idle(ctl.started + (ready_s or 0))
+        synced_at = ctl.synced_logged_at()
+        ctl.wait_idle(ctl.started + (ready_s or 0))
         hold_from = time.time()
         busy = _machine_busy(machine0)
         time.sleep(max(10.0, 30 * s.scale))  # steady state: nothing should happen
         hold_to = time.time()
-        marker, _ = s.cluster.marker()
-        audit.wait_marker(marker)
-        entries = audit.requests(ctl.started, marker)
         rss = (ctl.read() or (0.0, 0, 0))[1]
         cpu = ctl.cpu()
+        synced = synced_at or ctl.started + (ready_s or 0)
+        entries, idle_at, last_write = _restart_requests(s, audit, ctl, synced)
         pods = int(jobs * (workers + 1))
         per_pod, measured_pods = pod_cache_bytes(s.cluster, run.namespace)
         lists = [e for e in entries if e["verb"] == "list"]
@@ -1270,12 +1336,18 @@ def steady(s: Settings) -> Obj:
         run.result.update({
             "jobs": jobs, "workers_per_job": workers, "cached_pods": pods,
             "setup_s": setup_s,
+            "synced_log_s": round(synced_at - ctl.started, 3) if synced_at else None,
             "synced_readyz_s": ready_s,
             "synced_audit_last_list_s": round(synced_audit - ctl.started, 3)
             if synced_audit else None,
+            "last_write_after_restart_s": round(last_write - ctl.started, 3)
+            if last_write else None,
             "reconciled_idle_s": round(idle_at - ctl.started, 2) if idle_at else None,
             "controller_cpu_s_until_idle": round(
-                next((c for t, c, _ in ctl.samples if t >= (idle_at or 0)), cpu), 2),
+                next((c for t, c, _ in ctl.samples if t >= (idle_at or time.time())),
+                     ctl.cpu()), 2),
+            # Not idle after its last write within a minute of the hold: a lower bound.
+            "lower_bounds": [] if idle_at else ["controller_cpu_s_until_idle"],
             "controller_cpu_s_total": round(cpu, 2),
             "peak_core_fraction_restart": ctl.peak_core_fraction(ctl.started, hold_from),
             "peak_core_fraction_steady": ctl.peak_core_fraction(hold_from, hold_to),
@@ -1308,6 +1380,33 @@ def steady(s: Settings) -> Obj:
                res["bytes_per_cached_pod"], "<= 2048", res["bytes_per_cached_pod"] <= 2048),
     ]
     return res
+
+
+def restart_idle(samples: list[tuple[float, float, int]], synced: float,
+                 writes: list[Obj]) -> tuple[float | None, float | None]:
+    """(idle, last write) after a restart: the start of the first second under 5 % of a core
+    (:func:`first_quiet`) that begins once the operator's caches synced (``synced``) and its
+    last write of the restart (``writes``: its audit entries, Leases aside; the end of the
+    last, None without any) is done: the restart's work finished, whatever paced it."""
+    last = max((ts(e["stageTimestamp"]) for e in writes), default=None)
+    return first_quiet(samples, max(synced, last or synced)), last
+
+
+def _restart_requests(s: Settings, audit: Audit, ctl: ControllerProcess, synced: float, *,
+                      longer: float = 60.0) -> tuple[list[Obj], float | None, float | None]:
+    """The restarted operator's requests (its audit entries from its start to a marker made
+    now) and :func:`restart_idle` over its writes (Leases aside); while it is not idle after
+    its last write yet (a paced queue), again every 2 s for up to ``longer`` seconds more."""
+    deadline = time.time() + longer
+    while True:
+        marker, _ = s.cluster.marker()
+        audit.wait_marker(marker)
+        entries = audit.requests(ctl.started, marker)
+        writes = [e for e in entries if e["verb"] in WRITE_VERBS and resource_of(e) != "leases"]
+        idle_at, last_write = restart_idle(ctl.samples, synced, writes)
+        if idle_at is not None or time.time() >= deadline:
+            return entries, idle_at, last_write
+        time.sleep(2.0)
 
 
 def scale_workload(s: Settings) -> Obj:
@@ -1391,7 +1490,8 @@ def table(results: dict[str, Obj]) -> str:
             "arrival": ("jobs", "controller_cpu_s", "controller_peak_rss_mb",
                         "machine_busy_cores", "control_plane_cores", "harness_cores",
                         "other_load_cores"),
-            "steady": ("synced_readyz_s", "synced_audit_last_list_s", "reconciled_idle_s",
+            "steady": ("synced_log_s", "synced_readyz_s", "synced_audit_last_list_s",
+                       "last_write_after_restart_s", "reconciled_idle_s",
                        "controller_cpu_s_until_idle", "controller_rss_mb", "baseline_rss_mb",
                        "rss_growth_per_pod_all_caches", "machine_busy_cores_restart", "setup_s"),
             "wide": ("first_object_s", "all_children_s", "controller_cpu_s"),
@@ -1435,12 +1535,14 @@ SIDE_BY_SIDE: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("burst", "writes per job (children + status)",
      ("api_requests", "child_and_status_writes_per_job")),
     ("burst", "Event writes per job", ("api_requests", "event_writes_per_job")),
-    ("steady", "caches synced / ready after a restart (s)", ("synced_readyz_s",)),
+    ("steady", "caches synced, workers started after a restart (s; its own log line)",
+     ("synced_log_s",)),
     ("steady", "writes after the restart (Leases aside)", ("writes_after_restart",)),
     ("steady", "GET/LIST after caches synced (Leases aside)", ("get_list_after_sync",)),
     ("steady", "peak RSS (MB)", ("controller_peak_rss_mb",)),
     ("steady", "RSS after sync (MB)", ("controller_rss_mb",)),
-    ("steady", "CPU until idle after the restart (s)", ("controller_cpu_s_until_idle",)),
+    ("steady", "CPU until idle after the restart's last write (s)",
+     ("controller_cpu_s_until_idle",)),
     ("wide", "all workers + launcher exist (s)", ("all_objects_s",)),
     ("arrival", "whole lifecycle, first create to every job finished and workers gone (s)",
      ("lifecycle_wall_s",)),
