@@ -8,6 +8,8 @@ harness for all of them.
 * :class:`ControllerProcess`: ``mpi-controller run`` (``python -m mpi_controller run``) with its
   own health and metrics ports, ready when ``/readyz`` answers 200.
 * :class:`ProcSampler`: CPU seconds and RSS of a process, sampled from ``/proc`` every 0.2 s.
+* :func:`stub_api_server`: a stub API server script run as a child process, and a kubeconfig
+  pointing at it.
 * :func:`free_port`, :func:`http_get`.
 """
 
@@ -22,6 +24,8 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 __all__ = ["ControllerProcess", "OperatorProcess", "ProcSampler", "free_port", "http_get"]
@@ -43,6 +47,29 @@ def free_port() -> int:
         if port not in _HANDED_OUT:
             _HANDED_OUT.add(port)
             return port
+
+
+@contextmanager
+def stub_api_server(tmp_path: Path, script: str, *, user: str = "{}") -> Iterator[Path]:
+    """Run ``script`` (a Python stub API server that prints its port on its first line of
+    output) and yield a kubeconfig for ``http://127.0.0.1:<port>`` with ``user`` (YAML flow
+    text) as its user; the stub is stopped on exit."""
+    path = tmp_path / "stub.py"
+    path.write_text(script)
+    stub = subprocess.Popen([sys.executable, str(path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert stub.stdout is not None
+        port = int(stub.stdout.readline())
+        kubeconfig = tmp_path / "kubeconfig"
+        kubeconfig.write_text(
+            "apiVersion: v1\nkind: Config\ncurrent-context: x\n"
+            f"clusters: [{{name: x, cluster: {{server: 'http://127.0.0.1:{port}'}}}}]\n"
+            "contexts: [{name: x, context: {cluster: x, user: x}}]\n"
+            f"users: [{{name: x, user: {user}}}]\n")
+        yield kubeconfig
+    finally:
+        stub.terminate()
+        stub.wait(timeout=10)
 
 
 def http_get(port: int, path: str) -> tuple[int, str]:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from tests.processes import free_port
+from tests.processes import free_port, stub_api_server
 
 REPO = Path(__file__).resolve().parents[2]
 AIOHTTP = ("aiohttp", "multidict", "yarl", "frozenlist", "aiosignal", "propcache")
@@ -81,26 +81,11 @@ server.serve_forever()
 
 
 def test_run_without_webhooks_never_imports_aiohttp(tmp_path: Path) -> None:
-    stub_script = tmp_path / "stub.py"
-    stub_script.write_text(STUB)
-    stub = subprocess.Popen([sys.executable, str(stub_script)], stdout=subprocess.PIPE,
-                            text=True)
-    try:
-        assert stub.stdout is not None
-        port = int(stub.stdout.readline())
-        kubeconfig = tmp_path / "kubeconfig"
-        kubeconfig.write_text(
-            "apiVersion: v1\nkind: Config\ncurrent-context: x\n"
-            f"clusters: [{{name: x, cluster: {{server: 'http://127.0.0.1:{port}'}}}}]\n"
-            "contexts: [{name: x, context: {cluster: x, user: x}}]\n"
-            "users: [{name: x, user: {token: t}}]\n")
+    with stub_api_server(tmp_path, STUB, user="{token: t}") as kubeconfig:
         done = subprocess.run(
             [sys.executable, "-c", DRIVER, str(kubeconfig), str(free_port()),
              str(free_port()), ",".join(AIOHTTP)],
             capture_output=True, text=True, timeout=180, check=False, cwd=REPO)
-    finally:
-        stub.terminate()
-        stub.wait(timeout=10)
     assert done.stdout, done.stderr[-3000:]
     got = json.loads(done.stdout.strip().splitlines()[-1])
     assert got == {"rc": 0, "loaded": [], "seen": {

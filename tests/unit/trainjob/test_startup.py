@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from mpi_controller.runtime.kubeconfig import ConfigError
+from tests.processes import stub_api_server
 from tests.unit.schemes_client import CrdProbeClient as _Client
 from tests.unit.schemes_client import schemes_to_run as _schemes
 
@@ -37,25 +38,12 @@ def test_enabled_without_the_jobset_crd_it_says_so_in_one_line() -> None:
 
 def test_the_process_exits_1_with_that_line(tmp_path: Path) -> None:
     """The whole command, against a stub API server that serves every list but JobSets."""
-    script = tmp_path / "stub.py"
-    script.write_text(_STUB)
-    stub = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
-    try:
-        assert stub.stdout is not None
-        port = int(stub.stdout.readline())
-        kubeconfig = tmp_path / "kubeconfig"
-        kubeconfig.write_text(
-            "apiVersion: v1\nkind: Config\ncurrent-context: x\n"
-            f"clusters: [{{name: x, cluster: {{server: 'http://127.0.0.1:{port}'}}}}]\n"
-            "contexts: [{name: x, context: {cluster: x, user: x}}]\nusers: [{name: x, user: {}}]\n")
+    with stub_api_server(tmp_path, _STUB) as kubeconfig:
         done = subprocess.run(
             [sys.executable, "-m", "mpi_controller", "run", "--kubeConfig", str(kubeconfig),
              "--enable-scheme", "trainjob", "--no-leader-elect", "--health-port", "0",
              "--monitoring-port", "0"],
             capture_output=True, text=True, timeout=60, check=False)
-    finally:
-        stub.terminate()
-        stub.wait(timeout=10)
     assert done.returncode == 1
     assert done.stderr.splitlines()[-1] == (
         "mpi-controller run: TrainJob needs the JobSet CRD jobsets.jobset.x-k8s.io "
