@@ -202,15 +202,15 @@ async def test_a_namespace_being_deleted_is_recognised_and_its_creates_held(
             "ports": [{"port": 80}]}}, namespace=name))
         assert (again.status, again.reason, again.message) == (403, "Forbidden", first.message)
         # Updates are not creates: the finalizer can still be removed.
-        await kube.patch(CONFIGMAPS, "held", {"metadata": {"finalizers": None}}, namespace=name)
+        patched = await kube.patch(CONFIGMAPS, "held", {"metadata": {"finalizers": None}},
+                                   namespace=name)
+        assert "finalizers" not in patched["metadata"]
     finally:
-        core.patch_namespaced_config_map("held", name, {"metadata": {"finalizers": None}})
-
-    def gone() -> bool:
         try:
-            core.read_namespace(name)
-        except k8s.ApiException as err:
-            return err.status == 404
-        return False
-
-    wait_for(gone, timeout=60, what=f"namespace {name} deleted")
+            core.patch_namespaced_config_map("held", name, {"metadata": {"finalizers": None}})
+        except k8s.ApiException as err:  # already released, and the namespace emptied
+            if err.status != 404:
+                raise
+    # The namespace itself goes when kube-controller-manager's namespace controller next
+    # passes over it: up to minutes after an API server restart of an earlier test (its
+    # discovery and its per-namespace backoff), which is not this client's behaviour.
