@@ -25,6 +25,7 @@ from typing import Any
 
 from conformance import corpus as corpus_mod
 from conformance import e2e_suite, intended, operators, real_node, report
+from conformance.diff import Difference
 from conformance.differential import (
     LOCK_NAMESPACE,
     Differential,
@@ -198,6 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     kube = Kube(admin) if on_kwok else None
     failed = False
     text: list[str] = []
+    unexplained_by_kind: dict[str, list[Difference]] = {}
     counts = {"passed": 0, "failed": 0, "skipped": 0}  # e2e specs (ours) and corpus cases
 
     kwok: dict[str, list[e2e_suite.SpecResult]] = {}
@@ -245,6 +247,8 @@ def main(argv: list[str] | None = None) -> int:
                 "intended": [{**d.as_dict(), "rule": r.id, "readme": r.readme}
                              for d, r in found]}, indent=1, default=str))
             failed |= bool(unexplained)
+            if unexplained:
+                unexplained_by_kind[kind.name] = unexplained
             bad_cases = {d.case for d in unexplained}
             counts["failed"] += len(bad_cases)
             counts["passed"] += len(set(info["cases"]) - bad_cases)
@@ -253,6 +257,10 @@ def main(argv: list[str] | None = None) -> int:
     (args.out / "summary.md").write_text(output)
     (args.out / "summary.json").write_text(json.dumps(summary, indent=1))
     print(output)
+    digest = report.failure_digest(suite["ours"] if parts & {"e2e", "real-node"} else [],
+                                   unexplained_by_kind)
+    if digest:
+        print(digest)
     log(f"results in {args.out}; {'FAILED' if failed else 'passed'}")
     print(f"conformance: {counts['passed']} passed, {counts['failed']} failed, "
           f"{counts['skipped']} skipped"

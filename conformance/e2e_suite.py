@@ -16,6 +16,7 @@ suite's order. Specs that could run nowhere here would be skipped with the reaso
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
@@ -106,10 +107,43 @@ def parse_spec_texts(output: str) -> list[str]:
     return specs
 
 
+CONFLICT = "the object has been modified; please apply your changes to the latest version"
+"""The API server's 409 message. The suspended-on-creation spec updates the MPIJob with the
+object its Create returned (mpi-operator v0.8.2 ``test/e2e/mpi_job_test.go``, ``resumeJob``), so
+when the operator's first status write lands in between (the spec lists pods between the two,
+longer on a loaded machine) the spec fails on a conflict of its own making, against either
+operator. Measured on the test cluster with two busy processes beside it (create a suspended
+MPIJob, read the audit log): the first status write is done 17-22 ms after the create returns
+for ours, 21-53 ms for mpi-operator, whose first request comes 5-8 ms later than ours."""
+
+RUN_ALONE = (r"when suspended on creation",)
+"""Specs run one at a time before the others, while the operator has nothing else to do
+(:data:`CONFLICT`: with other specs beside it, or their namespaces being cleaned up, the machine
+is busier and the window wider)."""
+
+
 def run_spec(binary: Path, kubeconfig: Path, text: str, log_dir: Path,
-             timeout: float = 600, env: Mapping[str, str] | None = None) -> SpecResult:
+             timeout: float = 600, env: Mapping[str, str] | None = None, *,
+             conflict_retries: int = 4) -> SpecResult:
     """Run the one spec ``text`` (``env``: more environment, e.g. the suite's image
-    variables)."""
+    variables). A spec that fails on the suite's own stale-object conflict (:data:`CONFLICT`)
+    is run again, up to ``conflict_retries`` times; its reason then says so, and every other
+    failure of any attempt stands."""
+    first = _run_spec_once(binary, kubeconfig, text, log_dir, timeout, env, "")
+    result, attempt = first, 1
+    while result.outcome == "failed" and CONFLICT in result.output and attempt <= conflict_retries:
+        attempt += 1
+        result = _run_spec_once(binary, kubeconfig, text, log_dir, timeout, env,
+                                f"-attempt{attempt}")
+    if attempt > 1:
+        result.reason = "; ".join(x for x in (
+            result.reason, f"attempt {attempt} of {1 + conflict_retries}: the earlier ones "
+            "failed on the suite's own stale-object conflict (e2e_suite.CONFLICT)") if x)
+    return result
+
+
+def _run_spec_once(binary: Path, kubeconfig: Path, text: str, log_dir: Path, timeout: float,
+                   env: Mapping[str, str] | None, log_suffix: str) -> SpecResult:
     start = time.monotonic()
     # Ginkgo v1 matches the focus (RE2) against the spec's full text, which has a prefix of
     # its own ("[Top Level]"): anchor the end and a word boundary; "Ran 1 of" is checked.
@@ -119,17 +153,25 @@ def run_spec(binary: Path, kubeconfig: Path, text: str, log_dir: Path,
                               "-ginkgo.noColor", "-test.timeout", f"{int(timeout)}s"],
                              capture_output=True, text=True,
                              env={**_env(kubeconfig), **(env or {})},
-                             timeout=timeout + 30, check=False)
+                             timeout=timeout + 30, check=False, preexec_fn=_ahead)
         output, code = out.stdout + out.stderr, out.returncode
     except subprocess.TimeoutExpired as err:
         output, code = f"timed out after {timeout}s: {err}", -1
     seconds = round(time.monotonic() - start, 1)
     slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:90]
-    (log_dir / f"{slug}.log").write_text(output)
+    (log_dir / f"{slug}{log_suffix}.log").write_text(output)
     ran_one = "Ran 1 of" in output
     outcome = "passed" if code == 0 and ran_one else "failed"
     reason = "" if outcome == "passed" else (_failure_reason(output) or f"exit {code}")
     return SpecResult(text, outcome, seconds, reason, output[-4000:])
+
+
+def _ahead() -> None:
+    """In the suite's process before it starts: a higher CPU priority where allowed (root),
+    so that on a busy machine the time between a spec's own requests stays as short as on a
+    quiet one (:data:`CONFLICT`); the operators under test keep theirs."""
+    with contextlib.suppress(PermissionError):
+        os.nice(-10)
 
 
 def _failure_reason(output: str) -> str:
@@ -144,7 +186,8 @@ def run_suite(binary: Path, kubeconfig: Path, log_dir: Path, *, parallel: int = 
               ) -> list[SpecResult]:
     """Every spec of the suite: skipped ones with their reason, those of the real node listed
     (outcome :data:`REAL_NODE_OUTCOME`, with the reason), the others run (``parallel`` at a
-    time; each spec works in a namespace of its own)."""
+    time, those of :data:`RUN_ALONE` one by one before them; each spec works in a namespace of its
+    own)."""
     log_dir.mkdir(parents=True, exist_ok=True)
     specs = list_specs(binary, kubeconfig)
     if not specs:
@@ -160,8 +203,12 @@ def run_suite(binary: Path, kubeconfig: Path, log_dir: Path, *, parallel: int = 
             results[text] = SpecResult(text, REAL_NODE_OUTCOME, 0.0, elsewhere)
         else:
             to_run.append(text)
+    alone = [t for t in to_run if any(re.search(p, t) for p in RUN_ALONE)]
+    for text in alone:
+        results[text] = run_spec(binary, kubeconfig, text, log_dir)
     with ThreadPoolExecutor(max(1, parallel)) as pool:
-        for res in pool.map(lambda t: run_spec(binary, kubeconfig, t, log_dir), to_run):
+        for res in pool.map(lambda t: run_spec(binary, kubeconfig, t, log_dir),
+                            [t for t in to_run if t not in alone]):
             results[res.text] = res
     return [results[t] for t in specs]
 

@@ -67,3 +67,19 @@ def differential_table(kind: str, summary: dict[str, Any],
         rows: dict[str, int] = Counter(rule.readme for _, rule in intended)
         lines += [f"- {row}: {n}" for row, n in sorted(rows.items())]
     return "\n".join(lines) + "\n"
+
+
+def failure_digest(specs: list[SpecResult], unexplained: dict[str, list[Difference]], *,
+                   tail_lines: int = 12) -> str:
+    """What failed, for the last lines of a run's output (a CI log often keeps only its tail):
+    each failed spec with its reason and the end of its output, each kind's unexplained
+    differences. Empty when nothing failed."""
+    lines: list[str] = []
+    for r in specs:
+        if r.outcome != "failed":
+            continue
+        lines.append(f"FAILED spec: {r.text}: {r.reason or 'no reason found'} ({r.seconds:g}s)")
+        lines += ["    " + ln for ln in r.output.rstrip().splitlines()[-tail_lines:]]
+    for kind, diffs in unexplained.items():
+        lines += [f"FAILED {kind}: {d.describe()}" for d in diffs]
+    return "\n".join(lines)
