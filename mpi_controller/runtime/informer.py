@@ -117,6 +117,11 @@ class SharedIndexInformer:
     def has_synced(self) -> bool:
         return self.reflector.synced
 
+    def add_synced_listener(self, listener: Callable[[], None]) -> None:
+        """Call ``listener`` each time the cache has been filled from a list (the first time:
+        :meth:`has_synced` turns True), so a waiter need not poll."""
+        self.reflector.synced_listeners.append(listener)
+
     @property
     def last_sync_resource_version(self) -> str:
         return self.reflector.last_sync_resource_version

@@ -13,9 +13,10 @@ Two groups, as controller-runtime has them:
 
 1. starts the health server (``/metrics``, ``/healthz``, ``/readyz``, when ``port`` is given)
    and every runnable;
-2. when leading (or at once without an elector): starts every informer's ``run()``, polls on
-   the clock (every ``sync_poll`` s, default 100 ms) until all report ``has_synced()``, then
-   starts every controller's ``run()``;
+2. when leading (or at once without an elector): starts every informer's ``run()``, waits
+   until all report ``has_synced()`` (woken by each informer with ``add_synced_listener`` as
+   it syncs, and polling on the clock every ``sync_poll`` s, default 100 ms, for the others),
+   then starts every controller's ``run()``;
 3. on ``stop``: **drain queues** (each controller's ``shutdown(drain=True)``, then its workers
    finish what is queued; whatever is still running after ``graceful_shutdown_timeout``
    seconds, default 30, is cancelled) → **stop leading** (the elector's task is cancelled,
@@ -329,6 +330,10 @@ class _Session:
     async def _start_work(self) -> None:
         m = self.m
         _log.info("starting informers", count=len(m._informers))
+        for informer in m._informers:
+            listen = getattr(informer, "add_synced_listener", None)
+            if callable(listen):
+                listen(self.wake.set)
         self.informers = [
             self._spawn(inf.run(), f"informer-{i}") for i, inf in enumerate(m._informers)
         ]
@@ -336,11 +341,24 @@ class _Session:
         while not m.has_synced():
             if self._ending() or any(t.done() for t in self.informers):
                 return
-            await m._clock.sleep(m._sync_poll)
+            self.wake.clear()
+            if not m.has_synced():
+                await self._wake_or_sleep(m._sync_poll)
         _log.info("caches synced; starting controllers", count=len(m._controllers))
         self.controllers = [
             self._spawn(c.run(), f"controller-{i}") for i, c in enumerate(m._controllers)
         ]
+
+    async def _wake_or_sleep(self, seconds: float) -> None:
+        """Until :attr:`wake` is set (an informer that tells synced, a task that ended) or
+        ``seconds`` pass (the poll, for informers that do not tell)."""
+        waiter = asyncio.ensure_future(self.wake.wait())
+        sleeper = asyncio.ensure_future(self.m._clock.sleep(seconds))
+        try:
+            await asyncio.wait({waiter, sleeper}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiter.cancel()
+            sleeper.cancel()
 
     # -- stop ------------------------------------------------------------------------------
 

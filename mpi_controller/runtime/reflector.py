@@ -204,7 +204,14 @@ class Reflector:
         self._rv_unavailable = False
         self._paginated = False
         self.synced = False
+        self.synced_listeners: list[Callable[[], None]] = []
+        """Called, in order, each time the cache is filled from a list (``synced`` set)."""
         self._log = log.bind(reflector=self.name)
+
+    def _mark_synced(self) -> None:
+        self.synced = True
+        for listener in self.synced_listeners:
+            listener()
 
     async def run(self) -> None:
         """List and watch until cancelled; every failure is logged and retried."""
@@ -246,7 +253,7 @@ class Reflector:
         self._rv_unavailable = False
         self._replace(items)
         self.last_sync_resource_version = list_rv
-        self.synced = True
+        self._mark_synced()
 
     async def _list_pages(self, rv: str) -> tuple[list[Obj], str]:
         paged = self._paginated or rv in ("", "0")
@@ -327,7 +334,7 @@ class Reflector:
             self._rv_unavailable = False
             self._replace(items)
             self.last_sync_resource_version = list_rv
-            self.synced = True
+            self._mark_synced()
             return stream
 
     async def _initial_events(self, stream: AsyncIterator[Obj]) -> tuple[list[Obj], str]:

@@ -73,12 +73,16 @@ async def test_has_synced_only_after_the_initial_list_is_dispatched() -> None:
     informer = make(lw)
     synced_during_add: list[bool] = []
     informer.add_event_handler(on_add=lambda o: synced_during_add.append(informer.has_synced()))
+    told: list[tuple[bool, int]] = []  # what a synced listener sees when it is called
+    informer.add_synced_listener(lambda: told.append((informer.has_synced(),
+                                                      len(informer.indexer.list()))))
     async with Running(informer):
         assert not informer.has_synced()  # the list is still in flight
         lw.script(page([pod("a", "1"), pod("b", "2")], "3"))
         await settle()
         assert informer.has_synced()
     assert synced_during_add == [False, False]
+    assert told == [(True, 2)]
 
 
 async def test_transform_is_applied_before_caching_and_dispatch() -> None:

@@ -203,6 +203,35 @@ async def test_without_elector_controllers_start_only_after_caches_sync() -> Non
     assert h.manager.http_port is None
 
 
+class TellingInformer(FakeInformer):
+    """An informer that tells its listeners when it syncs, as ``SharedIndexInformer`` does."""
+
+    def __init__(self, events: list[str]) -> None:
+        super().__init__(events)
+        self.listeners: list[Callable[[], None]] = []
+
+    def add_synced_listener(self, listener: Callable[[], None]) -> None:
+        self.listeners.append(listener)
+
+    def sync(self) -> None:
+        self.synced = True
+        for listener in self.listeners:
+            listener()
+
+
+async def test_an_informer_that_tells_it_synced_starts_the_controllers_without_a_poll() -> None:
+    h = Harness("mgr-told")
+    telling = TellingInformer(h.events)
+    h.manager._informers = [telling]
+    h.controller.enqueue("ns/a")
+    await h.start()
+    await eventually(lambda: h.events == ["runnable started", "informer started"])
+    telling.sync()  # the manual clock never advances: no poll can see it
+    await eventually(lambda: "sync finished ns/a" in h.events)
+    assert h.clock.now() == 0.0  # started with no time passing on the clock
+    await h.finish()
+
+
 async def test_shutdown_order_drain_stop_leading_stop_informers_close_client() -> None:
     """The lease is released only after the queues drained, so a successor never writes
     while this replica's last syncs still do (controller-runtime also releases last)."""
