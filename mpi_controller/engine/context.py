@@ -57,18 +57,33 @@ STATUS_WRITE_WAIT = 10.0
 
 
 class StatusWriteGuard:
-    """Remembers, per job key, the version our last status write replaced."""
+    """Remembers, per job key, the version our last status write replaced.
+
+    It also tells the echo of a *settled* write apart (:meth:`quiet_echo`): a write whose kind
+    vouched that syncing the job again with the status written and the same children would
+    change nothing (``settled=True``). The update event that delivers such a write need not
+    start a sync, unless a sync was turned away while the write was on its way
+    (:meth:`pending` found it so): that sync's reason still waits."""
 
     def __init__(self, clock: Clock) -> None:
         self._clock = clock
         self._superseded: dict[str, tuple[str, float]] = {}
+        self._settled: dict[str, Mapping[str, Any]] = {}
 
-    def written(self, key: str, replaced_version: str) -> None:
+    def written(self, key: str, replaced_version: str, *,
+                settled: Mapping[str, Any] | None = None) -> None:
+        """Our status write replaced ``replaced_version``; ``settled``: the status it wrote,
+        when the kind vouched it settled (see the class doc)."""
         self._superseded[key] = (replaced_version, self._clock.now())
+        if settled is None:
+            self._settled.pop(key, None)
+        else:
+            self._settled[key] = settled
 
     def pending(self, key: str, cached: Mapping[str, Any]) -> bool:
         """Whether the cache still holds the version the last status write replaced (for at
-        most :data:`STATUS_WRITE_WAIT` seconds)."""
+        most :data:`STATUS_WRITE_WAIT` seconds). True turns the sync away, so the echo of
+        the write then starts one."""
         entry = self._superseded.get(key)
         if entry is None:
             return False
@@ -76,11 +91,36 @@ class StatusWriteGuard:
         current = (cached.get("metadata") or {}).get("resourceVersion")
         if current != version or self._clock.now() - at > STATUS_WRITE_WAIT:
             del self._superseded[key]
+            self._settled.pop(key, None)
             return False
+        self._settled.pop(key, None)
+        return True
+
+    def quiet_echo(self, key: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+        """Whether the update ``old`` -> ``new`` of the job ``key`` is the echo of our last
+        status write, a settled one, with no sync turned away meanwhile: the version it
+        replaced became exactly the status written, nothing else the engine reads changed.
+        Either way the write is then no longer remembered as settled."""
+        status = self._settled.pop(key, None)
+        entry = self._superseded.get(key)
+        if status is None or entry is None:
+            return False
+        old_meta, new_meta = old.get("metadata") or {}, new.get("metadata") or {}
+        if old_meta.get("resourceVersion") != entry[0] or new.get("status") != status:
+            return False
+        if any(old_meta.get(f) != new_meta.get(f) for f in _ECHO_SAME):
+            return False
+        del self._superseded[key]
         return True
 
     def forget(self, key: str) -> None:
         self._superseded.pop(key, None)
+        self._settled.pop(key, None)
+
+
+_ECHO_SAME = ("uid", "generation", "labels", "annotations", "deletionTimestamp", "finalizers",
+              "ownerReferences")
+"""The metadata a status write leaves alone; an echo must not differ there either."""
 
 
 def _uid(job: Mapping[str, Any]) -> Any:
@@ -191,10 +231,13 @@ class SyncContext:
         await self.writer.delete_owner(self.resource, meta["name"], uid=meta.get("uid", ""))
 
     async def write_status(self, status: Mapping[str, Any], original: Mapping[str, Any], *,
-                           hold: bool = False) -> None:
+                           hold: bool = False, settled: bool = False) -> None:
         """Write ``status`` unless it equals ``original`` (see the module doc), on the job as
         cached: its stored version, whatever view of it the kind prepared for the sync.
-        ``hold``: a change of replica counts alone may wait (module doc)."""
+        ``hold``: a change of replica counts alone may wait (module doc). ``settled``: the
+        kind vouches that a sync of the job with this status and the same children would
+        write nothing and start nothing, so the write's echo need not start one
+        (:class:`StatusWriteGuard`)."""
         if status == original:
             self._hold.forget(self.key)
             return
@@ -208,7 +251,7 @@ class SyncContext:
         await self.writer.update_status(self.resource, body, result=False)
         replaced = body["metadata"].get("resourceVersion")
         if replaced:
-            self._guard.written(self.key, replaced)
+            self._guard.written(self.key, replaced, settled=status if settled else None)
         phase, before = phase_of(status), phase_of(original)
         if phase != before:
             _log.info("job phase changed", kind=self.resource.kind, job=self.key, phase=phase,

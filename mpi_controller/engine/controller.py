@@ -162,8 +162,7 @@ class JobController:
 
     def _register_handlers(self) -> None:
         self.jobs.add_event_handler(
-            on_add=self._enqueue_job, on_update=lambda _old, new: self._enqueue_job(new),
-            on_delete=self._forget_job)
+            on_add=self._enqueue_job, on_update=self._job_updated, on_delete=self._forget_job)
         children = [self.pods, *(c for c in self._informers.children if c is not self.pods)]
         for informer in children:
             informer.add_event_handler(
@@ -177,6 +176,11 @@ class JobController:
         if key not in self._order:
             self._order[key] = next(_FIRST_SEEN)
         self.controller.enqueue(key)
+
+    def _job_updated(self, old: Obj, new: Obj) -> None:
+        if self._guard.quiet_echo(meta_namespace_key(new), old, new):
+            return  # our own settled status write coming back: nothing new to sync
+        self._enqueue_job(new)
 
     def _forget_job(self, obj: Obj | DeletedFinalStateUnknown) -> None:
         key = deletion_handling_key(obj)

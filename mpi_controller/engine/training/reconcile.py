@@ -24,7 +24,10 @@ The steps of :class:`TrainingReconcile`, each decision a pure function of this p
    counts at once (its active replicas counted as succeeded in the same status write, not in
    a second one the next sync would make);
 7. the status written when it changed, the ``training_operator_jobs_*`` metrics counted for
-   the transitions it made, and a requeue at the TTL or the active deadline. A change of
+   the transitions it made, and a requeue at the TTL or the active deadline. The write of a
+   job neither finished nor suspended is *settled* (``SyncContext.write_status``): a sync of
+   the same pods with the status it wrote makes no write, so the write's own echo starts no
+   sync; every pod, Service or PodGroup event still does. A change of
    replica counts alone, while more pod changes are expected
    (:func:`~mpi_controller.engine.hold.pod_changes_expected`: a Pending pod, or an ended one
    beside a Running one), is held by the engine for a short window
@@ -193,7 +196,11 @@ class TrainingReconcile:
             deadline = decisions.deadline_remaining(self.policy, self.status, self.now)
             if deadline:
                 self.ctx.requeue_after(deadline)
-        await self.ctx.write_status(self.status, original, hold=self.hold)
+        # Settled unless the write finishes the job (its cleanup and TTL are the next sync's,
+        # step 2) or the job is suspended: the rules are a function of the pods and the status
+        # they wrote, so the same pods give the same status and no write (module doc).
+        settled = not is_finished(self.status) and not self.policy.suspend
+        await self.ctx.write_status(self.status, original, hold=self.hold, settled=settled)
         count_transitions(original, self.status, namespace=self.ctx.namespace,
                           framework=self.fw.framework_name)
 

@@ -1,0 +1,145 @@
+"""The echo of a settled status write starts no sync (``StatusWriteGuard.quiet_echo``,
+``TrainingReconcile.finish``), and skipping it loses nothing.
+
+Every training kind, through a job's life on the engine harness (its pods created, Running,
+one failing with a retryable code, then Succeeded one by one): whenever a sync wrote its status
+settled, a sync of what the caches then hold, which is what the echo would have started,
+writes nothing and records no Event. The echo of a settled write enqueues nothing; the echo of
+a write that finishes the job does (its cleanup is the next sync's); and a sync turned away
+while a settled write was on its way makes the echo enqueue the job after all.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mpi_controller.engine.context import StatusWriteGuard
+from mpi_controller.engine.controller import JobController
+from mpi_controller.engine.plugin import KindPlugin
+from tests.engine_harness import EngineHarness
+from tests.kind_steps import KindSteps
+from tests.trainingjobs import default_container, kind_params, small_job
+
+
+class Spy:
+    """Records the engine's status writes (settled or not) and, for each job update event,
+    whether the guard found it a quiet echo (which the job handler does not enqueue)."""
+
+    def __init__(self, controller: JobController) -> None:
+        self.settled: list[str] = []
+        self.quiet: list[bool] = []
+        self.echo_syncs = 0  # syncs run in place of a quiet echo's, and found to write nothing
+        guard: StatusWriteGuard = controller._guard
+        written, quiet_echo = guard.written, guard.quiet_echo
+
+        def spy_written(key: str, replaced: str, *, settled: Any = None) -> None:
+            self.settled.append("settled" if settled is not None else "not settled")
+            written(key, replaced, settled=settled)
+
+        def spy_quiet_echo(key: str, old: Any, new: Any) -> bool:
+            self.quiet.append(quiet_echo(key, old, new))
+            return self.quiet[-1]
+
+        guard.written = spy_written  # type: ignore[method-assign]
+        guard.quiet_echo = spy_quiet_echo  # type: ignore[method-assign]
+
+    def clear(self) -> None:
+        self.settled.clear()
+        self.quiet.clear()
+
+
+def steps(plugin: KindPlugin) -> KindSteps:
+    return KindSteps(plugin.kind, container=default_container(plugin), framework="")
+
+
+async def _sync_and_check_the_echo(h: EngineHarness, spy: Spy, kind: str) -> list[str]:
+    """One sync; each of its status writes' echo is quiet when the write was settled; when
+    the status was all it wrote, a sync of what the caches hold now (what the echo would have
+    started) writes nothing. The kinds of status writes it made. (A sync that also deleted a
+    pod is followed by the sync the pod's deletion starts.)"""
+    spy.clear()
+    h.mark()
+    await h.sync("job", kind)
+    made = list(spy.settled)
+    assert spy.quiet == [made == ["settled"]] * len(made)
+    if made == ["settled"] and all(w[1].endswith("/status") for w in h.writes()):
+        h.mark()
+        events = len(h.events())
+        await h.sync("job", kind)
+        assert h.writes() == []
+        assert len(h.events()) == events
+        spy.echo_syncs += 1
+    return made
+
+
+@pytest.mark.parametrize("plugin", kind_params())
+async def test_a_settled_write_needs_no_sync_of_its_echo(plugin: KindPlugin) -> None:
+    s = steps(plugin)
+    async with EngineHarness(schemes=(plugin.kind.lower(),), status_counts_hold=0.0) as h:
+        spy = Spy(h.controller_for(plugin.kind))
+        job = small_job(plugin, "job", replicas=2)
+        for spec in job["spec"][plugin.replica_specs].values():
+            spec["restartPolicy"] = "ExitCode"
+        h.create(job)
+        made = [await _sync_and_check_the_echo(h, spy, plugin.kind)]  # Created, pods made
+        pods = s.pod_names(h)
+        for pod in pods:
+            s.set_pod(h, pod, "Running")
+        made.append(await _sync_and_check_the_echo(h, spy, plugin.kind))  # Running
+        s.set_pod(h, pods[-1], "Failed", code=130)  # retryable: the pod is restarted
+        made.append(await _sync_and_check_the_echo(h, spy, plugin.kind))
+        made.append(await _sync_and_check_the_echo(h, spy, plugin.kind))  # recreated
+        for pod in s.pod_names(h):
+            s.set_pod(h, pod, "Running")
+        made.append(await _sync_and_check_the_echo(h, spy, plugin.kind))
+        for pod in s.pod_names(h):
+            s.set_pod(h, pod, "Succeeded", code=0)
+            made.append(await _sync_and_check_the_echo(h, spy, plugin.kind))
+        assert s.conditions(h)[-1][:2] == ("Succeeded", "True")
+    # the writes that made the job Created and Running were settled, the one that finished
+    # it was not
+    assert made[:2] == [["settled"], ["settled"]]
+    assert ["not settled"] in made
+    assert ["settled"] in made[2:]
+    assert spy.echo_syncs >= 2  # the check above ran (e.g. after Running, after a pod ended)
+
+
+@pytest.mark.parametrize("plugin", kind_params()[:1])
+async def test_the_echo_of_a_write_that_finishes_the_job_starts_its_sync(
+        plugin: KindPlugin) -> None:
+    s = steps(plugin)
+    async with EngineHarness(schemes=(plugin.kind.lower(),), status_counts_hold=0.0) as h:
+        spy = Spy(h.controller_for(plugin.kind))
+        await s.started(h, small_job(plugin, "job"))
+        for pod in s.pod_names(h):
+            s.set_pod(h, pod, "Succeeded", code=0)
+        await h.settle()
+        spy.clear()
+        await h.sync("job", plugin.kind)
+        assert spy.settled == ["not settled"]
+        assert spy.quiet == [False]  # the echo enqueues the job
+
+
+@pytest.mark.parametrize("plugin", kind_params()[:1])
+async def test_a_sync_turned_away_meanwhile_makes_the_echo_enqueue(plugin: KindPlugin) -> None:
+    s = steps(plugin)
+    async with EngineHarness(schemes=(plugin.kind.lower(),), status_counts_hold=0.0) as h:
+        controller = h.controller_for(plugin.kind)
+        spy = Spy(controller)
+        h.create(small_job(plugin, "job"))
+        await h.sync("job", plugin.kind)
+        for pod in s.pod_names(h):
+            s.set_pod(h, pod, "Running")
+        await h.settle()
+        await h.pause(controller.jobs)  # the echo of the next write waits
+        spy.clear()
+        await h.sync("job", plugin.kind)
+        assert spy.settled == ["settled"]
+        h.mark()
+        await h.sync("job", plugin.kind)  # turned away: the cache has the replaced version
+        assert h.writes() == []
+        spy.clear()
+        await h.resume(controller.jobs)
+        assert spy.quiet == [False]  # the echo enqueues the job
