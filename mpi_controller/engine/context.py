@@ -61,24 +61,27 @@ class StatusWriteGuard:
 
     It also tells the echo of a *settled* write apart (:meth:`quiet_echo`): a write whose kind
     vouched that syncing the job again with the status written and the same children would
-    change nothing (``settled=True``). The update event that delivers such a write need not
-    start a sync, unless a sync was turned away while the write was on its way
-    (:meth:`pending` found it so): that sync's reason still waits."""
+    change nothing. The update event that delivers such a write need not start a sync, unless
+    a sync was turned away while the write was on its way (:meth:`pending` found it so): that
+    sync's reason still waits. A settled write is announced before it is sent
+    (:meth:`settling`), since its echo may be handled before the write's own response."""
 
     def __init__(self, clock: Clock) -> None:
         self._clock = clock
         self._superseded: dict[str, tuple[str, float]] = {}
-        self._settled: dict[str, Mapping[str, Any]] = {}
+        self._settled: dict[str, tuple[str, Mapping[str, Any]]] = {}
 
-    def written(self, key: str, replaced_version: str, *,
-                settled: Mapping[str, Any] | None = None) -> None:
-        """Our status write replaced ``replaced_version``; ``settled``: the status it wrote,
-        when the kind vouched it settled (see the class doc)."""
+    def settling(self, key: str, replaced_version: str, status: Mapping[str, Any]) -> None:
+        """A settled write of ``status`` over ``replaced_version`` is about to be sent."""
+        self._settled[key] = (replaced_version, status)
+
+    def abandoned(self, key: str) -> None:
+        """The write announced by :meth:`settling` failed: its echo is not to be expected."""
+        self._settled.pop(key, None)
+
+    def written(self, key: str, replaced_version: str) -> None:
+        """Our status write replaced ``replaced_version``."""
         self._superseded[key] = (replaced_version, self._clock.now())
-        if settled is None:
-            self._settled.pop(key, None)
-        else:
-            self._settled[key] = settled
 
     def pending(self, key: str, cached: Mapping[str, Any]) -> bool:
         """Whether the cache still holds the version the last status write replaced (for at
@@ -91,26 +94,26 @@ class StatusWriteGuard:
         current = (cached.get("metadata") or {}).get("resourceVersion")
         if current != version or self._clock.now() - at > STATUS_WRITE_WAIT:
             del self._superseded[key]
-            self._settled.pop(key, None)
             return False
         self._settled.pop(key, None)
         return True
 
     def quiet_echo(self, key: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
-        """Whether the update ``old`` -> ``new`` of the job ``key`` is the echo of our last
-        status write, a settled one, with no sync turned away meanwhile: the version it
-        replaced became exactly the status written, nothing else the engine reads changed.
-        Either way the write is then no longer remembered as settled."""
-        status = self._settled.pop(key, None)
-        entry = self._superseded.get(key)
-        if status is None or entry is None:
+        """Whether the update ``old`` -> ``new`` of the job ``key`` is the echo of a settled
+        status write with no sync turned away meanwhile: the version it replaced became
+        exactly the status written, nothing else the engine reads changed. Any update ends
+        the wait for that echo."""
+        settled = self._settled.pop(key, None)
+        if settled is None:
             return False
+        replaced, status = settled
         old_meta, new_meta = old.get("metadata") or {}, new.get("metadata") or {}
-        if old_meta.get("resourceVersion") != entry[0] or new.get("status") != status:
+        if old_meta.get("resourceVersion") != replaced or new.get("status") != status:
             return False
         if any(old_meta.get(f) != new_meta.get(f) for f in _ECHO_SAME):
             return False
-        del self._superseded[key]
+        if self._superseded.get(key, ("",))[0] == replaced:
+            del self._superseded[key]
         return True
 
     def forget(self, key: str) -> None:
@@ -248,10 +251,16 @@ class SyncContext:
                 return
         self._hold.forget(self.key)
         body = status_body(self._cached, status)
-        await self.writer.update_status(self.resource, body, result=False)
         replaced = body["metadata"].get("resourceVersion")
+        if replaced and settled:
+            self._guard.settling(self.key, replaced, status)
+        try:
+            await self.writer.update_status(self.resource, body, result=False)
+        except BaseException:
+            self._guard.abandoned(self.key)
+            raise
         if replaced:
-            self._guard.written(self.key, replaced, settled=status if settled else None)
+            self._guard.written(self.key, replaced)
         phase, before = phase_of(status), phase_of(original)
         if phase != before:
             _log.info("job phase changed", kind=self.resource.kind, job=self.key, phase=phase,

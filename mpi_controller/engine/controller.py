@@ -178,8 +178,11 @@ class JobController:
         self.controller.enqueue(key)
 
     def _job_updated(self, old: Obj, new: Obj) -> None:
-        if self._guard.quiet_echo(meta_namespace_key(new), old, new):
-            return  # our own settled status write coming back: nothing new to sync
+        key = meta_namespace_key(new)
+        if self._guard.quiet_echo(key, old, new):
+            # our own settled status write coming back: nothing new to sync
+            _log.debug("status write seen; no sync needed", key=key)
+            return
         self._enqueue_job(new)
 
     def _forget_job(self, obj: Obj | DeletedFinalStateUnknown) -> None:

@@ -23,7 +23,8 @@ def job(rv: str, status: dict[str, Any] | None = None, **meta: Any) -> dict[str,
 
 def settled_guard() -> StatusWriteGuard:
     guard = StatusWriteGuard(ManualClock())
-    guard.written(KEY, "10", settled=copy.deepcopy(STATUS))
+    guard.settling(KEY, "10", copy.deepcopy(STATUS))
+    guard.written(KEY, "10")
     return guard
 
 
@@ -32,6 +33,21 @@ def test_the_echo_of_a_settled_write_is_quiet_once() -> None:
     assert guard.quiet_echo(KEY, job("10"), job("11", STATUS))
     assert not guard.pending(KEY, job("10"))  # the write is no longer waited for
     assert not guard.quiet_echo(KEY, job("11", STATUS), job("12", STATUS))
+
+
+def test_an_echo_handled_before_the_write_returns_is_quiet_too() -> None:
+    guard = StatusWriteGuard(ManualClock())
+    guard.settling(KEY, "10", STATUS)
+    assert guard.quiet_echo(KEY, job("10"), job("11", STATUS))  # the watch was quicker
+    guard.written(KEY, "10")
+    assert not guard.pending(KEY, job("11", STATUS))
+
+
+def test_the_echo_of_a_write_that_failed_is_not_expected() -> None:
+    guard = StatusWriteGuard(ManualClock())
+    guard.settling(KEY, "10", STATUS)
+    guard.abandoned(KEY)
+    assert not guard.quiet_echo(KEY, job("10"), job("11", STATUS))
 
 
 @pytest.mark.parametrize(("old", "new"), [
@@ -48,7 +64,7 @@ def test_anything_else_is_no_quiet_echo(old: dict[str, Any], new: dict[str, Any]
 
 def test_a_write_not_settled_or_a_sync_turned_away_makes_no_quiet_echo() -> None:
     guard = StatusWriteGuard(ManualClock())
-    guard.written(KEY, "10")
+    guard.written(KEY, "10")  # announced by no settling()
     assert not guard.quiet_echo(KEY, job("10"), job("11", STATUS))
     guard = settled_guard()
     assert guard.pending(KEY, job("10"))  # a sync turned away: its reason still waits
@@ -62,7 +78,8 @@ def test_pending_until_the_cache_moves_on_or_the_wait_ends() -> None:
     assert guard.pending(KEY, job("10"))
     clock.advance(STATUS_WRITE_WAIT + 0.1)
     assert not guard.pending(KEY, job("10"))
-    guard.written(KEY, "10", settled=STATUS)
+    guard.settling(KEY, "10", STATUS)
+    guard.written(KEY, "10")
     guard.forget(KEY)
     assert not guard.pending(KEY, job("10"))
     assert not guard.quiet_echo(KEY, job("10"), job("11", STATUS))

@@ -32,16 +32,22 @@ class Spy:
         self.quiet: list[bool] = []
         self.echo_syncs = 0  # syncs run in place of a quiet echo's, and found to write nothing
         guard: StatusWriteGuard = controller._guard
-        written, quiet_echo = guard.written, guard.quiet_echo
+        settling, written, quiet_echo = guard.settling, guard.written, guard.quiet_echo
+        announced: list[str] = []
 
-        def spy_written(key: str, replaced: str, *, settled: Any = None) -> None:
-            self.settled.append("settled" if settled is not None else "not settled")
-            written(key, replaced, settled=settled)
+        def spy_settling(key: str, replaced: str, status: Any) -> None:
+            announced.append(replaced)
+            settling(key, replaced, status)
+
+        def spy_written(key: str, replaced: str) -> None:
+            self.settled.append("settled" if replaced in announced else "not settled")
+            written(key, replaced)
 
         def spy_quiet_echo(key: str, old: Any, new: Any) -> bool:
             self.quiet.append(quiet_echo(key, old, new))
             return self.quiet[-1]
 
+        guard.settling = spy_settling  # type: ignore[method-assign]
         guard.written = spy_written  # type: ignore[method-assign]
         guard.quiet_echo = spy_quiet_echo  # type: ignore[method-assign]
 
