@@ -143,6 +143,21 @@ class EngineHarness:
         await self.settle()
         return result
 
+    async def finishing_sync(self, name: str, kind: str) -> None:
+        """The sync that finishes job ``name`` of a training kind, the request log afresh
+        before it: its status write comes before any delete (upstream's order: step 2 of
+        ``TrainingReconcile`` follows the stored finished status), and a sync after it, the
+        one the write's echo would have started, writes nothing."""
+        self.mark()
+        await self.sync(name, kind)
+        verbs = ["status" if what.endswith("/status") else verb
+                 for verb, what, _, _ in self.writes()]
+        assert "status" in verbs, verbs
+        assert "delete" not in verbs[:verbs.index("status")], verbs
+        made = len(self.writes())
+        await self.sync(name, kind)
+        assert self.writes()[made:] == []
+
     def queued(self) -> list[str]:
         """The keys waiting in the controller's queue (not delayed ones)."""
         queue = self.controller.controller.queue

@@ -11,7 +11,9 @@ The steps of :class:`TrainingReconcile`, each decision a pure function of this p
 1. ``Created`` condition on a new job (``<Kind> <name> is created.``);
 2. a **finished** job (Succeeded or Failed): its pods and their Services per cleanPodPolicy, its
    PodGroup; a succeeded job's active replicas are counted as succeeded; after
-   ``ttlSecondsAfterFinished`` the job is deleted (``SuccessfulDeleteJob``);
+   ``ttlSecondsAfterFinished`` the job is deleted (``SuccessfulDeleteJob``). Upstream does this
+   in the reconcile after the one that stored the finished status; here the sync that
+   finishes the job does it right after its status write (step 7), in the same order;
 3. a **suspended** job: every pod and Service and the PodGroup deleted, ``active`` zeroed,
    ``Running=False`` and ``Suspended=True`` (``<Kind>Suspended``); on resume ``Suspended=False``
    (``<Kind>Resumed``) and a new ``startTime``;
@@ -24,10 +26,11 @@ The steps of :class:`TrainingReconcile`, each decision a pure function of this p
    counts at once (its active replicas counted as succeeded in the same status write, not in
    a second one the next sync would make);
 7. the status written when it changed, the ``training_operator_jobs_*`` metrics counted for
-   the transitions it made, and a requeue at the TTL or the active deadline. The write of a
-   job neither finished nor suspended is *settled* (``SyncContext.write_status``): a sync of
-   the same pods with the status it wrote makes no write, so the write's own echo starts no
-   sync; every pod, Service or PodGroup event still does. A change of
+   the transitions it made, and a requeue at the TTL or the active deadline; for a job this
+   sync finished, step 2. Every write but those of a suspended job or of one finished
+   before is *settled* (``SyncContext.write_status``): a sync of the same pods with the
+   status it wrote makes no write, so the write's own echo starts no sync; every pod,
+   Service or PodGroup event still does. A change of
    replica counts alone, while more pod changes are expected
    (:func:`~mpi_controller.engine.hold.pod_changes_expected`: a Pending pod, or an ended one
    beside a Running one), is held by the engine for a short window
@@ -116,6 +119,8 @@ class TrainingReconcile:
         self.concurrency = kind.options.create_concurrency
         self.hold = False
         """Whether a change of replica counts alone may be held (step 7)."""
+        self.cleaned = False
+        """Whether this sync already deleted every live pod, Service and the PodGroup."""
 
     def reason(self, what: str) -> str:
         return reason(self.fw.kind, what)
@@ -150,7 +155,7 @@ class TrainingReconcile:
             await self.suspend(pods)
         else:
             await self.reconcile(pods)
-        await self.finish(original)
+        await self.finish(original, pods)
 
     def count_active_as_succeeded(self) -> None:
         """A succeeded job's active replicas counted as succeeded (step 2)."""
@@ -181,9 +186,11 @@ class TrainingReconcile:
 
     # -- finishing -------------------------------------------------------------------------
 
-    async def finish(self, original: Mapping[str, Any]) -> None:
-        """TTL, status write, metrics, requeue (step 7)."""
-        if is_finished(self.status):
+    async def finish(self, original: Mapping[str, Any], pods: list[Obj]) -> None:
+        """TTL, status write, metrics, requeue (step 7); for a job this sync finished, then
+        step 2 (see :meth:`finished_at_once`)."""
+        finishing = is_finished(self.status) and not is_finished(original)
+        if is_finished(self.status) and not finishing:
             remaining = decisions.ttl_remaining(self.policy, self.status, self.now)
             if remaining == 0:
                 count_transitions(original, self.status, namespace=self.ctx.namespace,
@@ -192,17 +199,34 @@ class TrainingReconcile:
                 return
             if remaining is not None:
                 self.ctx.requeue_after(remaining)
-        elif not self.policy.suspend:
+        elif not self.policy.suspend and not finishing:
             deadline = decisions.deadline_remaining(self.policy, self.status, self.now)
             if deadline:
                 self.ctx.requeue_after(deadline)
-        # Settled unless the write finishes the job (its cleanup and TTL are the next sync's,
-        # step 2) or the job is suspended: the rules are a function of the pods and the status
-        # they wrote, so the same pods give the same status and no write (module doc).
-        settled = not is_finished(self.status) and not self.policy.suspend
+        # Settled unless the job is suspended or was finished before this sync: the rules are
+        # a function of the pods and the status they wrote, so the same pods give the same
+        # status and no write, and a job this sync finishes gets step 2 right after its write
+        # (module doc).
+        settled = not self.policy.suspend and (finishing or not is_finished(self.status))
         await self.ctx.write_status(self.status, original, hold=self.hold, settled=settled)
         count_transitions(original, self.status, namespace=self.ctx.namespace,
                           framework=self.fw.framework_name)
+        if finishing:
+            await self.finished_at_once(pods)
+
+    async def finished_at_once(self, pods: list[Obj]) -> None:
+        """Step 2 for the job this sync finished, once its status is stored: what the next
+        sync would do, as upstream's next reconcile does (pods and Services per
+        cleanPodPolicy, the PodGroup, the TTL), without waiting for the status write's echo
+        to start that sync. Pods this sync created are not in ``pods``; their own events
+        start the sync that cleans them up."""
+        if not self.cleaned:
+            await self.clean_up(pods, finished=True)
+        remaining = decisions.ttl_remaining(self.policy, self.status, self.now)
+        if remaining == 0:
+            await self.delete_job()
+        elif remaining is not None:
+            self.ctx.requeue_after(remaining)
 
     async def delete_job(self) -> None:
         done, failed = self.fw.delete_job_reasons
@@ -219,6 +243,7 @@ class TrainingReconcile:
 
     async def clean_up(self, pods: list[Obj], *, finished: bool) -> None:
         """Pods (and their same-named Services) per cleanPodPolicy; the PodGroup."""
+        self.cleaned = not finished
         doomed = decisions.pods_to_clean_up(pods, self.policy, finished=finished)
         names = [p["metadata"]["name"] for p in doomed]
         await self.delete_pods(names)

@@ -286,16 +286,14 @@ async def test_ttl_deletes_the_job_with_upstreams_pod_reasons() -> None:
 @pytest.mark.parametrize(("policy", "deleted"), [
     ("All", ["cp-worker-0", "cp-worker-1"]), ("Running", ["cp-worker-0"]), ("None", [])])
 async def test_clean_pod_policy_when_the_job_finished(policy: str, deleted: list[str]) -> None:
-    """Worker 1 fails under Never (the job Failed) while worker 0 runs on: the next sync of
-    the finished job deletes, with their Services, every pod (All), the running one
-    (Running) or none (None)."""
+    """Worker 1 fails under Never (the job Failed) while worker 0 runs on: the sync that
+    finishes the job deletes after its status write, with their Services, every pod (All),
+    the running one (Running) or none (None)."""
     async with harness() as h:
         await started(h, workers("cp", 2, run_policy={"cleanPodPolicy": policy}))
         set_pod(h, "cp-worker-1", "Failed", code=1)
-        await h.sync("cp", KIND)
+        await h.finishing_sync("cp", KIND)
         assert conditions(h, "cp")[-1] == ("Failed", "True", "JAXJobFailed")
-        h.mark()
-        await h.sync("cp", KIND)
         assert sorted(w for w in h.writes() if w[0] == "delete") == (
             [("delete", "pods", NS, n) for n in deleted]
             + [("delete", "services", NS, n) for n in deleted])

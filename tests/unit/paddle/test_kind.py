@@ -364,10 +364,8 @@ async def finish(h: EngineHarness, policy: str) -> None:
     await started(h, ps("cp", run_policy={"cleanPodPolicy": policy}))
     set_pod(h, "cp-worker-1", "Pending")
     set_pod(h, "cp-master-0", "Succeeded", code=0)
-    await h.sync("cp", KIND)
+    await h.finishing_sync("cp", KIND)
     assert conditions(h, "cp")[-1] == ("Succeeded", "True", "PaddleJobSucceeded")
-    h.mark()
-    await h.sync("cp", KIND)
 
 
 async def test_clean_pod_policy_all_deletes_every_pod_and_its_service() -> None:

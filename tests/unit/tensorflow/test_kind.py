@@ -398,10 +398,8 @@ async def finish(h: EngineHarness, policy: str) -> None:
     set_pod(h, "job-worker-1", "Succeeded", code=0)
     set_pod(h, "job-worker-0", "Pending")
     set_pod(h, "job-chief-0", "Succeeded", code=0)
-    await h.sync("job", "TFJob")
+    await h.finishing_sync("job", "TFJob")
     assert conditions(h, "job")[-1] == ("Succeeded", "True", "TFJobSucceeded")
-    h.mark()
-    await h.sync("job", "TFJob")
 
 
 async def test_clean_pod_policy_all_deletes_every_pod_and_its_service() -> None:
@@ -696,9 +694,7 @@ async def test_finishing_deletes_the_pod_group_with_events() -> None:
     async with harness(gang_scheduling="scheduler-plugins-scheduler") as h:
         await started(h, tfjob("job", {"Worker": replica(1)}))
         set_pod(h, "job-worker-0", "Succeeded", code=0)
-        await h.sync("job", "TFJob")
-        h.mark()
-        await h.sync("job", "TFJob")
+        await h.finishing_sync("job", "TFJob")
         assert ("delete", "podgroups", NS, "job") in h.writes()
         assert h.events()[-2:] == [
             ("Normal", "JobTerminated", "Job has been terminated. Deleting PodGroup"),

@@ -293,15 +293,13 @@ async def test_ttl_deletes_the_succeeded_job_with_upstreams_reasons() -> None:
 
 async def finish(h: EngineHarness, policy: str) -> None:
     """A Master and 2 Workers under ``policy``; the Master succeeds while worker 0 is Pending
-    and worker 1 has succeeded; then one more sync, the request log afresh before it."""
+    and worker 1 has succeeded: the sync that finishes the job (EngineHarness.finishing_sync)."""
     await started(h, master_and_workers(run_policy={"cleanPodPolicy": policy}))
     set_pod(h, "job-worker-0", "Pending")
     set_pod(h, "job-worker-1", "Succeeded", code=0)
     set_pod(h, "job-master-0", "Succeeded", code=0)
-    await h.sync("job", KIND)
+    await h.finishing_sync("job", KIND)
     assert conditions(h)[-1] == ("Succeeded", "True", "XGBoostJobSucceeded")
-    h.mark()
-    await h.sync("job", KIND)
 
 
 async def test_clean_pod_policy_all() -> None:
