@@ -273,7 +273,11 @@ class TrainJobKind:
         if not conditions:
             status.pop("conditions", None)
         hold = jobset is not None and st.jobset_changes_expected(jobset)
-        await ctx.write_status(status, ctx.original_status, hold=hold)
+        # Settled unless it failed or the job is suspended: the status is a function of the
+        # JobSet and the TrainJob's own conditions, so a sync of the same JobSet with the
+        # status written writes nothing; the JobSet's own events start the next sync.
+        settled = not failure and not job["spec"].get("suspend")
+        await ctx.write_status(status, ctx.original_status, hold=hold, settled=settled)
         if failure:
             raise ResourcesFailed(failure)
 

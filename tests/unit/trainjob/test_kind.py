@@ -41,8 +41,8 @@ MPI = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainingRuntime",
                    "containers": [{"name": "node", "image": "mpi"}]}}}}}]}}}}
 
 
-def harness() -> EngineHarness:
-    h = EngineHarness(schemes=("trainjob",))
+def harness(**kw: Any) -> EngineHarness:
+    h = EngineHarness(schemes=("trainjob",), **kw)
     h.api.register(RUNTIMES)
     h.api.register(CLUSTER_RUNTIMES)
     h.api.add(CLUSTER_RUNTIMES, TORCH)
@@ -297,3 +297,37 @@ async def test_a_suspended_trainjobs_podgroup_spec_is_put_back() -> None:
         group = h.stored(PLUGINS_POD_GROUPS, "g")
         assert group is not None
         assert group["spec"] == {"minMember": 2, "minResources": {}, "scheduleTimeoutSeconds": 60}
+
+
+async def test_a_settled_status_writes_echo_starts_no_sync_and_would_write_nothing() -> None:
+    """Each status write of a running TrainJob is settled (engine ``StatusWriteGuard``): its
+    update event starts no sync, and a sync of the same JobSet in its place writes nothing;
+    a suspended TrainJob's write is not settled."""
+    async with harness(status_counts_hold=0.0) as h:
+        controller = h.controller_for("TrainJob")
+        quiet: list[bool] = []
+        quiet_echo = controller._guard.quiet_echo
+
+        def spy(key: str, old: Any, new: Any) -> bool:
+            quiet.append(quiet_echo(key, old, new))
+            return quiet[-1]
+
+        controller._guard.quiet_echo = spy  # type: ignore[method-assign]
+        h.create(trainjob(trainer={"numNodes": 2}))
+        await h.sync("pi", "TrainJob")
+        for change in (counted(active=2, ready=2), counted(succeeded=2, completed=True)):
+            h.api.modify(JOBSETS, "pi", change, namespace="ns")
+            quiet.clear()
+            h.mark()
+            await h.sync("pi", "TrainJob")
+            assert h.writes() == [("update", "trainjobs/status", "ns", "pi")]
+            assert quiet == [True]
+            h.mark()
+            await h.sync("pi", "TrainJob")
+            assert h.writes() == []
+        h.api.modify(controller.kind.resource, "pi", lambda j: j["spec"].update(suspend=True),
+                     namespace="ns")
+        await h.settle()
+        quiet.clear()
+        await h.sync("pi", "TrainJob")
+        assert quiet == [False]
