@@ -531,3 +531,21 @@ async def test_a_host_with_a_path_prefixes_every_request(
     await kube.list(PODS, namespace="ns", label_selector="a in (x,y),b!=z")
     assert [(r["path"], r["query"]) for r in fake.requests] == [
         ("/k8s/clusters/c-1/api/v1/namespaces/ns/pods", {"labelSelector": "a in (x,y),b!=z"})]
+
+
+async def test_a_watch_takes_no_token(each_transport: tuple[FakeApi, RestClient]) -> None:
+    """client-go's ``Request.Watch`` does not rate-limit watches (an informer's streaming list
+    is one): with the bucket empty, a watch still connects at once; a GET waits for a token."""
+    fake, kube = each_transport
+    kube._buckets = {"": RequestThrottle(qps=0.001, burst=1, clock=ManualClock())}
+    await kube.get(PODS, "p", namespace="ns")  # the one token
+    fake.chunks = [json.dumps({"type": "ADDED", "object": {"metadata": {"name": "p"}}}).encode()
+                   + b"\n"]
+    async with asyncio.timeout(5):
+        async with kube.watch(PODS, namespace="ns") as w:
+            async for event in w:
+                assert event["object"]["metadata"]["name"] == "p"
+                break
+    with pytest.raises(TimeoutError):
+        async with asyncio.timeout(0.2):
+            await kube.get(PODS, "p", namespace="ns")
