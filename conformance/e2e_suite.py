@@ -129,8 +129,7 @@ def run_spec(binary: Path, kubeconfig: Path, text: str, log_dir: Path,
     variables). A spec that fails on the suite's own stale-object conflict (:data:`CONFLICT`)
     is run again, up to ``conflict_retries`` times; its reason then says so, and every other
     failure of any attempt stands."""
-    first = _run_spec_once(binary, kubeconfig, text, log_dir, timeout, env, "")
-    result, attempt = first, 1
+    result, attempt = _run_spec_once(binary, kubeconfig, text, log_dir, timeout, env, ""), 1
     while result.outcome == "failed" and CONFLICT in result.output and attempt <= conflict_retries:
         attempt += 1
         result = _run_spec_once(binary, kubeconfig, text, log_dir, timeout, env,

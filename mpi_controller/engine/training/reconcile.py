@@ -190,7 +190,8 @@ class TrainingReconcile:
         """TTL, status write, metrics, requeue (step 7); for a job this sync finished, then
         step 2 (see :meth:`finished_at_once`)."""
         finishing = is_finished(self.status) and not is_finished(original)
-        if is_finished(self.status) and not finishing:
+        finished_before = is_finished(self.status) and not finishing
+        if finished_before:
             remaining = decisions.ttl_remaining(self.policy, self.status, self.now)
             if remaining == 0:
                 count_transitions(original, self.status, namespace=self.ctx.namespace,
@@ -207,7 +208,7 @@ class TrainingReconcile:
         # a function of the pods and the status they wrote, so the same pods give the same
         # status and no write, and a job this sync finishes gets step 2 right after its write
         # (module doc).
-        settled = not self.policy.suspend and (finishing or not is_finished(self.status))
+        settled = not self.policy.suspend and not finished_before
         await self.ctx.write_status(self.status, original, hold=self.hold, settled=settled)
         count_transitions(original, self.status, namespace=self.ctx.namespace,
                           framework=self.fw.framework_name)
@@ -243,7 +244,8 @@ class TrainingReconcile:
 
     async def clean_up(self, pods: list[Obj], *, finished: bool) -> None:
         """Pods (and their same-named Services) per cleanPodPolicy; the PodGroup."""
-        self.cleaned = not finished
+        if not finished:
+            self.cleaned = True
         doomed = decisions.pods_to_clean_up(pods, self.policy, finished=finished)
         names = [p["metadata"]["name"] for p in doomed]
         await self.delete_pods(names)
