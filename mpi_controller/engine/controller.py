@@ -17,7 +17,13 @@
   into one more sync); with every worker taken they enqueue after ``pod_update_batch``
   seconds (default 1 s, the Kubernetes Job controller's batch period), so the pods of a job
   that change together cost one sync while the backlog drains. Adds and deletes enqueue at
-  once (expectations wait for them).
+  once. No event enqueues a job whose expectations are unfulfilled (its writes not yet all
+  seen in the cache): that sync would be turned away. The event that fulfils them enqueues
+  the job (each observed create and delete runs the check after it is counted), and so
+  does the end of a sync if an event was passed over meanwhile and the sync's own failed
+  writes fulfilled them (a failed create lowers them). The 4 worker deletes of a finished
+  job's cleanup thus cost one more sync, not 8 (each pod's update marking it terminating,
+  then its delete).
 * **the request order.** Each job gets a number when first seen (jobs first seen earlier get
   smaller ones, across every kind); its sync's API requests carry it as their
   :data:`~mpi_controller.runtime.throttle.REQUEST_PRIORITY`, so when the client's token bucket
@@ -137,6 +143,8 @@ class JobController:
         self._vanished = Vanished()
         self._admitted = ReportedOnce()
         self._order: dict[str, int] = {}
+        self._passed_over: set[str] = set()
+        """Jobs with an event passed over while their expectations were unfulfilled."""
         self._informers = kind.informers()
         self.jobs = self._informers.jobs
         self.pods = pods
@@ -175,7 +183,24 @@ class JobController:
         key = meta_namespace_key(obj)
         if key not in self._order:
             self._order[key] = next(_FIRST_SEEN)
-        self.controller.enqueue(key)
+        self._enqueue(key)
+
+    def _expected(self, key: str) -> bool:
+        """Whether a sync of ``key`` would get past its expectations now; if not, the event
+        is passed over (the observation that fulfils them enqueues the job)."""
+        if self.expectations.satisfied_expectations(key):
+            self._passed_over.discard(key)
+            return True
+        self._passed_over.add(key)
+        return False
+
+    def _enqueue(self, key: str, delay: float = 0.0) -> None:
+        if not self._expected(key):
+            return
+        if delay > 0:
+            self.controller.enqueue_after(key, delay)
+        else:
+            self.controller.enqueue(key)
 
     def _job_updated(self, old: Obj, new: Obj) -> None:
         key = meta_namespace_key(new)
@@ -193,6 +218,7 @@ class JobController:
         self._vanished.forget(key)
         self._admitted.forget(key)
         self._order.pop(key, None)
+        self._passed_over.discard(key)
         self.kind.forget(key)
 
     def _owner_key(self, obj: Mapping[str, Any]) -> tuple[str | None, bool]:
@@ -227,7 +253,7 @@ class JobController:
         if key is not None:
             if direct:
                 self.expectations.creation_observed(key)
-            self.controller.enqueue(key)
+            self._enqueue(key)
 
     def _updated_key(self, old: Obj, new: Obj) -> str | None:
         """The job to enqueue for an update of a child (None: a resync, or not ours)."""
@@ -239,18 +265,14 @@ class JobController:
     def _child_updated(self, old: Obj, new: Obj) -> None:
         key = self._updated_key(old, new)
         if key is not None:
-            self.controller.enqueue(key)
+            self._enqueue(key)
 
     def _pod_updated(self, old: Obj, new: Obj) -> None:
         key = self._updated_key(old, new)
         if key is None or same_for_jobs(old, new):
             return
-        delay = pod_update_delay(self._config.pod_update_batch,
-                                 backlog=self.controller.backlog())
-        if delay > 0:
-            self.controller.enqueue_after(key, delay)
-        else:
-            self.controller.enqueue(key)
+        self._enqueue(key, pod_update_delay(self._config.pod_update_batch,
+                                            backlog=self.controller.backlog()))
 
     def _deletion_handler(self, kind: str) -> Callable[[Obj | DeletedFinalStateUnknown], None]:
         def on_delete(obj: Obj | DeletedFinalStateUnknown) -> None:
@@ -261,7 +283,7 @@ class JobController:
             if direct:
                 self.expectations.deletion_observed(key)
                 self._vanished.deleted(key, kind, (target.get("metadata") or {}).get("name", ""))
-            self.controller.enqueue(key)
+            self._enqueue(key)
         return on_delete
 
     # -- sync ----------------------------------------------------------------------------
@@ -269,9 +291,14 @@ class JobController:
     async def sync(self, key: str) -> Result | None:
         token = REQUEST_PRIORITY.set(self._order.get(key, 0))
         try:
-            return await self._sync(key)
+            result = await self._sync(key)
         finally:
             REQUEST_PRIORITY.reset(token)
+        if key in self._passed_over and self._expected(key):
+            # An event came while this sync's writes were unseen, and the writes that failed
+            # lowered the expectations: no observation is left to enqueue the job.
+            self.controller.enqueue(key)
+        return result
 
     def request_priority(self, key: str) -> int | None:
         """The priority of ``key``'s sync requests (None: the job was never seen)."""

@@ -181,3 +181,51 @@ async def test_a_syncs_requests_carry_the_order_its_job_was_first_seen_in() -> N
         h.api.remove(MPIJOBS, "first", namespace=NS)
         await h.settle()
         assert h.controller.request_priority(f"{NS}/first") is None
+
+
+async def test_no_event_enqueues_a_job_whose_writes_the_cache_has_not_all_seen() -> None:
+    """Expectations: a pod event for a job whose creates the cache has not all seen enqueues
+    nothing; the observed create that fulfils them enqueues the job, once."""
+    async with EngineHarness() as h:
+        controller = h.controller_for("MPIJob")
+        h.create(small_job("pi", workers=2))
+        await h.pause(controller.pods)  # the workers' ADDED events wait
+        await h.sync("pi")
+        queue = controller.controller.queue
+        queue._queue.clear()
+        queue._dirty.clear()
+        assert not controller.expectations.satisfied_expectations(KEY)
+        h.api.modify(MPIJOBS, "pi", lambda j: j["metadata"].setdefault("labels", {}).update(
+            edited="yes"), namespace=NS)
+        await h.settle()
+        assert h.queued() == []  # passed over: the sync would be turned away
+        await h.resume(controller.pods)
+        assert controller.expectations.satisfied_expectations(KEY)
+        assert h.queued() == [KEY]
+        assert h.stored(PODS, "pi-worker-1") is not None
+
+
+async def test_a_sync_whose_failed_writes_fulfil_the_expectations_enqueues_a_passed_over_job(
+        ) -> None:
+    """An event passed over while creates were expected, which then failed (a failed create
+    lowers the expectations, and no observation will come): the end of the sync enqueues the
+    job."""
+    async with EngineHarness() as h:
+        controller = h.controller_for("MPIJob")
+        h.create(small_job("pi", workers=2))
+        await h.sync("pi")
+        queue = controller.controller.queue
+        queue._queue.clear()
+        queue._dirty.clear()
+        controller.expectations.raise_expectations(KEY, add=1)  # a create on its way
+        h.api.modify(MPIJOBS, "pi", lambda j: j["metadata"].setdefault("labels", {}).update(
+            edited="yes"), namespace=NS)
+        await h.settle()
+        assert h.queued() == []
+        controller.expectations.lower_expectations(KEY, add=1)  # it failed
+        await controller.sync(KEY)
+        assert h.queued() == [KEY]
+        queue._queue.clear()
+        queue._dirty.clear()
+        await controller.sync(KEY)  # nothing passed over since: nothing more
+        assert h.queued() == []
