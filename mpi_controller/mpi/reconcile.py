@@ -16,7 +16,9 @@ pure function of this package:
    unless suspended the PodGroup and the workers (scale down first, then the missing indices,
    concurrently), then the launcher when the creation policy allows;
 4. the launcher's suspension follows the job's; a suspended job's workers are deleted;
-5. the status from launcher, launcher pods and workers; its events and metrics; the write.
+5. the status from launcher, launcher pods and workers; its events and metrics; the write,
+   *settled* unless it finishes the job or the job is suspended (its echo starts no sync:
+   one with that status and the same children would write nothing).
 
 The opt-ins of :mod:`~mpi_controller.mpi.features` (all off: exactly the above) hook in here:
 the PodGroup sized by the workers (step 3), the launcher held on resume (4), failure details
@@ -221,7 +223,12 @@ class MPIJobReconcile:
             complete_on_eviction=self.features.clean_up_evicted_jobs)
         self.record_status_outcome(update, launcher_job, original)
         self.status = update.status
-        await self.write_status(update.status, original)
+        # Settled: a sync with this status and the same children writes nothing (the status
+        # is a function of the children, and each condition is set once). Not when it
+        # finishes the job (the next sync cleans up, as upstream's does) or is suspended.
+        await self.write_status(update.status, original,
+                                settled=not is_finished(update.status)
+                                and not decisions.is_suspended(self.job))
 
     async def finished(self, cleanup: bool, original: Mapping[str, Any]) -> None:
         """A finished job (module doc, step 1): with cleanPodPolicy All or Running its workers (and,
@@ -428,11 +435,12 @@ class MPIJobReconcile:
     # -- status ----------------------------------------------------------------------------
 
     async def write_status(self, new_status: Mapping[str, Any],
-                           original: Mapping[str, Any]) -> None:
-        """Write the status (unless unchanged), with the opt-ins' additions and metrics."""
+                           original: Mapping[str, Any], *, settled: bool = False) -> None:
+        """Write the status (unless unchanged), with the opt-ins' additions and metrics;
+        ``settled`` as :meth:`SyncContext.write_status`."""
         if self.features.scale_selector:
             new_status = status.with_worker_selector(new_status, self.job)
-        await self.ctx.write_status(new_status, original)
+        await self.ctx.write_status(new_status, original, settled=settled)
         # Not for a job deleted meanwhile: its series were dropped when it left the cache (no
         # await between this check and the recording, so the deletion cannot come in between).
         if self.features.job_metrics and self.ctx.job_still_cached():

@@ -11,73 +11,17 @@ makes the echo enqueue the job after all.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-from mpi_controller.engine.context import StatusWriteGuard
-from mpi_controller.engine.controller import JobController
 from mpi_controller.engine.plugin import KindPlugin
 from tests.engine_harness import EngineHarness
 from tests.kind_steps import KindSteps
+from tests.status_spy import Spy, sync_and_check_the_echo
 from tests.trainingjobs import default_container, kind_params, small_job
-
-
-class Spy:
-    """Records the engine's status writes (settled or not) and, for each job update event,
-    whether the guard found it a quiet echo (which the job handler does not enqueue)."""
-
-    def __init__(self, controller: JobController) -> None:
-        self.settled: list[str] = []
-        self.quiet: list[bool] = []
-        self.echo_syncs = 0  # syncs run in place of a quiet echo's, and found to write nothing
-        guard: StatusWriteGuard = controller._guard
-        settling, written, quiet_echo = guard.settling, guard.written, guard.quiet_echo
-        announced: list[str] = []
-
-        def spy_settling(key: str, replaced: str, status: Any) -> None:
-            announced.append(replaced)
-            settling(key, replaced, status)
-
-        def spy_written(key: str, replaced: str) -> None:
-            self.settled.append("settled" if replaced in announced else "not settled")
-            written(key, replaced)
-
-        def spy_quiet_echo(key: str, old: Any, new: Any) -> bool:
-            self.quiet.append(quiet_echo(key, old, new))
-            return self.quiet[-1]
-
-        guard.settling = spy_settling  # type: ignore[method-assign]
-        guard.written = spy_written  # type: ignore[method-assign]
-        guard.quiet_echo = spy_quiet_echo  # type: ignore[method-assign]
-
-    def clear(self) -> None:
-        self.settled.clear()
-        self.quiet.clear()
 
 
 def steps(plugin: KindPlugin) -> KindSteps:
     return KindSteps(plugin.kind, container=default_container(plugin), framework="")
-
-
-async def _sync_and_check_the_echo(h: EngineHarness, spy: Spy, kind: str) -> list[str]:
-    """One sync; each of its status writes' echo is quiet when the write was settled; when
-    the status was all it wrote, a sync of what the caches hold now (what the echo would have
-    started) writes nothing. The kinds of status writes it made. (A sync that also deleted a
-    pod is followed by the sync the pod's deletion starts.)"""
-    spy.clear()
-    h.mark()
-    await h.sync("job", kind)
-    made = list(spy.settled)
-    assert spy.quiet == [made == ["settled"]] * len(made)
-    if made == ["settled"] and all(w[1].endswith("/status") for w in h.writes()):
-        h.mark()
-        events = len(h.events())
-        await h.sync("job", kind)
-        assert h.writes() == []
-        assert len(h.events()) == events
-        spy.echo_syncs += 1
-    return made
 
 
 @pytest.mark.parametrize("plugin", kind_params())
@@ -89,20 +33,20 @@ async def test_a_settled_write_needs_no_sync_of_its_echo(plugin: KindPlugin) -> 
         for spec in job["spec"][plugin.replica_specs].values():
             spec["restartPolicy"] = "ExitCode"
         h.create(job)
-        made = [await _sync_and_check_the_echo(h, spy, plugin.kind)]  # Created, pods made
+        made = [await sync_and_check_the_echo(h, spy, "job", plugin.kind)]  # Created, pods made
         pods = s.pod_names(h)
         for pod in pods:
             s.set_pod(h, pod, "Running")
-        made.append(await _sync_and_check_the_echo(h, spy, plugin.kind))  # Running
+        made.append(await sync_and_check_the_echo(h, spy, "job", plugin.kind))  # Running
         s.set_pod(h, pods[-1], "Failed", code=130)  # retryable: the pod is restarted
-        made.append(await _sync_and_check_the_echo(h, spy, plugin.kind))
-        made.append(await _sync_and_check_the_echo(h, spy, plugin.kind))  # recreated
+        made.append(await sync_and_check_the_echo(h, spy, "job", plugin.kind))
+        made.append(await sync_and_check_the_echo(h, spy, "job", plugin.kind))  # recreated
         for pod in s.pod_names(h):
             s.set_pod(h, pod, "Running")
-        made.append(await _sync_and_check_the_echo(h, spy, plugin.kind))
+        made.append(await sync_and_check_the_echo(h, spy, "job", plugin.kind))
         for pod in s.pod_names(h):
             s.set_pod(h, pod, "Succeeded", code=0)
-            made.append(await _sync_and_check_the_echo(h, spy, plugin.kind))
+            made.append(await sync_and_check_the_echo(h, spy, "job", plugin.kind))
         assert s.conditions(h)[-1][:2] == ("Succeeded", "True")
     # every write was settled, the one that finished the job too (its step 2 came right
     # after it)
