@@ -1,17 +1,22 @@
 """The one pod cache every job kind reads: the fields they use, decoded and stored compactly.
 
 Job kinds read of a pod only its name, namespace, uid, resourceVersion, labels, owner
-references, creation and deletion timestamps, phase, reason, message, its conditions (type,
-status, reason, message), and the name, restart count and current state of each container
-and init container (the ExitCode restart policy reads a container's exit code; backoff limits
-count restarts; failure reasons name the container, its exit code and reason). Contract:
+references, creation and deletion timestamps, phase, reason, message, two things of its
+conditions (whether one says ``Ready`` is ``True``; the last one, when its status is not
+``True``: a pending pod's warning names its type, reason and message), and the name, restart
+count and current state of each container and init container (the ExitCode restart policy
+reads a container's exit code; backoff limits count restarts; failure reasons name the
+container, its exit code and reason). Contract:
 
 * :data:`POD_CODEC` decodes pod LIST pages and WATCH events to :class:`SlimPod`: nothing else
   of a pod (its spec, annotations, managedFields, timestamps of conditions and container
   states...) is ever built.
 * :func:`slim_pod` (the pod informer's transform) returns ``{"metadata": {...}, "status":
-  {...}}`` with exactly those fields (a container state keeps ``running: {}``, ``waiting:
-  {reason, message}`` or ``terminated: {exitCode, reason, message}``), strings that repeat
+  {...}}`` with exactly those fields (``conditions``: ``{type: Ready, status: "True"}`` when
+  the pod is ready, then the last condition (type, status, reason, message) when its status
+  is not ``True``, so ``conditions[-1]`` is not ``True`` exactly when the pod's last is not;
+  a container state keeps ``running: {}``, ``waiting: {reason, message}`` or ``terminated:
+  {exitCode, reason, message}``), strings that repeat
   across pods interned, and equal owner-reference lists and statuses shared between pods (a
   job's workers have the same owner and, once running, the same status). The result is
   read-only, like every cached object. It accepts any pod dict, also a full one. Sharing is
@@ -22,7 +27,8 @@ count restarts; failure reasons name the container, its exit code and reason). C
 * :func:`same_for_jobs` tells whether two cached (slim) versions of a pod differ in nothing but
   ``metadata.resourceVersion``: an update the syncs cannot tell from the version before it,
   since the slim pod is all they read of a pod (a kubelet's or KWOK's step that only moves
-  timestamps, ``nodeName``, IPs, or a condition's transition time).
+  timestamps, ``nodeName``, IPs, or a condition's transition time; the scheduler's binding,
+  which sets ``nodeName`` and adds ``PodScheduled=True``).
 * :func:`pod_informer` makes the one pod informer every kind's controller shares: pods whose
   ``training.kubeflow.org/operator-name`` is one of the kinds' operator names
   (:func:`pod_selector`), slimmed as above, indexed by controller uid.
@@ -197,8 +203,7 @@ def _equal_but(a: Mapping[str, Any], b: Mapping[str, Any], skip: str) -> bool:
 def _slim_status(status: Mapping[str, Any]) -> Obj:
     def make() -> Obj:
         out: Obj = {k: intern_str(status[k]) for k in _STATUS_TEXT if k in status}
-        conditions = [_pick(c, _CONDITION_FIELDS) for c in status.get("conditions") or ()
-                      if isinstance(c, Mapping)]
+        conditions = _read_conditions(status.get("conditions"))
         if conditions:
             out["conditions"] = conditions
         for key in _CONTAINER_LISTS:
@@ -211,6 +216,20 @@ def _slim_status(status: Mapping[str, Any]) -> Obj:
     # Equal encodings are equal statuses, so equal results of ``make``.
     shared: Obj = _share(_status_key(status), make)
     return shared
+
+
+_READY: Obj = {"type": "Ready", "status": "True"}
+
+
+def _read_conditions(conditions: Any) -> list[Obj]:
+    """What the kinds read of a pod's conditions (module doc): ``Ready=True``, and the last
+    condition when it is not ``True``."""
+    given = [c for c in conditions or () if isinstance(c, Mapping)]
+    out = [_READY] if any(c.get("type") == "Ready" and c.get("status") == "True"
+                          for c in given) else []
+    if given and given[-1].get("status") != "True":
+        out.append(_pick(given[-1], _CONDITION_FIELDS))
+    return out
 
 
 def _status_key(status: Mapping[str, Any]) -> Hashable:

@@ -47,9 +47,7 @@ SLIM = {
                  "labels": FULL_POD["metadata"]["labels"],
                  "ownerReferences": FULL_POD["metadata"]["ownerReferences"]},
     "status": {"phase": "Running",
-               "conditions": [{"type": "Initialized", "status": "True"},
-                              {"type": "Ready", "status": "True"},
-                              {"type": "PodScheduled", "status": "True"}],
+               "conditions": [{"type": "Ready", "status": "True"}],
                "containerStatuses": [{"name": "c", "restartCount": 2, "state": {"running": {}}}],
                "initContainerStatuses": [{"name": "init", "restartCount": 0, "state": {
                    "terminated": {"exitCode": 0, "reason": "Completed"}}}]},
@@ -113,7 +111,9 @@ def test_statuses_share_only_when_every_kept_field_is_equal() -> None:
     variants: list[dict[str, Any]] = []
     for path, value in ((("phase",), "Pending"), (("reason",), None), (("message",), "m"),
                         (("conditions", 1, "status"), "False"),
-                        (("conditions", 1, "reason"), "r"),
+                        (("conditions", 2), {"type": "PodScheduled", "status": "False"}),
+                        (("conditions", 2), {"type": "PodScheduled", "status": "False",
+                                             "reason": "r"}),
                         (("containerStatuses", 0, "restartCount"), 3),
                         (("containerStatuses", 0, "state"), {"waiting": {"reason": "w"}}),
                         (("containerStatuses", 0, "state"), {"running": {}, "waiting": {}}),
@@ -186,9 +186,58 @@ def test_updates_that_change_nothing_a_sync_reads_are_the_same_for_jobs() -> Non
     assert same_for_jobs(slim_pod(before), slim_pod(after))
 
 
+def test_the_schedulers_binding_is_the_same_for_jobs() -> None:
+    """The binding sets ``nodeName`` and adds ``PodScheduled=True`` to a new pod (no
+    conditions): nothing a sync reads; a condition that is not True, last, is read."""
+    created = copy.deepcopy(FULL_POD)
+    created["status"] = {"phase": "Pending"}
+    bound = copy.deepcopy(created)
+    bound["metadata"]["resourceVersion"] = "8"
+    bound["spec"]["nodeName"] = "kwok-node-7"
+    bound["status"]["conditions"] = [{"type": "PodScheduled", "status": "True",
+                                      "lastTransitionTime": "2030-01-01T00:00:00Z"}]
+    assert same_for_jobs(slim_pod(created), slim_pod(bound))
+    unschedulable = copy.deepcopy(created)
+    unschedulable["status"]["conditions"] = [{
+        "type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+        "message": "0/3 nodes are available", "lastTransitionTime": "t"}]
+    assert slim_pod(unschedulable)["status"]["conditions"] == [{
+        "type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+        "message": "0/3 nodes are available"}]
+    assert not same_for_jobs(slim_pod(created), slim_pod(unschedulable))
+
+
+@pytest.mark.parametrize("conditions", [
+    [],
+    [{"type": "PodScheduled", "status": "True"}],
+    [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "m"}],
+    [{"type": "Initialized", "status": "False", "reason": "i", "message": "m"},
+     {"type": "PodScheduled", "status": "True"}],
+    [{"type": "Ready", "status": "False", "reason": "ContainersNotReady", "message": "m"},
+     {"type": "PodScheduled", "status": "True"}],
+    [{"type": "PodScheduled", "status": "True"},
+     {"type": "Ready", "status": "False", "reason": "ContainersNotReady", "message": "m"}],
+    [{"type": "Ready", "status": "True"}, {"type": "DisruptionTarget", "status": "Unknown",
+                                           "reason": "d", "message": "m"}],
+])
+def test_a_pending_pods_warning_and_readiness_read_the_slim_pod_as_the_full_one(
+        conditions: list[dict[str, Any]]) -> None:
+    """The training kinds' warning for a pod without container statuses (its last condition,
+    when not True) and readiness are the same from the slim pod as from the full one."""
+    from mpi_controller.engine.training.decisions import abnormal_pod_events
+
+    pod = copy.deepcopy(FULL_POD)
+    pod["status"] = {"phase": "Pending", "conditions": conditions}
+    slim = slim_pod(pod)
+    assert abnormal_pod_events([slim]) == abnormal_pod_events([pod])
+    assert is_pod_ready(slim) is is_pod_ready(pod)
+
+
 @pytest.mark.parametrize("change", [
     lambda p: p["status"].update(phase="Succeeded"),
-    lambda p: p["status"]["conditions"][0].update(status="False"),
+    lambda p: p["status"]["conditions"][1].update(status="False"),  # not Ready
+    lambda p: p["status"]["conditions"][2].update(status="False"),  # the last
+    lambda p: p["status"]["conditions"].append({"type": "DisruptionTarget", "status": "False"}),
     lambda p: p["status"]["containerStatuses"][0].update(restartCount=3),
     lambda p: p["metadata"].update(deletionTimestamp="2030-01-01T00:00:00Z"),
     lambda p: p["metadata"]["labels"].update(extra="1"),
