@@ -60,6 +60,14 @@ def test_the_issues_manifest_succeeds(cluster: Cluster, kubeflow: TFJobs) -> Non
         "PS": {"succeeded": 2}, "Worker": {"succeeded": 4}}, timeout=30,
         what="the running PS counted as succeeded")
     assert status["startTime"] <= status["completionTime"]
+
+    def phases() -> list[tuple[str, str]]:
+        return [(p["metadata"]["name"], p["status"]["phase"]) for p in kubeflow.pods(JOB)]
+    # Worker 0's exit ends the job; KWOK ends the other workers on their own clocks (each 3 s
+    # after it started), which a loaded machine can spread past the job's Succeeded.
+    wait_for(lambda: phases() == [(n, "Running" if "-ps-" in n else "Succeeded")
+                                  for n in NAMES], timeout=30,
+             what="the workers Succeeded, the parameter servers still Running")
     pods = kubeflow.pods(JOB)
     assert [p["metadata"]["name"] for p in pods] == NAMES
     uid = job["metadata"]["uid"]
