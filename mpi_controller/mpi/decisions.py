@@ -90,11 +90,11 @@ def select_job_pods(
 ) -> list[Mapping[str, Any]]:
     """Pods matching the Job's ``spec.selector`` and controlled by the Job (``jobPods``)."""
     selector = as_dict(job.get("spec")).get("selector")
-    return [
+    return [  # the controller first: a uid compare, where the selector is parsed per pod
         pod
         for pod in pods
-        if label_selector_matches(selector, as_dict(as_dict(pod.get("metadata")).get("labels")))
-        and is_controlled_by(pod, job)
+        if is_controlled_by(pod, job)
+        and label_selector_matches(selector, as_dict(as_dict(pod.get("metadata")).get("labels")))
     ]
 
 
