@@ -9,14 +9,7 @@ from __future__ import annotations
 
 from tests.engine_harness import EngineHarness
 from tests.status_spy import Spy, sync_and_check_the_echo
-from tests.unit.mpi.test_kind import (
-    NS,
-    add_launcher_pod,
-    conditions,
-    finish_launcher,
-    job,
-    set_pod,
-)
+from tests.unit.mpi.test_kind import NS, add_launcher_pod, conditions, finish_launcher, job, set_pod
 
 
 async def test_a_jobs_writes_are_settled_until_the_one_that_finishes_it() -> None:
