@@ -19,8 +19,13 @@ KEY = f"{NS}/pi"
 async def started(h: EngineHarness) -> None:
     h.create(small_job("pi", workers=2))
     await h.sync("pi")
-    h.controller.controller.queue._queue.clear()  # what the first sync's writes enqueued
-    h.controller.controller.queue._dirty.clear()
+    clear_queue(h)  # what the first sync's writes enqueued
+
+
+def clear_queue(h: EngineHarness) -> None:
+    queue = h.controller.controller.queue
+    queue._queue.clear()
+    queue._dirty.clear()
 
 
 def labelled_pod(name: str, owner: dict[str, Any]) -> dict[str, Any]:
@@ -187,13 +192,11 @@ async def test_no_event_enqueues_a_job_whose_writes_the_cache_has_not_all_seen()
     """Expectations: a pod event for a job whose creates the cache has not all seen enqueues
     nothing; the observed create that fulfils them enqueues the job, once."""
     async with EngineHarness() as h:
-        controller = h.controller_for("MPIJob")
+        controller = h.controller
         h.create(small_job("pi", workers=2))
         await h.pause(controller.pods)  # the workers' ADDED events wait
         await h.sync("pi")
-        queue = controller.controller.queue
-        queue._queue.clear()
-        queue._dirty.clear()
+        clear_queue(h)
         assert not controller.expectations.satisfied_expectations(KEY)
         h.api.modify(MPIJOBS, "pi", lambda j: j["metadata"].setdefault("labels", {}).update(
             edited="yes"), namespace=NS)
@@ -211,12 +214,10 @@ async def test_a_sync_whose_failed_writes_fulfil_the_expectations_enqueues_a_pas
     lowers the expectations, and no observation will come): the end of the sync enqueues the
     job."""
     async with EngineHarness() as h:
-        controller = h.controller_for("MPIJob")
+        controller = h.controller
         h.create(small_job("pi", workers=2))
         await h.sync("pi")
-        queue = controller.controller.queue
-        queue._queue.clear()
-        queue._dirty.clear()
+        clear_queue(h)
         controller.expectations.raise_expectations(KEY, add=1)  # a create on its way
         h.api.modify(MPIJOBS, "pi", lambda j: j["metadata"].setdefault("labels", {}).update(
             edited="yes"), namespace=NS)
@@ -225,7 +226,6 @@ async def test_a_sync_whose_failed_writes_fulfil_the_expectations_enqueues_a_pas
         controller.expectations.lower_expectations(KEY, add=1)  # it failed
         await controller.sync(KEY)
         assert h.queued() == [KEY]
-        queue._queue.clear()
-        queue._dirty.clear()
+        clear_queue(h)
         await controller.sync(KEY)  # nothing passed over since: nothing more
         assert h.queued() == []
