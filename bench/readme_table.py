@@ -39,7 +39,7 @@ LOWER_BOUNDS = "lower_bounds"
 
 # (column title, key path) of the README row.
 COLUMNS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("t_running p50 / p99 (s)", ("latency_s", "t_running")),
+    ("Running or finished p50 / p99 (s)", ("latency_s", "t_running_or_done")),
     ("t_succeeded p50 / p99 (s)", ("latency_s", "t_succeeded")),
     ("CPU per job (ms)", ("controller_cpu_ms_per_job",)),
     ("peak RSS (MB)", ("controller_peak_rss_mb",)),
@@ -84,6 +84,34 @@ def compare(label: str, ours: Any, ref: Any, *, ours_bound: bool = False,
     return False if not verdict else None  # ours' true figure >= ours > ref
 
 
+def population(result: Obj, path: Sequence[str]) -> Any:
+    """The jobs a latency percentile (``latency_s.<key>.<p>``) is over: all of them when the
+    run left some unfinished (``of``), else those measured (``n``); None for another figure."""
+    if len(path) != 3 or path[0] != "latency_s" or path[2] == "n":
+        return None
+    figures = dig(result, path[:2]) or {}
+    return figures.get("of", figures.get("n"))
+
+
+def rank(label: str, ours: Obj, ref: Obj, path: Sequence[str]) -> bool | None:
+    """:func:`compare` of the figure at ``path`` of two results, or None (not ranked) for a
+    latency percentile the two runs took over different numbers of jobs: ``t_running`` is
+    over the jobs each observer saw Running, and an operator that misses the Running state
+    of its slower jobs would be measured over its faster ones only."""
+    if population(ours, path) != population(ref, path):
+        return None
+    return compare(label, dig(ours, path), dig(ref, path), ours_bound=is_bound(ours, path),
+                   ref_bound=is_bound(ref, path))
+
+
+def _undecided(label: str, ours: Obj, ref: Obj, path: Sequence[str]) -> bool:
+    """Whether a figure both sides have, over the same jobs, is left unranked by a bound (a
+    run that did not finish)."""
+    return (rank(label, ours, ref, path) is None
+            and ahead(label, dig(ours, path), dig(ref, path)) is not None
+            and population(ours, path) == population(ref, path))
+
+
 def shown(value: Any, bound: bool = False) -> str:
     """A figure as the tables show it; a bound as ``not reached (>= value)``."""
     text = f"{value:g}" if isinstance(value, float) else "-" if value is None else str(value)
@@ -124,14 +152,11 @@ def summary(pairs: Sequence[tuple[str, str, Obj, Obj]],
     lines: list[str] = []
     runs: dict[str, list[str]] = {}  # the run's description -> its workloads
     for name, label, ours, ref in pairs:
-        verdicts = [(compare(figure, dig(ours, path), dig(ref, path),
-                             ours_bound=is_bound(ours, path), ref_bound=is_bound(ref, path)),
-                     ahead(figure, dig(ours, path), dig(ref, path)))
+        verdicts = [(rank(figure, ours, ref, path), _undecided(figure, ours, ref, path))
                     for figure, path in rows(name)]
         ranked = [v for v, _ in verdicts if v is not None]
         behind = len(ranked) - sum(ranked)
-        # Figures both sides have but a bound leaves undecided (a run that did not finish).
-        undecided = sum(1 for v, raw in verdicts if v is None and raw is not None)
+        undecided = sum(1 for _, open_ in verdicts if open_)
         count = f"{sum(ranked)} of {len(ranked)}" + (" (**behind on "
                                                      f"{behind}**)" if behind else "") + (
             f" ({undecided} undecided: not reached)" if undecided else "")

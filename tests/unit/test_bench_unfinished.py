@@ -56,6 +56,11 @@ def test_latencies_of_an_unfinished_run_count_the_jobs_left_as_bounds() -> None:
     # are left out as in a finished run
     assert {k: lat["t_running"][k] for k in ("n", "of", "p50", "max")} == {
         "n": 2, "of": 3, "p50": 2.0, "max": 30.0}
+    # Running or finished: every job but e measured (b at its success, c at its failure);
+    # e a bound
+    assert {k: lat["t_running_or_done"][k] for k in ("n", "of", "p50", "max")} == {
+        "n": 4, "of": 5, "p50": 4.0, "max": 30.0}
+    assert lat["t_running_or_done"]["samples"] == [2.0, 4.0, 5.0, 2.0]
     # Succeeded: a and b measured; d and e bounds (40 s, 30 s); c failed, left out
     assert {k: lat["t_succeeded"][k] for k in ("n", "of", "p50", "p90", "max")} == {
         "n": 2, "of": 4, "p50": 4.0, "p90": 40.0, "max": 40.0}
@@ -63,7 +68,7 @@ def test_latencies_of_an_unfinished_run_count_the_jobs_left_as_bounds() -> None:
     # the nearest ranks of p90 and up (the 3rd of 3, the 5th of 5, the 4th of 4) fall on a
     # bound in each
     assert bounds == [f"latency_s.{key}.{p}" for key in ("t_children", "t_running",
-                                                         "t_succeeded")
+                                                         "t_running_or_done", "t_succeeded")
                       for p in ("p90", "p99", "max")]
     assert lat["t_children"]["p90"] == 30.0
     # Finished: no bounds, the plain percentiles
@@ -118,10 +123,12 @@ def _burst(date: str, *, wall: float, cpu: float, p50: float, p99: float, finish
         "jobs": 60, "jobs_finished": finished, "lifecycle_wall_s": wall,
         "controller_cpu_ms_per_job": cpu, "flags": ["--threadiness", "16"],
         "latency_s": {"t_running": {"n": 60, "p50": 1.0, "p99": 2.0},
+                      "t_running_or_done": {"n": 60, "p50": 1.0, "p99": 2.0},
                       "t_succeeded": {"n": finished, "p50": p50, "p99": p99}},
         "environment": {"scale": 0.3, "date": date, "commit": "abc"}}
     if bounds is not None:
         res.update({"complete": False, "timeout_s": 600, "lower_bounds": bounds})
+        res["latency_s"]["t_succeeded"]["of"] = 60  # its jobs left unfinished as bounds
     return res
 
 
@@ -141,6 +148,8 @@ def test_the_side_by_side_with_a_reference_that_did_not_finish() -> None:
         "| burst | t_running p50 (s) | 1 | 1 | 1.00 | yes |",
         "| burst | t_running p99 (s) | 2 | 2 | 1.00 | yes |",
         "| burst | jobs seen Running | 60 | 60 | 1.00 |  |",
+        "| burst | Running or finished p50 (s; every job) | 1 | 1 | 1.00 | yes |",
+        "| burst | Running or finished p99 (s; every job) | 2 | 2 | 1.00 | yes |",
         "| burst | t_succeeded p50 (s) | 12 | 15 | 0.80 | yes |",
         "| burst | t_succeeded p99 (s) | 20 | not reached (>= 600) | - | yes |",
         # ours over the bound: open, not ranked
@@ -161,10 +170,11 @@ def test_the_readme_summary_counts_the_figures_a_bound_leaves_open() -> None:
     text = readme_table.summary([("burst", "Go (mpi-operator v0.8.2)", OURS, GO)],
                                 harness.side_by_side_rows)
     lines = text.splitlines()
-    # ranked: lifecycle, t_running p50/p99, t_succeeded p50/p99; CPU open
+    # ranked: lifecycle, t_running p50/p99, Running or finished p50/p99, t_succeeded
+    # p50/p99; CPU open
     assert lines[2] == ("| burst | Go (mpi-operator v0.8.2) | 1 / 2 against 1 / 2 | "
                         "12 / 20 against 15 / not reached (>= 600) | 25 against not reached "
-                        "(>= 20) | - against - | - against - | 5 of 5 (1 undecided: not "
+                        "(>= 20) | - against - | - against - | 7 of 7 (1 undecided: not "
                         "reached) |")
     assert lines[-1] == ("Each cell: ours against the reference. Runs: burst: ours ours-date at "
                          "`abc`, the reference go-date, scale 0.3 (the reference did not "
