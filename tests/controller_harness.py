@@ -79,11 +79,13 @@ class InProcessController:
         return done.result(timeout=10)
 
     def idle(self) -> bool:
-        """No key queued, waiting for a delay, or being synced."""
+        """No key queued, waiting for a delay (the queue's or the pod-update batch's), or
+        being synced."""
         ctl = self.mpijob_controller
         assert ctl is not None
         queue = ctl.controller.queue
-        return self.call(lambda: not (queue.len() or queue._processing or queue._waiting))
+        return self.call(lambda: not (queue.len() or queue._processing or queue._waiting
+                                      or ctl.held()))
 
     def stop(self) -> None:
         if self.loop is not None and self.stop_event is not None:

@@ -7,23 +7,26 @@
   add/update/delete enqueues its controlling job: the controller reference must name the
   kind's resource (group and kind) and a job in the cache; a child controlled by an
   *intermediate* (a launcher batch Job controls its pods) belongs to that intermediate's job.
-  Updates with an unchanged resourceVersion are ignored, and so are pod updates that change
-  nothing a sync reads (:func:`~mpi_controller.engine.pods.same_for_jobs`: a sync's outcome
-  depends on the cached slim pods alone, so it would be the last one's). Pod updates (phase
-  and readiness
-  changes) are batched only while the controller has a backlog (:func:`pod_update_delay`):
-  with a worker free they enqueue at once, so an idle controller syncs a job as soon as its
-  pod changes (updates that arrive while that key is queued or being synced still coalesce
-  into one more sync); with every worker taken they enqueue after ``pod_update_batch``
-  seconds (default 1 s, the Kubernetes Job controller's batch period), so the pods of a job
-  that change together cost one sync while the backlog drains. Adds and deletes enqueue at
-  once. No event enqueues a job whose expectations are unfulfilled (its writes not yet all
-  seen in the cache): that sync would be turned away. The event that fulfils them enqueues
-  the job (each observed create and delete runs the check after it is counted), and so
-  does the end of a sync if an event was passed over meanwhile and the sync's own failed
-  writes fulfilled them (a failed create lowers them). The 4 worker deletes of a finished
-  job's cleanup thus cost one more sync, not 8 (each pod's update marking it terminating,
-  then its delete).
+  Updates with an unchanged resourceVersion are ignored, and so are the updates of other
+  children the kind says cannot change a sync (``kind.child_update_matters``: a launcher
+  Job's count of ready pods) and pod updates that change nothing a sync reads
+  (:func:`~mpi_controller.engine.pods.same_for_jobs`: a sync's outcome depends on the cached
+  slim pods alone, so it would be the last one's). Pod updates (phase
+  and readiness changes) are batched only while the controller has a backlog
+  (:func:`pod_update_delay`): with a worker free they enqueue at once, so an idle controller
+  syncs a job as soon as its pod changes (updates that arrive while that key is queued or
+  being synced still coalesce into one more sync); with every worker taken they enqueue
+  after ``pod_update_batch`` seconds (default 1 s, the Kubernetes Job controller's batch
+  period), so the pods of a job that change together cost one sync while the backlog
+  drains. A sync of the job that starts within the window drops the held enqueue
+  (:class:`~mpi_controller.engine.batch.HeldSyncs`): the updates are in the cache it reads.
+  Adds and deletes enqueue at once. No event enqueues a job whose expectations are
+  unfulfilled (its writes not yet all seen in the cache): that sync would be turned away.
+  The event that fulfils them enqueues the job (each observed create and delete runs the
+  check after it is counted), and so does the end of a sync if an event was passed over
+  meanwhile and the sync's own failed writes fulfilled them (a failed create lowers them).
+  The 4 worker deletes of a finished job's cleanup thus cost one more sync, not 8 (each
+  pod's update marking it terminating, then its delete).
 * **the request order.** Each job gets a number when first seen (jobs first seen earlier get
   smaller ones, across every kind); its sync's API requests carry it as their
   :data:`~mpi_controller.runtime.throttle.REQUEST_PRIORITY`, so when the client's token bucket
@@ -55,6 +58,7 @@ from typing import Any
 import structlog
 
 from mpi_controller.engine.admitted import ReportedOnce
+from mpi_controller.engine.batch import HeldSyncs
 from mpi_controller.engine.context import StatusWriteGuard, SyncContext
 from mpi_controller.engine.hold import StatusHold
 from mpi_controller.engine.kind import JobKind
@@ -145,6 +149,8 @@ class JobController:
         self._order: dict[str, int] = {}
         self._passed_over: set[str] = set()
         """Jobs with an event passed over while their expectations were unfulfilled."""
+        self._held = HeldSyncs(self._clock, self._enqueue)
+        """Jobs whose pod updates wait for the batch window (released when a sync starts)."""
         self._informers = kind.informers()
         self.jobs = self._informers.jobs
         self.pods = pods
@@ -173,11 +179,12 @@ class JobController:
             on_add=self._enqueue_job, on_update=self._job_updated, on_delete=self._forget_job)
         children = [self.pods, *(c for c in self._informers.children if c is not self.pods)]
         for informer in children:
+            kind = informer.resource.kind if informer.resource else ""
             informer.add_event_handler(
                 on_add=self._child_added,
-                on_update=self._pod_updated if informer is self.pods else self._child_updated,
-                on_delete=self._deletion_handler(
-                    informer.resource.kind if informer.resource else ""))
+                on_update=self._pod_updated if informer is self.pods else
+                self._update_handler(kind),
+                on_delete=self._deletion_handler(kind))
 
     def _enqueue_job(self, obj: Obj) -> None:
         key = meta_namespace_key(obj)
@@ -194,12 +201,8 @@ class JobController:
         self._passed_over.add(key)
         return False
 
-    def _enqueue(self, key: str, delay: float = 0.0) -> None:
-        if not self._expected(key):
-            return
-        if delay > 0:
-            self.controller.enqueue_after(key, delay)
-        else:
+    def _enqueue(self, key: str) -> None:
+        if self._expected(key):
             self.controller.enqueue(key)
 
     def _job_updated(self, old: Obj, new: Obj) -> None:
@@ -219,6 +222,7 @@ class JobController:
         self._admitted.forget(key)
         self._order.pop(key, None)
         self._passed_over.discard(key)
+        self._held.release(key)
         self.kind.forget(key)
 
     def _owner_key(self, obj: Mapping[str, Any]) -> tuple[str | None, bool]:
@@ -262,17 +266,27 @@ class JobController:
             return None
         return self._owner_key(new)[0]
 
-    def _child_updated(self, old: Obj, new: Obj) -> None:
-        key = self._updated_key(old, new)
-        if key is not None:
+    def _update_handler(self, kind: str) -> Callable[[Obj, Obj], None]:
+        def on_update(old: Obj, new: Obj) -> None:
+            key = self._updated_key(old, new)
+            if key is None:
+                return
+            job = self.jobs.indexer.get_by_key(key)
+            if job is not None and not self.kind.child_update_matters(job, kind, old, new):
+                return
             self._enqueue(key)
+        return on_update
 
     def _pod_updated(self, old: Obj, new: Obj) -> None:
         key = self._updated_key(old, new)
         if key is None or same_for_jobs(old, new):
             return
-        self._enqueue(key, pod_update_delay(self._config.pod_update_batch,
-                                            backlog=self.controller.backlog()))
+        delay = pod_update_delay(self._config.pod_update_batch,
+                                 backlog=self.controller.backlog())
+        if delay > 0:
+            self._held.hold(key, delay)
+        else:
+            self._enqueue(key)
 
     def _deletion_handler(self, kind: str) -> Callable[[Obj | DeletedFinalStateUnknown], None]:
         def on_delete(obj: Obj | DeletedFinalStateUnknown) -> None:
@@ -288,7 +302,13 @@ class JobController:
 
     # -- sync ----------------------------------------------------------------------------
 
+    def held(self) -> int:
+        """Jobs whose pod updates wait for the batch window."""
+        return len(self._held)
+
     async def sync(self, key: str) -> Result | None:
+        # The pod updates held for this job are in the cache this sync reads.
+        self._held.release(key)
         token = REQUEST_PRIORITY.set(self._order.get(key, 0))
         try:
             result = await self._sync(key)

@@ -89,6 +89,12 @@ class JobKind(Protocol):
         """Warning Events for problems of a valid job that the Go operator admits and runs
         anyway (:mod:`mpi_controller.engine.admitted`); the job is still synced."""
 
+    def child_update_matters(self, job: Mapping[str, Any], child_kind: str,
+                             old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+        """Whether the update ``old`` -> ``new`` of a child of ``job`` (of ``child_kind``, not
+        a pod: the engine compares pods slim) may change what a sync of ``job`` does; False
+        starts no sync."""
+
     async def sync(self, ctx: SyncContext) -> None:
         """Reconcile one job; errors are retried with backoff by the engine."""
 

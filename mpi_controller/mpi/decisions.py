@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
+from mpi_controller.kube.changes import same_but_status
 from mpi_controller.kube.jsonvalue import as_dict, as_list
 from mpi_controller.kube.owners import is_controlled_by
 from mpi_controller.kube.pods import count_ready_pods, pod_phase
@@ -38,6 +39,7 @@ __all__ = [
     "is_job_suspended",
     "is_suspended",
     "launcher_suspension_action",
+    "launcher_update_matters",
     "launcher_waits_for_workers",
     "managed_by_external_controller",
     "needs_finished_cleanup",
@@ -277,3 +279,33 @@ def plan_worker_cleanup(
             continue
         delete.append(name)
     return CleanUpPlan(delete)
+
+
+LAUNCHER_STATUS_UNREAD = frozenset({"active", "ready", "terminating", "uncountedTerminatedPods"})
+"""The launcher Job's status fields a ``v2beta1`` sync never reads: it counts the launcher's
+running pods itself (``countRunningPods``), and reads of the Job's status only ``failed``,
+``succeeded``, ``startTime``, ``completionTime`` and the conditions
+:data:`LAUNCHER_CONDITIONS_READ`. The Job controller changes these while the launcher starts
+and ends (``active`` 1, ``ready`` 1, the pod counted in ``uncountedTerminatedPods``)."""
+
+LAUNCHER_CONDITIONS_READ = frozenset({"Complete", "Failed"})
+"""The launcher Job's conditions any mode reads (``SuccessCriteriaMet`` and ``FailureTarget``,
+which the Job controller adds just before ``Complete`` and ``Failed``, are not)."""
+
+
+def _launcher_status_read(job: Mapping[str, Any], unread: frozenset[str]) -> dict[str, Any]:
+    status = as_dict(job.get("status"))
+    out = {k: v for k, v in status.items() if k not in unread and k != "conditions"}
+    out["conditions"] = [c for c in as_list(status.get("conditions"))
+                         if not isinstance(c, Mapping) or c.get("type") in LAUNCHER_CONDITIONS_READ]
+    return out
+
+
+def launcher_update_matters(child_kind: str, old: Mapping[str, Any], new: Mapping[str, Any],
+                            *, unread: frozenset[str] = LAUNCHER_STATUS_UNREAD) -> bool:
+    """Whether an update of a child of ``child_kind`` may change a sync: any update but a
+    batch Job's that changes nothing but its ``unread`` status fields and conditions other
+    than :data:`LAUNCHER_CONDITIONS_READ` (and the metadata a status write changes)."""
+    if child_kind != "Job" or not same_but_status(old, new):
+        return True
+    return _launcher_status_read(old, unread) != _launcher_status_read(new, unread)

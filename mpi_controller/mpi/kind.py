@@ -101,6 +101,10 @@ class MPIJobKind:
     def admitted_problems(self, job: Mapping[str, Any]) -> Sequence[Event]:
         return self.mode(job).admitted_problems(job)
 
+    def child_update_matters(self, job: Mapping[str, Any], child_kind: str,
+                             old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+        return self.mode(job).child_update_matters(job, child_kind, old, new)
+
     async def sync(self, ctx: SyncContext) -> None:
         await self.mode(ctx.job).sync(ctx)
 

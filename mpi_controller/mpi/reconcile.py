@@ -145,6 +145,10 @@ class MPIJobV2Beta1Mode:
         return self.kept.read(job, "admitted", lambda: admitted_events(
             admitted_problems(dict(job)), runs_as="mpi-operator"))
 
+    def child_update_matters(self, job: Mapping[str, Any], child_kind: str,
+                             old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+        return decisions.launcher_update_matters(child_kind, old, new)
+
     async def sync(self, ctx: SyncContext) -> None:
         reconcile = MPIJobReconcile(self, ctx)
         view = self.kept.read(ctx.job, "view", lambda: parse_mpi_job(ctx.job))

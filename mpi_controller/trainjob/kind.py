@@ -131,6 +131,10 @@ class TrainJobKind:
         """None: a runtime's policy checks run in the sync (Warning Events there)."""
         return ()
 
+    def child_update_matters(self, job: Mapping[str, Any], child_kind: str,
+                             old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+        return True
+
     def forget(self, key: str) -> None:
         self._snapshots.pop(key, None)
 

@@ -140,6 +140,10 @@ class TrainingJobKind:
         return self.kept.read(job, "admitted", lambda: admitted_events(
             self.framework.admitted(job), runs_as="training-operator"))
 
+    def child_update_matters(self, job: Mapping[str, Any], child_kind: str,
+                             old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+        return True
+
     async def sync(self, ctx: SyncContext) -> None:
         reconcile = self.reconcile_type(self, ctx)
         await reconcile.run()

@@ -52,6 +52,7 @@ from mpi_controller.kube.resources import (
 from mpi_controller.kube.timefmt import format_time
 from mpi_controller.mpi import constants, kubexec, metrics
 from mpi_controller.mpi.conversion.memo import ConvertedJobs
+from mpi_controller.mpi.decisions import LAUNCHER_STATUS_UNREAD, launcher_update_matters
 from mpi_controller.mpi.events import validation_error_event
 from mpi_controller.mpi.options import MPIJOBS, MPIJobOptions
 from mpi_controller.mpi.v1alpha2 import launch
@@ -72,6 +73,8 @@ _COUNTERS = {constants.CONDITION_SUCCEEDED: metrics.JOBS_SUCCESSFUL,
              constants.CONDITION_FAILED: metrics.JOBS_FAILED,
              constants.CONDITION_RESTARTING: metrics.JOBS_RESTARTED}
 
+
+_LAUNCHER_STATUS_UNREAD = LAUNCHER_STATUS_UNREAD - {"active"}
 
 class MPIJobV1Alpha2Mode:
     """The MPIJob kind's ``v1alpha2`` mode (module doc): a
@@ -117,6 +120,12 @@ class MPIJobV1Alpha2Mode:
 
     def admitted_problems(self, job: Mapping[str, Any]) -> Sequence[Event]:
         return []  # none checked for v1alpha2 jobs
+
+    def child_update_matters(self, job: Mapping[str, Any], child_kind: str,
+                             old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+        """A launcher Job's update matters unless it changes only status fields this mode
+        never reads (``v2beta1``'s, ``active`` aside: the ``launcherStatus`` follows it)."""
+        return launcher_update_matters(child_kind, old, new, unread=_LAUNCHER_STATUS_UNREAD)
 
     async def sync(self, ctx: SyncContext) -> None:
         await MPIJobV1Alpha2Reconcile(self, ctx).run()

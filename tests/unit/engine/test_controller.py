@@ -103,6 +103,47 @@ async def test_pod_updates_are_batched_for_a_second_while_every_worker_is_busy()
         assert h.queued() == ["ns/other", KEY]
 
 
+async def test_a_sync_within_the_window_drops_the_held_pod_updates() -> None:
+    async with EngineHarness() as h:  # one worker
+        await started(h)
+        h.controller.controller.enqueue("ns/other")  # a backlog
+        run_pods(h)
+        await h.settle()
+        assert h.controller.held() == 1
+        h.clock.advance(0.5)
+        await h.sync("pi")  # reads both Running pods
+        assert h.controller.held() == 0
+        clear_queue(h)  # what the sync's writes enqueued (the ConfigMap's echo)
+        h.controller.controller.enqueue("ns/other")
+        h.clock.advance(1.0)
+        await h.settle()
+        assert h.queued() == ["ns/other"]  # no second sync for the same updates
+        # an update after that sync's start is held afresh, and enqueues after the window
+        h.api.modify(PODS, "pi-worker-0", lambda p: p.update(status={"phase": "Succeeded"}),
+                     namespace=NS)
+        await h.settle()
+        assert h.controller.held() == 1
+        h.clock.advance(1.1)
+        await h.settle()
+        assert h.queued() == ["ns/other", KEY]
+        assert h.controller.held() == 0
+
+
+async def test_a_deleted_job_drops_its_held_pod_updates() -> None:
+    async with EngineHarness() as h:
+        await started(h)
+        h.controller.controller.enqueue("ns/other")
+        run_pods(h)
+        await h.settle()
+        assert h.controller.held() == 1
+        h.api.remove(MPIJOBS, "pi", namespace=NS)
+        await h.settle()
+        assert h.controller.held() == 0
+        h.clock.advance(1.1)
+        await h.settle()
+        assert h.queued() == ["ns/other"]
+
+
 async def test_a_zero_batch_never_holds_a_pod_update() -> None:
     async with EngineHarness(pod_update_batch=0) as h:
         await started(h)
@@ -129,6 +170,26 @@ async def test_child_updates_without_a_new_resource_version_are_ignored() -> Non
         assert h.queued() == []
         h.api.modify(CONFIGMAPS, "pi-config", lambda cm: cm["data"].update(x="1"),
                      namespace=NS)
+        await h.settle()
+        assert h.queued() == [KEY]
+
+
+async def test_launcher_job_updates_a_sync_never_reads_are_ignored() -> None:
+    async with EngineHarness() as h:
+        await started(h)
+        h.api.modify(JOBS, "pi-launcher", lambda j: j.update(
+            status={"startTime": "2026-12-06T12:00:00Z", "active": 1, "ready": 0}),
+            namespace=NS)
+        await h.settle()
+        assert h.queued() == [KEY]  # the launcher started (startTime)
+        clear_queue(h)
+        h.api.modify(JOBS, "pi-launcher", lambda j: j["status"].update(ready=1), namespace=NS)
+        h.api.modify(JOBS, "pi-launcher", lambda j: j["status"].update(
+            active=None, ready=0, uncountedTerminatedPods={"succeeded": ["u"]}), namespace=NS)
+        await h.settle()
+        assert h.queued() == []
+        h.api.modify(JOBS, "pi-launcher", lambda j: j["status"].update(
+            succeeded=1, conditions=[{"type": "Complete", "status": "True"}]), namespace=NS)
         await h.settle()
         assert h.queued() == [KEY]
 

@@ -10,6 +10,7 @@ import pytest
 
 from mpi_controller.kube.events import Event
 from mpi_controller.kube.owners import is_controlled_by
+from mpi_controller.mpi import decisions
 from mpi_controller.mpi.decisions import (
     is_job_finished,
     launcher_suspension_action,
@@ -225,3 +226,47 @@ def test_validation_event() -> None:
     message = validation_error_event(validate(long)).message
     assert len(message) == 1024
     assert message.endswith("...")
+
+
+def _launcher_job(**status: Any) -> dict[str, Any]:
+    return {"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": "pi-launcher", "namespace": "ns", "resourceVersion": "7",
+                         "managedFields": [{"manager": "kube-controller-manager"}]},
+            "spec": {"suspend": False}, "status": status}
+
+
+def test_a_launcher_update_matters_unless_it_changes_only_unread_status_fields() -> None:
+    started = _launcher_job(startTime="2026-12-06T12:00:00Z", active=1, ready=0,
+                            terminating=0, uncountedTerminatedPods={})
+    # the Job controller's updates while the launcher runs and ends (kube-controller-manager
+    # of the local cluster): ready 1, then the pod counted and active gone
+    ready = {**started, "metadata": {**started["metadata"], "resourceVersion": "8",
+                                     "managedFields": [{"manager": "x"}]},
+             "status": {**started["status"], "ready": 1}}
+    counted = {**ready, "status": {k: v for k, v in ready["status"].items() if k != "active"}
+               | {"ready": 0, "uncountedTerminatedPods": {"succeeded": ["uid-1"]}}}
+    assert not decisions.launcher_update_matters("Job", started, ready)
+    assert not decisions.launcher_update_matters("Job", ready, counted)
+    # what a sync reads: the conditions, succeeded, failed, startTime, completionTime
+    # the Job controller's SuccessCriteriaMet, just before Complete: not read
+    criteria = {**counted, "status": {**counted["status"], "conditions": [
+        {"type": "SuccessCriteriaMet", "status": "True"}]}}
+    assert not decisions.launcher_update_matters("Job", counted, criteria)
+    complete = {**counted, "status": {**counted["status"], "succeeded": 1,
+                                      "completionTime": "2026-12-06T12:00:10Z",
+                                      "conditions": [{"type": "Complete", "status": "True"}]}}
+    assert decisions.launcher_update_matters("Job", counted, complete)
+    assert decisions.launcher_update_matters(
+        "Job", _launcher_job(active=1), _launcher_job(active=1, startTime="t"))
+    assert decisions.launcher_update_matters(
+        "Job", _launcher_job(active=1), _launcher_job(active=1, failed=1))
+    # the spec or the labels: always
+    assert decisions.launcher_update_matters("Job", started, {**ready, "spec": {"suspend": True}})
+    relabelled = {**ready, "metadata": {**ready["metadata"], "labels": {"app": "pi"}}}
+    assert decisions.launcher_update_matters("Job", started, relabelled)
+    # the same change of another child kind: always
+    assert decisions.launcher_update_matters("ConfigMap", started, ready)
+    # v1alpha2 reads active (its launcherStatus follows it)
+    unread = decisions.LAUNCHER_STATUS_UNREAD - {"active"}
+    assert not decisions.launcher_update_matters("Job", started, ready, unread=unread)
+    assert decisions.launcher_update_matters("Job", ready, counted, unread=unread)
