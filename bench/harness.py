@@ -1726,9 +1726,12 @@ KEPT_SECTIONS = ("## Issue 29, latency and CPU per job", "## CPU per job", "## S
 
 
 def kept_sections(doc: Path) -> str:
-    """The text of ``doc`` from its first hand-written heading (:data:`KEPT_SECTIONS`) on."""
+    """The text of ``doc`` from its first hand-written heading on: a line that is one of
+    :data:`KEPT_SECTIONS` or starts with one and goes on after a colon
+    (``## Issue 29, latency and CPU per job: before and after``)."""
     text = doc.read_text() if doc.exists() else ""
-    starts = [i for h in KEPT_SECTIONS if (i := text.find(f"\n{h}\n")) >= 0]
+    starts = [m.start() for h in KEPT_SECTIONS
+              if (m := re.search(rf"\n{re.escape(h)}(:[^\n]*)?\n", text))]
     return "\n" + text[min(starts) + 1:] if starts else ""
 
 

@@ -85,3 +85,11 @@ def test_the_docs_keep_their_hand_written_scale_section(tmp_path: Path) -> None:
     assert harness.kept_sections(doc) == "\n## Scale\n\nThe model.\n"
     doc.write_text("# Performance\n\n| a | b |\n")
     assert harness.kept_sections(doc) == ""
+    # a kept heading that goes on after a colon starts the kept text too; a longer heading
+    # that only begins with the same words does not
+    doc.write_text("# Performance\n\n| a |\n\n## CPU per jobs seen\n\nx\n\n"
+                   "## Issue 29, latency and CPU per job: before and after\n\nFigures.\n\n"
+                   "## Scale\n\nThe model.\n")
+    assert harness.kept_sections(doc) == (
+        "\n## Issue 29, latency and CPU per job: before and after\n\nFigures.\n\n"
+        "## Scale\n\nThe model.\n")
