@@ -346,6 +346,14 @@ class JobTrack:
     succeeded_at: float | None = None
     failed_at: float | None = None
 
+    @property
+    def running_or_done_at(self) -> float | None:
+        """The first of Running, Succeeded and Failed seen (a job never seen Running: its
+        finish)."""
+        seen = [at for at in (self.running_at, self.succeeded_at, self.failed_at)
+                if at is not None]
+        return min(seen) if seen else None
+
 
 class Observer:
     """Raw watches of the jobs, pods, Jobs, Services, ConfigMaps and Secrets in one namespace;
@@ -959,40 +967,23 @@ def _latencies(jobs: dict[str, JobTrack], stopped: float | None = None
     job finished (Succeeded or Failed), so a job never seen Running counts at its finish."""
     out: Obj = {}
     not_reached: list[str] = []
-    for key, reached in (("t_children", _children_at), ("t_running", _running_at),
-                         ("t_running_or_done", _running_or_done_at),
-                         ("t_succeeded", _succeeded_at)):
+    for key, attr in (("t_children", "children_at"), ("t_running", "running_at"),
+                      ("t_running_or_done", "running_or_done_at"),
+                      ("t_succeeded", "succeeded_at")):
         values, bounds = [], []
         for t in jobs.values():
             if t.created is None:
                 continue
-            at = reached(t)
+            at = getattr(t, attr)
             if at is not None:
                 values.append(at - t.created)
             elif stopped is not None and not t.failed_at and (
-                    reached is not _running_at or not t.succeeded_at):
+                    attr == "children_at" or not t.succeeded_at):
                 bounds.append(stopped - t.created)
         figures, bound_keys = censored_percentiles(values, bounds)
         out[key] = {**figures, "samples": _round(values)}
         not_reached += [f"latency_s.{key}.{k}" for k in bound_keys]
     return out, not_reached
-
-
-def _children_at(t: JobTrack) -> float | None:
-    return t.children_at
-
-
-def _running_at(t: JobTrack) -> float | None:
-    return t.running_at
-
-
-def _running_or_done_at(t: JobTrack) -> float | None:
-    seen = [at for at in (t.running_at, t.succeeded_at, t.failed_at) if at is not None]
-    return min(seen) if seen else None
-
-
-def _succeeded_at(t: JobTrack) -> float | None:
-    return t.succeeded_at
 
 
 def _round(xs: list[float]) -> list[float]:
