@@ -42,7 +42,7 @@ sys.path.insert(0, str(REPO))
 
 import harness  # noqa: E402  (bench/harness.py)
 
-from tests.processes import ProcSampler, free_port, http_get  # noqa: E402
+from tests.processes import ProcSampler, compile_package, free_port, http_get  # noqa: E402
 
 Obj = dict[str, Any]
 WORKERS = 8
@@ -55,6 +55,7 @@ def extract(rev: str, into: Path) -> Path:
     archive = subprocess.run(["git", "-C", str(REPO), "archive", rev, "mpi_controller"],
                              check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(out)], input=archive, check=True)
+    compile_package(out / "mpi_controller")  # as installed (tests.processes.compile_package)
     return out
 
 

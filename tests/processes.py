@@ -10,11 +10,16 @@ harness for all of them.
 * :class:`ProcSampler`: CPU seconds and RSS of a process, sampled from ``/proc`` every 0.2 s.
 * :func:`stub_api_server`: a stub API server script run as a child process, and a kubeconfig
   pointing at it.
+* :func:`compile_package`: a package's modules compiled to bytecode (``__pycache__``), as an
+  installed package has them, so a controller started from a source tree does not compile
+  every module again at each start (where ``PYTHONDONTWRITEBYTECODE`` is set, nothing else
+  writes them).
 * :func:`free_port`, :func:`http_get`.
 """
 
 from __future__ import annotations
 
+import compileall
 import os
 import signal
 import socket
@@ -28,12 +33,29 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["ControllerProcess", "OperatorProcess", "ProcSampler", "free_port", "http_get"]
+__all__ = ["ControllerProcess", "OperatorProcess", "ProcSampler", "compile_package", "free_port",
+           "http_get"]
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
 _HANDED_OUT: set[int] = set()
+_COMPILED: set[Path] = set()
+
+
+def compile_package(directory: Path) -> None:
+    """Compile every module under ``directory`` to bytecode next to it (``__pycache__``),
+    once per directory in this process. ``pip install`` does this for an installed package
+    (the image's); a source tree on ``PYTHONPATH`` or installed editable has none, and with
+    ``PYTHONDONTWRITEBYTECODE=1`` (set on the machines here) its imports never write them, so
+    each start of a controller would compile ~240 modules again (~0.1 s of CPU). Raises when a
+    module does not compile."""
+    directory = directory.resolve()
+    if directory in _COMPILED:
+        return
+    if not compileall.compile_dir(str(directory), quiet=1):
+        raise RuntimeError(f"compiling the modules under {directory} failed")
+    _COMPILED.add(directory)
 
 
 def free_port() -> int:
@@ -168,6 +190,7 @@ class ControllerProcess(OperatorProcess):
         self.extra = extra
         self.health_port = free_port()
         self.monitoring_port = free_port()
+        compile_package(Path(__file__).resolve().parent.parent / "mpi_controller")
         argv = [sys.executable, "-m", "mpi_controller", "run", "--kubeConfig", kubeconfig,
                 "--health-port", str(self.health_port),
                 "--monitoring-port", str(self.monitoring_port), "--log-format", "json",
