@@ -234,10 +234,12 @@ class SyncContext:
         await self.writer.delete_owner(self.resource, meta["name"], uid=meta.get("uid", ""))
 
     async def write_status(self, status: Mapping[str, Any], original: Mapping[str, Any], *,
-                           hold: bool = False, settled: bool = False) -> None:
+                           hold: bool = False, hold_for: float | None = None,
+                           settled: bool = False) -> None:
         """Write ``status`` unless it equals ``original`` (see the module doc), on the job as
         cached: its stored version, whatever view of it the kind prepared for the sync.
-        ``hold``: a change of replica counts alone may wait (module doc). ``settled``: the
+        ``hold``: a change of replica counts alone may wait (module doc), at most ``hold_for``
+        seconds when given, else the engine's window. ``settled``: the
         kind vouches that a sync of the job with this status and the same children would
         write nothing and start nothing, so the write's echo need not start one
         (:class:`StatusWriteGuard`)."""
@@ -245,7 +247,7 @@ class SyncContext:
             self._hold.forget(self.key)
             return
         if hold and only_counts_changed(status, original):
-            wait = self._hold.remaining(self.key)
+            wait = self._hold.remaining(self.key, hold_for)
             if wait > 0:
                 self.requeue_after(wait)
                 return

@@ -16,10 +16,10 @@ changes would write the status once per pod. Contract:
   still Running. (A TrainJob's counts are its JobSet's: it asks
   :func:`mpi_controller.trainjob.status.jobset_changes_expected` instead.)
 * :class:`StatusHold`: per job key, the time by which a held change must be written:
-  :meth:`~StatusHold.remaining` starts the window (``window`` seconds) at the first change it
-  holds and returns what is left of it (0: write now; the window never restarts while changes
-  stay held), :meth:`~StatusHold.forget` ends it (the status was written, or needs no write).
-  A window of 0 holds nothing.
+  :meth:`~StatusHold.remaining` starts the window (``window`` seconds, or the length the caller
+  gives) at the first change it holds and returns what is left of it (0: write now; the window
+  never restarts while changes stay held), :meth:`~StatusHold.forget` ends it (the status was
+  written, or needs no write). A configured window of 0 holds nothing.
 
 The engine's :meth:`~mpi_controller.engine.context.SyncContext.write_status` uses the three
 together when a kind asks for it: a change that is not only counts (a condition, a time) is
@@ -104,13 +104,15 @@ class StatusHold:
         self._window = window
         self._until: dict[str, float] = {}
 
-    def remaining(self, key: str) -> float:
+    def remaining(self, key: str, window: float | None = None) -> float:
         """Seconds left to hold ``key``'s change (0: write it now); the first call for a key
-        (since :meth:`forget`) starts its window."""
+        (since :meth:`forget`) starts its window, ``window`` seconds long when given (a kind
+        that knows how soon its next change comes), else the configured one. A configured
+        window of 0 holds nothing, whatever ``window``."""
         if self._window <= 0:
             return 0.0
         now = self._clock.now()
-        until = self._until.setdefault(key, now + self._window)
+        until = self._until.setdefault(key, now + (self._window if window is None else window))
         return max(0.0, until - now)
 
     def forget(self, key: str) -> None:

@@ -230,9 +230,13 @@ class MPIJobReconcile:
         # Settled: a sync with this status and the same children writes nothing (the status
         # is a function of the children, and each condition is set once). Not when it
         # finishes the job (the next sync cleans up, as upstream's does) or is suspended.
+        # A change of counts alone waits while the next is due (pods starting, the launcher
+        # Job about to finish): decisions.counts_hold.
         await self.write_status(update.status, original,
                                 settled=not is_finished(update.status)
-                                and not decisions.is_suspended(self.job))
+                                and not decisions.is_suspended(self.job),
+                                hold_for=decisions.counts_hold(launcher_job, launcher_pods,
+                                                               workers))
 
     async def finished(self, cleanup: bool, original: Mapping[str, Any]) -> None:
         """A finished job (module doc, step 1): with cleanPodPolicy All or Running its workers (and,
@@ -439,12 +443,15 @@ class MPIJobReconcile:
     # -- status ----------------------------------------------------------------------------
 
     async def write_status(self, new_status: Mapping[str, Any],
-                           original: Mapping[str, Any], *, settled: bool = False) -> None:
+                           original: Mapping[str, Any], *, settled: bool = False,
+                           hold_for: float | None = None) -> None:
         """Write the status (unless unchanged), with the opt-ins' additions and metrics;
-        ``settled`` as :meth:`SyncContext.write_status`."""
+        ``settled`` as :meth:`SyncContext.write_status`; ``hold_for``: a change of replica
+        counts alone may wait that many seconds (``None``: it is written at once)."""
         if self.features.scale_selector:
             new_status = status.with_worker_selector(new_status, self.job)
-        await self.ctx.write_status(new_status, original, settled=settled)
+        await self.ctx.write_status(new_status, original, settled=settled,
+                                    hold=hold_for is not None, hold_for=hold_for)
         # Not for a job deleted meanwhile: its series were dropped when it left the cache (no
         # await between this check and the recording, so the deletion cannot come in between).
         if self.features.job_metrics and self.ctx.job_still_cached():

@@ -116,3 +116,13 @@ def test_the_window_starts_at_the_first_hold_and_does_not_restart() -> None:
 def test_a_window_of_zero_holds_nothing() -> None:
     hold = StatusHold(ManualClock(), 0.0)
     assert hold.remaining("ns/a") == 0.0
+
+
+def test_a_caller_may_give_its_window_the_first_call_sets_it() -> None:
+    clock = ManualClock()
+    hold = StatusHold(clock, 1.0)
+    assert hold.remaining("ns/a", 2.0) == 2.0
+    clock.advance(1.5)
+    assert hold.remaining("ns/a") == 0.5          # the window started stays
+    assert hold.remaining("ns/a", 5.0) == 0.5
+    assert StatusHold(clock, 0.0).remaining("ns/a", 2.0) == 0.0  # 0 configured: no hold

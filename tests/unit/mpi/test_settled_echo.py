@@ -13,7 +13,8 @@ from tests.unit.mpi.test_kind import NS, add_launcher_pod, conditions, finish_la
 
 
 async def test_a_jobs_writes_are_settled_until_the_one_that_finishes_it() -> None:
-    async with EngineHarness() as h:
+    # Counts alone written at once (no hold): every write of the life, each checked.
+    async with EngineHarness(status_counts_hold=0.0) as h:
         spy = Spy(h.controller_for("MPIJob"))
         h.create(job(workers=2))
         made = [await sync_and_check_the_echo(h, spy, "pi")]  # children, Created
