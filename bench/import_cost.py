@@ -8,8 +8,10 @@ interpreter, alone and in the order ``mpi-controller run`` meets them.
   after ``mpi_controller.cli`` are modules an idle ``mpi-controller run`` no longer imports
   (what they would add).
 
-``kubeauth`` stands for :func:`mpi_controller.runtime.kubeauth.kube_auth` (kubernetes_asyncio's
-configuration and authentication without its generated API). Not a test: nothing asserts.
+The controller's own modules are compiled first (``tests.processes.compile_package``), as an
+installed package has them. ``kubeauth`` stands for
+:func:`mpi_controller.runtime.kubeauth.kube_auth` (kubernetes_asyncio's configuration and
+authentication without its generated API). Not a test: nothing asserts.
 
     .venv/bin/python bench/import_cost.py [--rounds 3]
 """
@@ -24,6 +26,9 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from tests.processes import compile_package  # noqa: E402
 
 MODULES = ("asyncio", "yaml", "msgspec", "structlog", "prometheus_client", "kubeauth",
            "mpi_controller.app", "mpi_controller.cli",
@@ -59,6 +64,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
+    compile_package(REPO / "mpi_controller")
     print("| module | alone: RSS added (MB) | alone: CPU (ms) | in order: RSS added (MB) "
           "| in order: CPU (ms) |")
     print("|---|---|---|---|---|")
