@@ -18,7 +18,9 @@ pure function of this package:
 4. the launcher's suspension follows the job's; a suspended job's workers are deleted;
 5. the status from launcher, launcher pods and workers; its events and metrics; the write,
    *settled* unless it finishes the job or the job is suspended (its echo starts no sync:
-   one with that status and the same children would write nothing).
+   one with that status and the same children would write nothing); a change of replica
+   counts alone held while the next is due (:func:`~mpi_controller.mpi.decisions.counts_hold`:
+   a pod Pending, the launcher Job about to finish), the job synced again when the hold ends.
 
 The opt-ins of :mod:`~mpi_controller.mpi.features` (all off: exactly the above) hook in here:
 the PodGroup sized by the workers (step 3), the launcher held on resume (4), failure details
