@@ -15,6 +15,7 @@ from tests.engine_harness import EngineHarness
 from tests.unit.mpi.test_kind import (
     NS,
     add_launcher_pod,
+    all_running,
     conditions,
     finish_launcher,
     set_pod,
@@ -95,10 +96,7 @@ async def test_counts_wait_for_the_running_condition_and_for_the_launchers_compl
 async def test_a_held_count_is_written_when_its_window_ends() -> None:
     async with EngineHarness() as h:
         await started(h)
-        for worker in ("pi-worker-0", "pi-worker-1"):
-            set_pod(h, worker, "Running", ready=True)
-        add_launcher_pod(h, "Running")
-        await h.sync("pi")
+        await all_running(h)
         set_pod(h, "pi-launcher-x", "Succeeded")
         h.mark()
         result = await h.sync("pi")

@@ -108,6 +108,14 @@ async def started(h: EngineHarness, body: dict[str, Any] | None = None) -> None:
     h.mark()
 
 
+async def all_running(h: EngineHarness) -> None:
+    """Both workers and the launcher's pod Running, and a sync that sees them."""
+    for worker in ("pi-worker-0", "pi-worker-1"):
+        set_pod(h, worker, "Running", ready=True)
+    add_launcher_pod(h, "Running")
+    await h.sync("pi")
+
+
 # -- the engine's guards --------------------------------------------------------------------
 
 
@@ -290,10 +298,7 @@ async def test_a_foreign_secret_outside_the_cache_is_found_by_its_create() -> No
 async def test_running_then_succeeded_with_clean_pod_policy_running() -> None:
     async with EngineHarness() as h:
         await started(h)
-        for worker in ("pi-worker-0", "pi-worker-1"):
-            set_pod(h, worker, "Running", ready=True)
-        add_launcher_pod(h, "Running")
-        await h.sync("pi")
+        await all_running(h)
         assert conditions(h) == [("Created", "True", "MPIJobCreated"),
                                  ("Running", "True", "MPIJobRunning")]
         assert h.job("pi")["status"]["replicaStatuses"] == {
