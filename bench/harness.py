@@ -979,7 +979,7 @@ def _latencies(jobs: dict[str, JobTrack], stopped: float | None = None
             if at is not None:
                 values.append(at - t.created)
             elif stopped is not None and not t.failed_at and (
-                    attr == "children_at" or not t.succeeded_at):
+                    attr != "running_at" or not t.succeeded_at):  # finished unseen Running
                 bounds.append(stopped - t.created)
         figures, bound_keys = censored_percentiles(values, bounds)
         out[key] = {**figures, "samples": _round(values)}
