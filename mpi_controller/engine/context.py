@@ -37,7 +37,7 @@ from typing import Any
 import structlog
 
 from mpi_controller.engine.hold import StatusHold, only_counts_changed
-from mpi_controller.engine.writer import ChildWriter, Vanished
+from mpi_controller.engine.writer import ChildWriter, OwnUpdates, Vanished
 from mpi_controller.kube.conditions import phase_of
 from mpi_controller.kube.events import Event
 from mpi_controller.kube.jsonvalue import Obj
@@ -162,6 +162,7 @@ class SyncContext:
         hold: StatusHold,
         emit: Callable[[Mapping[str, Any], Event], None],
         wall: Callable[[], datetime],
+        updates: OwnUpdates | None = None,
     ) -> None:
         self.job = job
         self.key = key
@@ -187,7 +188,7 @@ class SyncContext:
         self.writer = ChildWriter(client, expectations, job=job, key=key,
                                   emit=partial(emit, job), owner=resource,
                                   owner_cached=partial(_still_cached, jobs, key, _uid(job)),
-                                  vanished=vanished)
+                                  vanished=vanished, updates=updates)
         self.requeue: float | None = None
         """Seconds after which the engine syncs the job again (the earliest asked for)."""
 

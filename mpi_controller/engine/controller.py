@@ -26,7 +26,12 @@
   check after it is counted), and so does the end of a sync if an event was passed over
   meanwhile and the sync's own failed writes fulfilled them (a failed create lowers them).
   The 4 worker deletes of a finished job's cleanup thus cost one more sync, not 8 (each
-  pod's update marking it terminating, then its delete).
+  pod's update marking it terminating, then its delete). The echo of a child update a sync
+  made (:class:`~mpi_controller.engine.writer.OwnUpdates`: the version its answer named, even
+  when the informer delivers it before the answer) starts no sync: that sync went on with the
+  answer. When a held status change is written or gone, the sync the hold scheduled for its
+  window's end is dropped (:meth:`StatusHold.forget
+  <mpi_controller.engine.hold.StatusHold.forget>`).
 * **the request order.** Each job gets a number when first seen (jobs first seen earlier get
   smaller ones, across every kind); its sync's API requests carry it as their
   :data:`~mpi_controller.runtime.throttle.REQUEST_PRIORITY`, so when the client's token bucket
@@ -63,7 +68,7 @@ from mpi_controller.engine.context import StatusWriteGuard, SyncContext
 from mpi_controller.engine.hold import StatusHold
 from mpi_controller.engine.kind import JobKind
 from mpi_controller.engine.pods import same_for_jobs
-from mpi_controller.engine.writer import OwnerGone, Vanished
+from mpi_controller.engine.writer import OwnerGone, OwnUpdates, Vanished
 from mpi_controller.kube.events import Event
 from mpi_controller.kube.jsonvalue import Obj
 from mpi_controller.kube.owners import controller_of
@@ -143,8 +148,10 @@ class JobController:
         self._clock: Clock = clock or LoopClock()
         self.expectations = ControllerExpectations(clock=clock)
         self._guard = StatusWriteGuard(self._clock)
-        self._hold = StatusHold(self._clock, config.status_counts_hold)
+        self._hold = StatusHold(self._clock, config.status_counts_hold, on_end=self._hold_ended)
         self._vanished = Vanished()
+        self._updates = OwnUpdates(self._enqueue)
+        """The children our syncs updated, until their echo (which starts no sync)."""
         self._admitted = ReportedOnce()
         self._order: dict[str, int] = {}
         self._passed_over: set[str] = set()
@@ -213,6 +220,11 @@ class JobController:
             return
         self._enqueue_job(new)
 
+    def _hold_ended(self, key: str) -> None:
+        # The held change was written (or is gone): the sync due at the window's end would
+        # find nothing held. A requeue this sync asks for is added when it returns.
+        self.controller.cancel_delayed(key)
+
     def _forget_job(self, obj: Obj | DeletedFinalStateUnknown) -> None:
         key = deletion_handling_key(obj)
         self.expectations.delete_expectations(key)
@@ -271,6 +283,8 @@ class JobController:
             key = self._updated_key(old, new)
             if key is None:
                 return
+            if self._updates.absorbs(kind, new, key):
+                return  # our own update coming back: the sync that wrote it went on with it
             job = self.jobs.indexer.get_by_key(key)
             if job is not None and not self.kind.child_update_matters(job, kind, old, new):
                 return
@@ -291,6 +305,7 @@ class JobController:
     def _deletion_handler(self, kind: str) -> Callable[[Obj | DeletedFinalStateUnknown], None]:
         def on_delete(obj: Obj | DeletedFinalStateUnknown) -> None:
             target = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
+            self._updates.forget(kind, target)
             key, direct = self._owner_key(target)
             if key is None:
                 return
@@ -369,7 +384,7 @@ class JobController:
         return SyncContext(job, key=key, resource=self.kind.resource, client=self._client,
                        jobs=self.jobs, pods=self.pods, expectations=self.expectations,
                        vanished=self._vanished, guard=self._guard, hold=self._hold,
-                       emit=self._emit, wall=self._wall)
+                       emit=self._emit, wall=self._wall, updates=self._updates)
 
     def _emit(self, job: Mapping[str, Any], event: Event) -> None:
         self._recorder.event(job, event.type, event.reason, event.message,

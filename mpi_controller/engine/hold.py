@@ -19,7 +19,9 @@ changes would write the status once per pod. Contract:
   :meth:`~StatusHold.remaining` starts the window (``window`` seconds, or the length the caller
   gives) at the first change it holds and returns what is left of it (0: write now; the window
   never restarts while changes stay held), :meth:`~StatusHold.forget` ends it (the status was
-  written, or needs no write). A configured window of 0 holds nothing.
+  written, or needs no write) and calls ``on_end(key)`` when a window was open: the engine
+  then drops the job's sync scheduled for the window's end, which would find nothing held.
+  A configured window of 0 holds nothing.
 
 The engine's :meth:`~mpi_controller.engine.context.SyncContext.write_status` uses the three
 together when a kind asks for it: a change that is not only counts (a condition, a time) is
@@ -29,7 +31,7 @@ written at once, with whatever counts it has then; a counts-only change is held 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from mpi_controller.kube.jsonvalue import as_dict
@@ -99,9 +101,11 @@ def pod_changes_expected(pods: Iterable[Mapping[str, Any]]) -> bool:
 class StatusHold:
     """Per job key, the end of the window a counts-only status change is held in."""
 
-    def __init__(self, clock: Clock, window: float) -> None:
+    def __init__(self, clock: Clock, window: float,
+                 on_end: Callable[[str], object] | None = None) -> None:
         self._clock = clock
         self._window = window
+        self._on_end = on_end
         self._until: dict[str, float] = {}
 
     def remaining(self, key: str, window: float | None = None) -> float:
@@ -116,4 +120,5 @@ class StatusHold:
         return max(0.0, until - now)
 
     def forget(self, key: str) -> None:
-        self._until.pop(key, None)
+        if self._until.pop(key, None) is not None and self._on_end is not None:
+            self._on_end(key)

@@ -22,6 +22,9 @@
   exists with the same uid and is not being deleted. Otherwise :class:`OwnerGone` is raised:
   the cache had not yet seen the owner's deletion (the garbage collector's deletes of its
   children can arrive first), and creating the child again would only feed the collector.
+* ``update(resource, obj)`` records the version it wrote in :class:`OwnUpdates`: the informer's
+  delivery of that very version (its echo) starts no sync, since the sync that wrote it went on
+  with the object the API server answered.
 * ``read(resource, name)`` is a GET of a child no informer caches (``None`` when it does not
   exist), for a kind whose upstream reads an object it cannot select by label (TrainJob's
   runtime snapshot ConfigMap).
@@ -45,7 +48,7 @@ from mpi_controller.runtime.errors import ApiError
 from mpi_controller.runtime.expectations import ControllerExpectations
 from mpi_controller.runtime.kubeclient import KubeClient
 
-__all__ = ["ChildWriter", "OwnerGone", "ResourceNotControlled", "Vanished"]
+__all__ = ["ChildWriter", "OwnUpdates", "OwnerGone", "ResourceNotControlled", "Vanished"]
 
 EventSink = Callable[[Event], None]
 
@@ -89,6 +92,72 @@ class Vanished:
         self._by_key.pop(key, None)
 
 
+class OwnUpdates:
+    """The versions this engine's updates wrote to children, so that their echoes start no sync.
+
+    Per child (kind, namespace, name): the resourceVersions our updates wrote and the informer
+    has not delivered yet, and the updates still in flight. An update the informer delivers
+    while one of ours is in flight may be its echo, arriving before the answer: it waits for
+    the answer (:meth:`absorbs` holds it) and, unless it was the version the answer names, its
+    job is enqueued then (``missed``; a failed update enqueues all it held). Delivering one of
+    our versions ends it and those written before it; any other version ends them all."""
+
+    def __init__(self, missed: Callable[[str], object]) -> None:
+        self._missed = missed
+        self._written: dict[tuple[str, str, str], list[str]] = {}
+        self._in_flight: dict[tuple[str, str, str], int] = {}
+        self._held: dict[tuple[str, str, str], list[tuple[str, str]]] = {}
+
+    @staticmethod
+    def _id(kind: str, obj: Mapping[str, Any]) -> tuple[str, str, str]:
+        meta = obj.get("metadata") or {}
+        return kind, str(meta.get("namespace", "")), str(meta.get("name", ""))
+
+    def begin(self, child: tuple[str, str, str]) -> None:
+        """An update of ``child`` (kind, namespace, name) is about to be sent."""
+        self._in_flight[child] = self._in_flight.get(child, 0) + 1
+
+    def end(self, child: tuple[str, str, str], written: Mapping[str, Any] | None) -> None:
+        """The update of ``child`` answered ``written`` (``None``: it failed)."""
+        left = self._in_flight.pop(child, 1) - 1
+        if left > 0:
+            self._in_flight[child] = left
+        rv = (written.get("metadata") or {}).get("resourceVersion") if written else None
+        if rv:
+            self._written.setdefault(child, []).append(str(rv))
+        for held_rv, key in self._held.pop(child, []) if left == 0 else []:
+            if not self._take(child, held_rv):
+                self._missed(key)
+
+    def absorbs(self, kind: str, obj: Mapping[str, Any], key: str) -> bool:
+        """Whether the delivered ``obj`` (a child of job ``key``) needs no sync of ours: it is
+        one of our versions, or it waits for an update in flight (module doc)."""
+        if not self._written and not self._in_flight:
+            return False
+        child = self._id(kind, obj)
+        rv = str((obj.get("metadata") or {}).get("resourceVersion", ""))
+        if child in self._in_flight:
+            self._held.setdefault(child, []).append((rv, key))
+            return True
+        return self._take(child, rv)
+
+    def _take(self, child: tuple[str, str, str], rv: str) -> bool:
+        written = self._written.pop(child, None)
+        if written is None or rv not in written:
+            return False
+        rest = written[written.index(rv) + 1:]
+        if rest:
+            self._written[child] = rest
+        return True
+
+    def forget(self, kind: str, obj: Mapping[str, Any]) -> None:
+        """``obj`` was deleted: its versions will not be delivered."""
+        self._written.pop(self._id(kind, obj), None)
+
+    def __len__(self) -> int:
+        return len(self._written) + len(self._held)
+
+
 class ChildWriter:
     """Child-object writes for one sync of one job (``key`` is ``ns/name``; ``owner`` is the
     job's resource)."""
@@ -104,6 +173,7 @@ class ChildWriter:
         owner: Resource,
         owner_cached: Callable[[], bool],
         vanished: Vanished,
+        updates: OwnUpdates | None = None,
     ) -> None:
         self._client = client
         self._expectations = expectations
@@ -113,6 +183,7 @@ class ChildWriter:
         self._owner = owner
         self._owner_cached = owner_cached
         self._vanished = vanished
+        self._updates = updates
         self._owner_lock = asyncio.Lock()
         self._owner_confirmed = False
         self.namespace: str = job["metadata"]["namespace"]
@@ -141,8 +212,7 @@ class ChildWriter:
         self.check_controlled(existing, resource.kind)
         drifted = needs_update is not None and needs_update(existing, desired)
         if drifted and apply_update is not None:
-            return await self._client.update(
-                resource, apply_update(existing, desired), namespace=self.namespace)
+            return await self.update(resource, apply_update(existing, desired))
         return dict(existing)
 
     async def create(self, resource: Resource, desired: Mapping[str, Any], *,
@@ -243,7 +313,17 @@ class ChildWriter:
                 raise
 
     async def update(self, resource: Resource, obj: Mapping[str, Any]) -> Obj:
-        return await self._client.update(resource, obj, namespace=self.namespace)
+        updates = self._updates
+        if updates is None:
+            return await self._client.update(resource, obj, namespace=self.namespace)
+        child = (resource.kind, self.namespace, str((obj.get("metadata") or {}).get("name", "")))
+        updates.begin(child)
+        updated: Obj | None = None
+        try:
+            updated = await self._client.update(resource, obj, namespace=self.namespace)
+        finally:
+            updates.end(child, updated)
+        return updated
 
     async def read(self, resource: Resource, name: str) -> Obj | None:
         """The child ``name`` from the API server, or ``None`` when it does not exist."""

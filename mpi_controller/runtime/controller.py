@@ -104,6 +104,11 @@ class Controller:
         """Schedule a sync of ``key`` in ``seconds`` (an earlier pending deadline wins)."""
         self.queue.add_after(key, seconds)
 
+    def cancel_delayed(self, key: str) -> bool:
+        """Drop ``key``'s sync scheduled for later (an :meth:`enqueue_after`, a requeue or a
+        retry not yet due); whether one was. A sync already queued stays."""
+        return self.queue.cancel_delayed(key)
+
     def backlog(self) -> int:
         """Keys that would wait for a worker if one more were enqueued now: those queued
         plus those being synced, less the workers (0 while a worker is free)."""

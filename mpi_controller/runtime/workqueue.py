@@ -19,7 +19,8 @@ Items are hashable keys (``"namespace/name"`` strings in practice) and never ``N
 
 :class:`DelayingQueue` adds ``add_after(item, seconds)``: ``seconds <= 0`` adds at once; else the
 item waits on a clock timer. An item waits at most once: a new, earlier deadline replaces the
-old one, a later one is ignored. Shutdown discards waiting items.
+old one, a later one is ignored. ``cancel_delayed(item)`` drops an item's wait (not the item if
+it is already queued). Shutdown discards waiting items.
 
 :class:`RateLimitingQueue` adds ``add_rate_limited`` (``add_after`` with the rate limiter's
 delay), ``forget`` and ``num_requeues``; ``forget`` only clears the limiter's history, the caller
@@ -229,6 +230,15 @@ class DelayingQueue(Queue[T]):
         if not math.isinf(ready_at):
             handle = self._clock.call_at(ready_at, partial(self._ready, item))
         self._waiting[item] = (ready_at, handle)
+
+    def cancel_delayed(self, item: T) -> bool:
+        """Drop ``item``'s pending :meth:`add_after`; whether one was pending."""
+        pending = self._waiting.pop(item, None)
+        if pending is None:
+            return False
+        if pending[1] is not None:
+            pending[1].cancel()
+        return True
 
     def _ready(self, item: T) -> None:
         self._waiting.pop(item, None)

@@ -126,3 +126,20 @@ def test_a_caller_may_give_its_window_the_first_call_sets_it() -> None:
     assert hold.remaining("ns/a") == 0.5          # the window started stays
     assert hold.remaining("ns/a", 5.0) == 0.5
     assert StatusHold(clock, 0.0).remaining("ns/a", 2.0) == 0.0  # 0 configured: no hold
+
+
+def test_forget_calls_on_end_only_when_a_window_was_open() -> None:
+    """The engine drops the sync scheduled for a window's end once the held change is written
+    (or gone): ``on_end`` names the key, once, and never for a key with no window."""
+    ended: list[str] = []
+    hold = StatusHold(ManualClock(), 1.0, on_end=ended.append)
+    hold.forget("ns/a")
+    assert ended == []
+    assert hold.remaining("ns/a") == 1.0
+    hold.forget("ns/a")
+    hold.forget("ns/a")
+    assert ended == ["ns/a"]
+    off = StatusHold(ManualClock(), 0.0, on_end=ended.append)
+    assert off.remaining("ns/b") == 0.0  # a window of 0 opens none
+    off.forget("ns/b")
+    assert ended == ["ns/a"]

@@ -232,6 +232,24 @@ async def test_add_after_earlier_deadline_wins_later_is_ignored() -> None:
     assert clock.pending() == 0
 
 
+async def test_cancel_delayed_drops_the_wait_not_a_queued_item() -> None:
+    clock = ManualClock()
+    q: DelayingQueue[str] = DelayingQueue(clock=clock)
+    q.add_after("a", 2)
+    q.add_after("b", 2)
+    assert q.cancel_delayed("a") is True
+    assert q.cancel_delayed("a") is False  # nothing left to drop
+    assert clock.pending() == 1  # the timer of "a" is cancelled, that of "b" runs
+    clock.advance(2)
+    assert await drain_now(q) == ["b"]
+    q.add("c")
+    assert q.cancel_delayed("c") is False  # queued, not waiting: it stays
+    assert await drain_now(q) == ["c"]
+    q.add_after("a", 1)  # a new wait after the cancel counts again
+    clock.advance(1)
+    assert await drain_now(q) == ["a"]
+
+
 async def test_add_after_zero_or_negative_is_immediate() -> None:
     clock = ManualClock()
     q: DelayingQueue[str] = DelayingQueue(clock=clock)
