@@ -68,22 +68,38 @@ def record_of(resource: str, event: Rec, now: float) -> Rec:
     return rec
 
 
+def watch_command(kubeconfig: str, resource: str, *, again: bool) -> list[str]:
+    """The ``kubectl`` watch of ``resource``; ``again``: after the last one ended, watch only
+    (the objects' current versions were recorded by the first)."""
+    return ["kubectl", "--kubeconfig", kubeconfig, "get", resource, "-A", "--watch",
+            *(["--watch-only"] if again else []), "-o", "json", "--output-watch-events"]
+
+
 def _watch(kubeconfig: str, resource: str, out: TextIO, lock: threading.Lock) -> None:
-    cmd = ["kubectl", "--kubeconfig", kubeconfig, "get", resource, "-A", "--watch",
-           "-o", "json", "--output-watch-events"]
-    with subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) as proc:
-        assert proc.stdout is not None
-        decoder, buf = json.JSONDecoder(), ""
-        for line in proc.stdout:
-            buf += line
-            try:
-                event, _ = decoder.raw_decode(buf.strip())
-            except ValueError:
-                continue
-            buf = ""
-            with lock:
-                out.write(json.dumps(record_of(resource, event, time.time())) + "\n")
-                out.flush()
+    """Record ``resource``'s watch events until interrupted. ``kubectl get --watch`` exits when
+    the API server ends its watch, as it does for a custom resource each time its CRD changes
+    (the bench harness installs the conversion webhook into the MPIJob CRD at every run's
+    start): the watch is started again, watch-only."""
+    again = False
+    while True:
+        with subprocess.Popen(watch_command(kubeconfig, resource, again=again),
+                              stdout=subprocess.PIPE, text=True) as proc:
+            assert proc.stdout is not None
+            decoder, buf = json.JSONDecoder(), ""
+            for line in proc.stdout:
+                buf += line
+                try:
+                    event, _ = decoder.raw_decode(buf.strip())
+                except ValueError:
+                    continue
+                buf = ""
+                with lock:
+                    out.write(json.dumps(record_of(resource, event, time.time())) + "\n")
+                    out.flush()
+        print(f"status_trace: the watch of {resource} ended (kubectl exited with "
+              f"{proc.returncode}); watching again", file=sys.stderr)
+        again = True
+        time.sleep(0.2)
 
 
 def record(kubeconfig: str, path: Path, resources: Iterable[str]) -> None:

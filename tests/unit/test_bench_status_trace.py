@@ -127,3 +127,13 @@ def test_a_trainjob_timeline_has_its_jobsets_versions_and_pods() -> None:
         "versions per job: {1: 1}; of them {'counts': 1}",
         "audit status writes: 1 (1.00 per job), codes {200: 1}",
     ]
+
+
+def test_a_watch_started_again_watches_only() -> None:
+    """kubectl's watch of a custom resource ends whenever its CRD changes; the recorder starts
+    it again without listing (the first watch recorded the current versions)."""
+    first = status_trace.watch_command("k", "mpijobs.kubeflow.org", again=False)
+    again = status_trace.watch_command("k", "mpijobs.kubeflow.org", again=True)
+    assert first == ["kubectl", "--kubeconfig", "k", "get", "mpijobs.kubeflow.org", "-A",
+                     "--watch", "-o", "json", "--output-watch-events"]
+    assert again == [*first[:7], "--watch-only", *first[7:]]
