@@ -52,18 +52,24 @@ async def test_the_echo_of_our_configmap_update_starts_no_sync() -> None:
         assert h.stored(CONFIGMAPS, "pi-config")["data"]["discover_hosts.sh"] == script  # type: ignore[index]
 
 
+async def held_at_the_launchers_end(h: EngineHarness) -> None:
+    """A running job whose launcher pod just ended, synced as a worker would: its counts
+    change is held, and the sync's result asks for another in 2 s (the queue's delayed add)."""
+    await started(h)
+    await all_running(h)
+    set_pod(h, "pi-launcher-x", "Succeeded")
+    await h.settle()
+    await drain(h)
+    h.mark()
+    await h.controller.controller._sync_once(KEY)
+    assert status_writes(h) == []
+    assert KEY in h.controller.controller.queue._waiting
+
+
 async def test_the_sync_due_at_a_holds_end_is_dropped_once_its_change_is_written() -> None:
     async with EngineHarness() as h:
-        await started(h)
-        await all_running(h)
+        await held_at_the_launchers_end(h)
         runtime = h.controller.controller
-        set_pod(h, "pi-launcher-x", "Succeeded")
-        await h.settle()
-        await drain(h)
-        h.mark()
-        await runtime._sync_once(KEY)  # held: the result asks for a sync in 2 s
-        assert status_writes(h) == []
-        assert KEY in runtime.queue._waiting
         finish_launcher(h)
         await h.settle()
         await runtime._sync_once(KEY)  # Succeeded written: the hold ended
@@ -78,14 +84,7 @@ async def test_the_sync_due_at_a_holds_end_is_dropped_once_its_change_is_written
 
 async def test_a_hold_still_open_keeps_its_sync() -> None:
     async with EngineHarness() as h:
-        await started(h)
-        await all_running(h)
-        runtime = h.controller.controller
-        set_pod(h, "pi-launcher-x", "Succeeded")
-        await h.settle()
-        await drain(h)
-        await runtime._sync_once(KEY)
-        assert KEY in runtime.queue._waiting
+        await held_at_the_launchers_end(h)
         h.clock.advance(LAUNCHER_FINISH_HOLD)
         await h.settle()
         assert await drain(h) == [KEY]  # the held change is written by this sync
