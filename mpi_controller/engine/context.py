@@ -162,7 +162,7 @@ class SyncContext:
         hold: StatusHold,
         emit: Callable[[Mapping[str, Any], Event], None],
         wall: Callable[[], datetime],
-        updates: OwnUpdates | None = None,
+        updates: OwnUpdates,
     ) -> None:
         self.job = job
         self.key = key

@@ -119,13 +119,14 @@ class OwnUpdates:
 
     def end(self, child: tuple[str, str, str], written: Mapping[str, Any] | None) -> None:
         """The update of ``child`` answered ``written`` (``None``: it failed)."""
-        left = self._in_flight.pop(child, 1) - 1
-        if left > 0:
-            self._in_flight[child] = left
         rv = (written.get("metadata") or {}).get("resourceVersion") if written else None
         if rv:
             self._written.setdefault(child, []).append(str(rv))
-        for held_rv, key in self._held.pop(child, []) if left == 0 else []:
+        left = self._in_flight.pop(child, 1) - 1
+        if left > 0:  # another update of it is in flight: what is held waits for that too
+            self._in_flight[child] = left
+            return
+        for held_rv, key in self._held.pop(child, []):
             if not self._take(child, held_rv):
                 self._missed(key)
 
@@ -173,7 +174,7 @@ class ChildWriter:
         owner: Resource,
         owner_cached: Callable[[], bool],
         vanished: Vanished,
-        updates: OwnUpdates | None = None,
+        updates: OwnUpdates,
     ) -> None:
         self._client = client
         self._expectations = expectations
@@ -314,8 +315,6 @@ class ChildWriter:
 
     async def update(self, resource: Resource, obj: Mapping[str, Any]) -> Obj:
         updates = self._updates
-        if updates is None:
-            return await self._client.update(resource, obj, namespace=self.namespace)
         child = (resource.kind, self.namespace, str((obj.get("metadata") or {}).get("name", "")))
         updates.begin(child)
         updated: Obj | None = None
