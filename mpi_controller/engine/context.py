@@ -15,6 +15,8 @@ A kind may ask for a change to be held (``write_status(..., hold=True)``, when m
 changes of the job are expected): a change of nothing but replica counts then waits in the
 job's :class:`~mpi_controller.engine.hold.StatusHold` window, the job synced again when the
 window ends; any other change (a condition, a time) is written at once, held counts with it.
+A kind may hold a change of a child the same way (:meth:`SyncContext.hold_child`, the job's
+:class:`~mpi_controller.engine.hold.ChildHolds` window for that child).
 
 A status write that changes the job's phase (:func:`~mpi_controller.kube.conditions.phase_of`:
 Created, Running, Restarting, Suspended, Succeeded, Failed) logs one info line, ``job phase
@@ -36,7 +38,7 @@ from typing import Any
 
 import structlog
 
-from mpi_controller.engine.hold import StatusHold, only_counts_changed
+from mpi_controller.engine.hold import ChildHolds, StatusHold, only_counts_changed
 from mpi_controller.engine.writer import ChildWriter, OwnUpdates, Vanished
 from mpi_controller.kube.conditions import phase_of
 from mpi_controller.kube.events import Event
@@ -160,6 +162,7 @@ class SyncContext:
         vanished: Vanished,
         guard: StatusWriteGuard,
         hold: StatusHold,
+        child_holds: ChildHolds,
         emit: Callable[[Mapping[str, Any], Event], None],
         wall: Callable[[], datetime],
         updates: OwnUpdates,
@@ -180,6 +183,7 @@ class SyncContext:
         self._pods = pods
         self._guard = guard
         self._hold = hold
+        self._child_holds = child_holds
         self._emit = emit
         self._wall = wall
         # The writer gets callables that do not hold this context: no reference cycle, so the
@@ -227,6 +231,19 @@ class SyncContext:
         """Sync the job again after ``seconds`` (> 0), unless something else does it sooner."""
         if seconds > 0 and (self.requeue is None or seconds < self.requeue):
             self.requeue = seconds
+
+    def hold_child(self, child: str, window: float | None) -> bool:
+        """Whether the change a sync would make to the job's ``child`` (a name of the kind's
+        choosing) may wait: ``window`` seconds from the first sync that held it, the job synced
+        again when it ends (``None``: no more changes are expected, write it now). A change
+        not held ends the child's window; so does a configured count hold of 0."""
+        if window is not None:
+            wait = self._child_holds.remaining(self.key, child, window)
+            if wait > 0:
+                self.requeue_after(wait)
+                return True
+        self._child_holds.forget(self.key, child)
+        return False
 
     async def delete_job(self) -> None:
         """Delete the job (background propagation: the garbage collector removes its

@@ -65,7 +65,7 @@ import structlog
 from mpi_controller.engine.admitted import ReportedOnce
 from mpi_controller.engine.batch import HeldSyncs
 from mpi_controller.engine.context import StatusWriteGuard, SyncContext
-from mpi_controller.engine.hold import StatusHold
+from mpi_controller.engine.hold import ChildHolds, StatusHold
 from mpi_controller.engine.kind import JobKind
 from mpi_controller.engine.pods import same_for_jobs
 from mpi_controller.engine.writer import OwnerGone, OwnUpdates, Vanished
@@ -111,7 +111,8 @@ class EngineConfig:
     status_counts_hold: float = 1.0
     """The most a status write whose only change is replica counts waits for more of them,
     when the kind expects more pod changes (:class:`~mpi_controller.engine.hold.StatusHold`;
-    0: never)."""
+    0: never). 0 also turns off the kinds' holds of a child's change
+    (:meth:`~mpi_controller.engine.context.SyncContext.hold_child`)."""
 
 
 def pod_update_delay(window: float, *, backlog: int) -> float:
@@ -149,6 +150,7 @@ class JobController:
         self.expectations = ControllerExpectations(clock=clock)
         self._guard = StatusWriteGuard(self._clock)
         self._hold = StatusHold(self._clock, config.status_counts_hold, on_end=self._hold_ended)
+        self._child_holds = ChildHolds(self._clock, config.status_counts_hold)
         self._vanished = Vanished()
         self._updates = OwnUpdates(self._enqueue)
         """The children our syncs updated, until their echo (which starts no sync)."""
@@ -230,6 +232,7 @@ class JobController:
         self.expectations.delete_expectations(key)
         self._guard.forget(key)
         self._hold.forget(key)
+        self._child_holds.forget(key)
         self._vanished.forget(key)
         self._admitted.forget(key)
         self._order.pop(key, None)
@@ -384,6 +387,7 @@ class JobController:
         return SyncContext(job, key=key, resource=self.kind.resource, client=self._client,
                        jobs=self.jobs, pods=self.pods, expectations=self.expectations,
                        vanished=self._vanished, guard=self._guard, hold=self._hold,
+                       child_holds=self._child_holds,
                        emit=self._emit, wall=self._wall, updates=self._updates)
 
     def _emit(self, job: Mapping[str, Any], event: Event) -> None:

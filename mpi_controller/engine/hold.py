@@ -23,10 +23,18 @@ changes would write the status once per pod. Contract:
   then drops the job's sync scheduled for the window's end, which would find nothing held.
   A configured window of 0 holds nothing.
 
-The engine's :meth:`~mpi_controller.engine.context.SyncContext.write_status` uses the three
-together when a kind asks for it: a change that is not only counts (a condition, a time) is
-written at once, with whatever counts it has then; a counts-only change is held for at most
+* :class:`ChildHolds`: the same windows for a change of one of a job's children, per child
+  name (the kind's choice: MPIJob's ``discover_hosts.sh``): :meth:`~ChildHolds.remaining`
+  starts or reads the window of ``(key, child)``, :meth:`~ChildHolds.forget` ends it, or
+  every window of the job when no child is named (the job is gone). A configured window of
+  0 holds nothing here either.
+
+The engine's :meth:`~mpi_controller.engine.context.SyncContext.write_status` uses the first
+three together when a kind asks for it: a change that is not only counts (a condition, a time)
+is written at once, with whatever counts it has then; a counts-only change is held for at most
 ``window`` seconds from its first sync, and the job is synced again when the window ends.
+:meth:`~mpi_controller.engine.context.SyncContext.hold_child` is the kinds' way to
+:class:`ChildHolds`.
 """
 
 from __future__ import annotations
@@ -38,7 +46,14 @@ from mpi_controller.kube.jsonvalue import as_dict
 from mpi_controller.kube.pods import pod_phase
 from mpi_controller.runtime.clock import Clock
 
-__all__ = ["COUNTS", "JOB_COUNTS", "StatusHold", "only_counts_changed", "pod_changes_expected"]
+__all__ = [
+    "COUNTS",
+    "JOB_COUNTS",
+    "ChildHolds",
+    "StatusHold",
+    "only_counts_changed",
+    "pod_changes_expected",
+]
 
 COUNTS = frozenset({"active", "succeeded", "failed"})
 """The counters of a ``replicaStatuses`` entry."""
@@ -122,3 +137,27 @@ class StatusHold:
     def forget(self, key: str) -> None:
         if self._until.pop(key, None) is not None and self._on_end is not None:
             self._on_end(key)
+
+
+class ChildHolds:
+    """Per child name, the :class:`StatusHold` windows of the jobs whose change of that child
+    is held (see the module doc)."""
+
+    def __init__(self, clock: Clock, window: float) -> None:
+        self._clock = clock
+        self._window = window
+        self._holds: dict[str, StatusHold] = {}
+
+    def remaining(self, key: str, child: str, window: float) -> float:
+        """Seconds left to hold the change of ``key``'s ``child`` (0: write it now); the first
+        call since :meth:`forget` starts a window of ``window`` seconds."""
+        hold = self._holds.get(child)
+        if hold is None:
+            hold = self._holds[child] = StatusHold(self._clock, self._window)
+        return hold.remaining(key, window)
+
+    def forget(self, key: str, child: str | None = None) -> None:
+        """End the window of ``key``'s ``child``, or all of ``key``'s without a child."""
+        for name, hold in self._holds.items():
+            if child is None or name == child:
+                hold.forget(key)

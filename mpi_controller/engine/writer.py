@@ -197,6 +197,13 @@ class ChildWriter:
             self._emit(event)
             raise ResourceNotControlled(event.message)
 
+    def in_line(self, existing: Mapping[str, Any] | None, desired: Mapping[str, Any],
+                needs_update: Callable[[Mapping[str, Any], Mapping[str, Any]], bool]) -> bool:
+        """``existing`` is the job's and needs no update: :meth:`ensure` of it would neither
+        write, raise nor record an Event."""
+        return existing is not None and is_controlled_by(existing, self._job) \
+            and not needs_update(existing, desired)
+
     async def ensure(
         self,
         resource: Resource,

@@ -10,7 +10,9 @@ discover_hosts.sh (upstream ``updateDiscoverHostsInConfigMap``): ``#!/bin/sh\\n`
 pod (matching the worker selector, phase Running) sorted by name as plain strings. With the
 SSH readiness opt-in (:mod:`~mpi_controller.mpi.features`) only Ready workers are listed.
 
-The ConfigMap is updated whenever its ``data`` differs from the desired one.
+The ConfigMap is updated whenever its ``data`` differs from the desired one; a change that
+only adds hosts to ``discover_hosts.sh`` (:func:`only_hosts_added`) may wait while other
+workers are still starting (:func:`~mpi_controller.mpi.decisions.hosts_hold`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ __all__ = [
     "discover_hosts_script",
     "hostfile",
     "new_config_map",
+    "only_hosts_added",
     "running_worker_pods",
     "update_config_map",
     "update_discover_hosts_in_config_map",
@@ -154,3 +157,16 @@ def update_config_map(existing: Mapping[str, Any], desired: Mapping[str, Any]) -
     out = json_copy(dict(existing))
     out["data"] = json_copy(desired.get("data"))
     return out
+
+
+def only_hosts_added(existing: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:
+    """``desired``'s ``data`` is ``existing``'s but for ``discover_hosts.sh`` lines added, none
+    taken away (what a worker's start changes; the hostfile and every other key equal)."""
+    old, new = as_dict(existing.get("data")), as_dict(desired.get("data"))
+    key = naming.DISCOVER_HOSTS_SCRIPT_NAME
+    before, after = old.get(key), new.get(key)
+    if before == after or not isinstance(before, str) or not isinstance(after, str):
+        return False
+    if {k: v for k, v in old.items() if k != key} != {k: v for k, v in new.items() if k != key}:
+        return False
+    return set(before.splitlines()) <= set(after.splitlines())

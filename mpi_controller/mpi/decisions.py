@@ -17,16 +17,18 @@ from typing import Any, Literal
 from mpi_controller.kube.changes import same_but_status
 from mpi_controller.kube.jsonvalue import as_dict, as_list
 from mpi_controller.kube.owners import is_controlled_by
-from mpi_controller.kube.pods import count_ready_pods, pod_phase
+from mpi_controller.kube.pods import count_ready_pods, is_pod_ready, pod_phase
 from mpi_controller.kube.selectors import label_selector_matches
 from mpi_controller.kube.timefmt import parse_time
 from mpi_controller.mpi import constants, naming
 from mpi_controller.mpi.conditions import get_condition, is_finished
+from mpi_controller.mpi.configmap import only_hosts_added
 from mpi_controller.mpi.events import resource_exists_message
 from mpi_controller.mpi.features import ssh_readiness_port
 from mpi_controller.mpi.v2beta1.types import parse_mpi_job
 
 __all__ = [
+    "HOSTS_HOLD",
     "LAUNCHER_FINISH_HOLD",
     "PODS_STARTING_HOLD",
     "CleanUpPlan",
@@ -34,6 +36,7 @@ __all__ = [
     "counts_hold",
     "get_job_condition",
     "hold_launcher",
+    "hosts_hold",
     "is_clean_up_pods",
     "is_evicted",
     "is_job_failed",
@@ -135,6 +138,29 @@ def counts_hold(launcher_job: Mapping[str, Any] | None,
             return LAUNCHER_FINISH_HOLD
     if any(pod_phase(p) == "Pending" for p in _live([*launcher_pods, *workers])):
         return PODS_STARTING_HOLD
+    return None
+
+
+HOSTS_HOLD = PODS_STARTING_HOLD
+"""Seconds hosts added to ``discover_hosts.sh`` may wait while other workers are starting: the
+script is then written once as they come up together, not once per worker."""
+
+
+def hosts_hold(job: Mapping[str, Any], existing_cm: Mapping[str, Any],
+               desired_cm: Mapping[str, Any], pods: Iterable[Mapping[str, Any]]) -> float | None:
+    """How long the update of ``job``'s ConfigMap from ``existing_cm`` to ``desired_cm`` may
+    wait for more (``None``: write it at once): :data:`HOSTS_HOLD` when the ConfigMap is the
+    job's, the update only adds hosts to ``discover_hosts.sh``
+    (:func:`~mpi_controller.mpi.configmap.only_hosts_added`) and one of the job's workers in
+    ``pods`` (not being deleted) is Pending, or Running but not Ready when the job lists Ready
+    workers only (the SSH readiness opt-in): that worker is listed soon."""
+    if not (is_controlled_by(existing_cm, job) and only_hosts_added(existing_cm, desired_cm)):
+        return None
+    need_ready = ssh_readiness_port(job) is not None
+    for pod in _live(naming.worker_pods(job, pods)):
+        phase = pod_phase(pod)
+        if phase == "Pending" or (need_ready and phase == "Running" and not is_pod_ready(pod)):
+            return HOSTS_HOLD
     return None
 
 

@@ -12,7 +12,8 @@ pure function of this package:
 1. ``Created`` condition on a new job; a finished job only cleans up its workers
    (cleanPodPolicy) and writes its status;
 2. ``startTime``; the launcher must be ours;
-3. while the launcher has not finished: Service, ConfigMap and SSH Secret (concurrently), then
+3. while the launcher has not finished: Service, ConfigMap (hosts added held while workers
+   start: :func:`~mpi_controller.mpi.decisions.hosts_hold`) and SSH Secret (concurrently), then
    unless suspended the PodGroup and the workers (scale down first, then the missing indices,
    concurrently), then the launcher when the creation policy allows;
 4. the launcher's suspension follows the job's; a suspended job's workers are deleted;
@@ -41,7 +42,7 @@ it. The entry of a job is dropped when the job is deleted or finished.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mpi_controller.engine.admitted import admitted_events
@@ -168,15 +169,6 @@ class MPIJobV2Beta1Mode:
             self.phases.forget(key)
 
 
-def _in_line(job: Mapping[str, Any], existing: Mapping[str, Any] | None,
-             desired: Mapping[str, Any],
-             needs_update: Callable[[Mapping[str, Any], Mapping[str, Any]], bool]) -> bool:
-    """``existing`` is controlled by ``job`` and needs no update: ``ChildWriter.ensure`` of it
-    would neither write, raise nor record an Event."""
-    return existing is not None and is_controlled_by(existing, job) \
-        and not needs_update(existing, desired)
-
-
 class MPIJobReconcile:
     """One reconcile of one MPIJob (see the module doc for the steps)."""
 
@@ -258,14 +250,19 @@ class MPIJobReconcile:
 
     async def ensure_children(self) -> list[Obj]:
         kind, writer, job = self.kind, self.writer, self.job
+        pods = self.job_pods()
         desired_cm = configmap.desired_config_map(
-            job, self.job_pods(), cluster_domain=self.options.cluster_domain)
+            job, pods, cluster_domain=self.options.cluster_domain)
         existing_service = self.ctx.cached(kind.services, naming.service_name(self.name))
         desired_service = service.new_job_service(job)
         existing_cm = self.ctx.cached(kind.config_maps, naming.config_map_name(self.name))
+        if existing_cm is not None and self.ctx.hold_child(
+                naming.DISCOVER_HOSTS_SCRIPT_NAME,
+                decisions.hosts_hold(job, existing_cm, desired_cm, pods)):
+            desired_cm = existing_cm  # hosts added wait for the workers still starting
         existing_secret = self.ctx.cached(kind.secrets, naming.ssh_secret_name(self.name))
-        if not (_in_line(job, existing_service, desired_service, service.service_needs_update)
-                and _in_line(job, existing_cm, desired_cm, configmap.config_map_needs_update)
+        if not (writer.in_line(existing_service, desired_service, service.service_needs_update)
+                and writer.in_line(existing_cm, desired_cm, configmap.config_map_needs_update)
                 and existing_secret is not None and is_controlled_by(existing_secret, job)
                 and not secret.ssh_secret_needs_update(existing_secret)):
             # Independent of each other: one round trip instead of three (all finish before

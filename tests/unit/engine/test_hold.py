@@ -7,7 +7,12 @@ from typing import Any
 
 import pytest
 
-from mpi_controller.engine.hold import StatusHold, only_counts_changed, pod_changes_expected
+from mpi_controller.engine.hold import (
+    ChildHolds,
+    StatusHold,
+    only_counts_changed,
+    pod_changes_expected,
+)
 from mpi_controller.runtime.clock import ManualClock
 
 CREATED = [{"type": "Created", "status": "True", "reason": "TFJobCreated"}]
@@ -143,3 +148,26 @@ def test_forget_calls_on_end_only_when_a_window_was_open() -> None:
     assert off.remaining("ns/b") == 0.0  # a window of 0 opens none
     off.forget("ns/b")
     assert ended == ["ns/a"]
+
+
+def test_child_holds_keep_a_window_per_job_and_child() -> None:
+    clock = ManualClock()
+    holds = ChildHolds(clock, 1.0)
+    assert holds.remaining("ns/a", "script", 1.0) == 1.0
+    clock.advance(0.5)
+    assert holds.remaining("ns/a", "script", 1.0) == 0.5  # the window started stays
+    assert holds.remaining("ns/a", "other", 2.0) == 2.0   # another child: its own
+    assert holds.remaining("ns/b", "script", 1.0) == 1.0  # another job: its own
+    holds.forget("ns/a", "script")
+    assert holds.remaining("ns/a", "script", 1.0) == 1.0  # a new window
+    assert holds.remaining("ns/a", "other", 2.0) == 2.0
+    clock.advance(0.25)
+    holds.forget("ns/a")  # the job is gone: every window of it ends
+    assert holds.remaining("ns/a", "script", 1.0) == 1.0
+    assert holds.remaining("ns/a", "other", 2.0) == 2.0
+    assert holds.remaining("ns/b", "script", 1.0) == 0.75  # started at 0.5
+
+
+def test_child_holds_with_a_window_of_zero_hold_nothing() -> None:
+    holds = ChildHolds(ManualClock(), 0.0)
+    assert holds.remaining("ns/a", "script", 1.0) == 0.0

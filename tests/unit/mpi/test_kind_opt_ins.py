@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from mpi_controller.kube.resources import CONFIGMAPS, JOBS, PODS, Resource
+from mpi_controller.mpi.decisions import HOSTS_HOLD
 from mpi_controller.mpi.features import (
     SSH_READINESS_PORT_ANNOTATION,
     TTL_DELETES_ANNOTATION,
@@ -92,7 +93,12 @@ async def test_with_the_annotation_the_launcher_waits_for_sshd_on_every_worker()
         await h.sync("pi")
         assert not launcher_created(h)
         cm = h.stored(CONFIGMAPS, "pi-config")
-        assert cm is not None
+        assert cm is not None  # worker-0 waits for worker-1 (decisions.hosts_hold) ...
+        assert cm["data"]["discover_hosts.sh"] == "#!/bin/sh\n"
+        h.clock.advance(HOSTS_HOLD)
+        await h.sync("pi")
+        cm = h.stored(CONFIGMAPS, "pi-config")
+        assert cm is not None  # ... until the hold ends; the Running worker not Ready unlisted
         assert cm["data"]["discover_hosts.sh"] == "#!/bin/sh\necho pi-worker-0.pi.ns.svc\n"
         set_pod(h, "pi-worker-1", "Running", ready=True)
         h.mark()
