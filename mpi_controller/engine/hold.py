@@ -42,7 +42,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from mpi_controller.kube.jsonvalue import as_dict
+from mpi_controller.kube.jsonvalue import as_record
 from mpi_controller.kube.pods import pod_phase
 from mpi_controller.runtime.clock import Clock
 
@@ -103,7 +103,7 @@ def pod_changes_expected(pods: Iterable[Mapping[str, Any]]) -> bool:
     """Whether another change of these pods (one job's) is likely soon (module doc)."""
     running = ended = False
     for pod in pods:
-        if as_dict(pod.get("metadata")).get("deletionTimestamp"):
+        if as_record(pod.get("metadata")).get("deletionTimestamp"):
             continue
         phase = pod_phase(pod)
         if phase == "Pending":

@@ -172,12 +172,12 @@ def slim_pod(pod: Mapping[str, Any]) -> Obj:
         if k in meta:
             slim[k] = intern_str(meta[k])
     labels = meta.get("labels")
-    if isinstance(labels, Mapping):
+    if isinstance(labels, dict):
         slim["labels"] = intern_mapping(labels)
     refs = meta.get("ownerReferences")
     if isinstance(refs, list):
         slim["ownerReferences"] = _share(("refs", _KEY_ENCODER.encode(refs)), lambda: [
-            intern_mapping(r) if isinstance(r, Mapping) else r for r in refs])
+            intern_mapping(r) if isinstance(r, dict) else r for r in refs])
     return {"metadata": slim, "status": _slim_status(pod.get("status") or {})}
 
 

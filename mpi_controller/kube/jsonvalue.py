@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from typing import Any, TypeVar, cast
 
 __all__ = [
-    "Obj", "as_bool", "as_dict", "as_int", "as_list", "as_opt_str", "as_str", "as_str_map",
+    "Obj", "as_bool", "as_dict", "as_int", "as_list", "as_opt_str", "as_record", "as_str",
+    "as_str_map",
     "is_int", "json_copy",
 ]
 
@@ -52,6 +53,16 @@ def as_dict(value: object) -> dict[str, Any]:
     if isinstance(value, dict) and all(map(_IS_STR, value)):
         return value
     return {}
+
+
+def as_record(value: object) -> dict[str, Any]:
+    """``value`` if it is a dict, else ``{}`` (never a copy): for reading fields by name.
+
+    Unlike :func:`as_dict` the keys are not checked, which costs a pass over them: a key of
+    another type can answer no ``get`` of a string, so a lookup reads the same either way (and
+    objects decoded from the API's JSON have only string keys). Iterate the keys of
+    :func:`as_dict`'s result, never of this one's."""
+    return value if isinstance(value, dict) else {}
 
 
 def as_list(value: object) -> list[Any]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mpi_controller.kube.jsonvalue import as_dict, as_list, as_str
+from mpi_controller.kube.jsonvalue import as_dict, as_record, as_str
 
 __all__ = [
     "controller_of",
@@ -50,17 +50,18 @@ def controller_ref(owner: Mapping[str, Any], *, api_version: str, kind: str) -> 
 
 def controller_of(obj: Mapping[str, Any]) -> dict[str, Any] | None:
     """The owner reference with ``controller: true``, or ``None`` (``metav1.GetControllerOf``)."""
-    for ref in as_list(as_dict(obj.get("metadata")).get("ownerReferences")):
-        if isinstance(ref, dict) and ref.get("controller") is True:
-            return ref
+    refs = as_record(obj.get("metadata")).get("ownerReferences")
+    if isinstance(refs, list):
+        for ref in refs:
+            if isinstance(ref, dict) and ref.get("controller") is True:
+                return ref
     return None
 
 
 def is_controlled_by(obj: Mapping[str, Any], owner: Mapping[str, Any]) -> bool:
     """``metav1.IsControlledBy``: ``obj``'s controller reference has ``owner``'s UID."""
     ref = controller_of(obj)
-    owner_uid = as_dict(owner.get("metadata")).get("uid")
-    return ref is not None and ref.get("uid") == owner_uid
+    return ref is not None and ref.get("uid") == as_record(owner.get("metadata")).get("uid")
 
 
 def resource_exists_message(obj: Mapping[str, Any], *, kind: str, owner_kind: str) -> str:
@@ -68,7 +69,7 @@ def resource_exists_message(obj: Mapping[str, Any], *, kind: str, owner_kind: st
 
     The Kubeflow operators print the object's TypeMeta kind, which informer objects lack
     (``Kind ""``); here the real kind is named: ``obj["kind"]`` when present, else ``kind``."""
-    name = as_str(as_dict(obj.get("metadata")).get("name"))
+    name = as_str(as_record(obj.get("metadata")).get("name"))
     real_kind = as_str(obj.get("kind")) or kind
     return (f'Resource "{name}" of Kind "{real_kind}" already exists and is not managed by '
             f"{owner_kind}")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
@@ -38,26 +38,44 @@ class Requirement:
             return present
         if self.op == "!":
             return not present
+        # A value of another type than str (a malformed object) equals none of the values.
+        value = labels[self.key] if present else None
+        listed = isinstance(value, str) and value in self.values
         if self.op in ("=", "in"):
-            return present and labels[self.key] in self.values
-        return not present or labels[self.key] not in self.values  # != and notin
+            return listed
+        return not listed  # != and notin
 
 
 @dataclass(frozen=True, slots=True)
 class Selector:
-    """A conjunction of :class:`Requirement`; the empty selector matches everything."""
+    """A conjunction of :class:`Requirement`; the empty selector matches everything.
+
+    A selector of equalities only (the controllers' own: ``matchLabels``) keeps them as one
+    dict and matches a dict of labels by comparing item views, in C."""
 
     requirements: tuple[Requirement, ...] = ()
+    _equalities: dict[str, str] | None = field(default=None, init=False, repr=False,
+                                               compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        if all(r.op == "=" and len(r.values) == 1 for r in self.requirements):
+            equal = {r.key: next(iter(r.values)) for r in self.requirements}
+            if len(equal) == len(self.requirements):  # no key required twice
+                object.__setattr__(self, "_equalities", equal)
 
     def matches(self, labels: Mapping[str, str] | None) -> bool:
         labels = labels or {}
+        equal = self._equalities
+        if equal is not None and type(labels) is dict:
+            return equal.items() <= labels.items()
         return all(r.matches(labels) for r in self.requirements)
 
     def matches_object(self, obj: Mapping[str, Any]) -> bool:
         """Whether ``obj``'s ``metadata.labels`` match (absent or malformed labels: none)."""
-        meta = obj.get("metadata")
-        labels = meta.get("labels") if isinstance(meta, Mapping) else None
-        return self.matches(labels if isinstance(labels, Mapping) else None)
+        meta = obj.get("metadata")  # (a dict checked first: isinstance of an ABC is slow)
+        labels = meta.get("labels") if type(meta) is dict or isinstance(meta, Mapping) else None
+        return self.matches(labels if type(labels) is dict or isinstance(labels, Mapping)
+                            else None)
 
     def empty(self) -> bool:
         return not self.requirements

@@ -24,7 +24,7 @@ from mpi_controller.kube.conditions import (
     has_condition,
     new_condition,
 )
-from mpi_controller.kube.jsonvalue import as_dict
+from mpi_controller.kube.jsonvalue import as_record
 from mpi_controller.mpi import constants
 
 __all__ = [
@@ -76,7 +76,7 @@ def filter_out_condition(
 
 def set_condition(status: dict[str, Any], condition: Mapping[str, Any]) -> bool:
     """Put ``condition`` into ``status`` (in place); False when nothing changed."""
-    current = get_condition(status, as_dict(condition).get("type", ""))
+    current = get_condition(status, as_record(condition).get("type", ""))
     new = dict(condition)
     if current is not None and current.get("status") == new.get("status"):
         if current.get("reason") == new.get("reason"):

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from mpi_controller.kube.jsonvalue import as_dict, as_str, json_copy
+from mpi_controller.kube.jsonvalue import as_dict, as_record, as_str, json_copy
 from mpi_controller.kube.pods import is_pod_ready, pod_phase
 from mpi_controller.mpi import constants, naming
 from mpi_controller.mpi.features import ssh_readiness_port
@@ -95,7 +95,7 @@ def discover_hosts_script(
 
 
 def _pod_name(pod: Mapping[str, Any]) -> str:
-    return as_str(as_dict(pod.get("metadata")).get("name"))
+    return as_str(as_record(pod.get("metadata")).get("name"))
 
 
 def new_config_map(

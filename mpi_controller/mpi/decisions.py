@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from mpi_controller.kube.changes import same_but_status
-from mpi_controller.kube.jsonvalue import as_dict, as_list
+from mpi_controller.kube.jsonvalue import as_dict, as_list, as_record
 from mpi_controller.kube.owners import is_controlled_by
 from mpi_controller.kube.pods import count_ready_pods, is_pod_ready, pod_phase
 from mpi_controller.kube.selectors import label_selector_matches
@@ -62,7 +62,7 @@ __all__ = [
 
 def get_job_condition(job: Mapping[str, Any], condition_type: str) -> dict[str, Any] | None:
     """The first ``status.conditions`` entry of ``condition_type`` of a batch Job."""
-    for cond in as_list(as_dict(job.get("status")).get("conditions")):
+    for cond in as_list(as_record(job.get("status")).get("conditions")):
         if isinstance(cond, dict) and cond.get("type") == condition_type:
             return cond
     return None
@@ -90,19 +90,19 @@ def is_job_finished(job: Mapping[str, Any] | None) -> bool:
 
 def is_job_suspended(job: Mapping[str, Any]) -> bool:
     """``spec.suspend`` of a batch Job is true."""
-    return as_dict(job.get("spec")).get("suspend") is True
+    return as_record(job.get("spec")).get("suspend") is True
 
 
 def select_job_pods(
     job: Mapping[str, Any], pods: Iterable[Mapping[str, Any]]
 ) -> list[Mapping[str, Any]]:
     """Pods matching the Job's ``spec.selector`` and controlled by the Job (``jobPods``)."""
-    selector = as_dict(job.get("spec")).get("selector")
+    selector = as_record(job.get("spec")).get("selector")
     return [  # the controller first: a uid compare, where the selector is parsed per pod
         pod
         for pod in pods
         if is_controlled_by(pod, job)
-        and label_selector_matches(selector, as_dict(as_dict(pod.get("metadata")).get("labels")))
+        and label_selector_matches(selector, as_dict(as_record(pod.get("metadata")).get("labels")))
     ]
 
 
@@ -117,7 +117,7 @@ an ended pod and sets ``Complete`` or ``Failed`` (or starts another pod); measur
 
 
 def _live(pods: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    return [p for p in pods if not as_dict(p.get("metadata")).get("deletionTimestamp")]
+    return [p for p in pods if not as_record(p.get("metadata")).get("deletionTimestamp")]
 
 
 def counts_hold(launcher_job: Mapping[str, Any] | None,
@@ -179,7 +179,7 @@ def managed_by_external_controller(job: Mapping[str, Any]) -> str | None:
     Unlike upstream, an unknown value is not skipped: validation then reports it with a
     ``ValidationError`` event naming ``spec.runPolicy.managedBy`` (upstream ignores such a
     job without a word)."""
-    raw = as_dict(as_dict(job.get("spec")).get("runPolicy")).get("managedBy")
+    raw = as_record(as_record(job.get("spec")).get("runPolicy")).get("managedBy")
     if (raw is None or raw == constants.KUBEFLOW_JOB_CONTROLLER
             or raw not in constants.MANAGED_BY_VALUES):
         return None
@@ -254,7 +254,7 @@ def ttl_remaining(job: Mapping[str, Any], now: datetime) -> float | None:
     """Seconds until ``runPolicy.ttlSecondsAfterFinished`` after the job's ``completionTime``
     runs out (0 or less: it has), or ``None`` without a TTL or a completionTime."""
     ttl = parse_mpi_job(job).spec.run_policy.ttl_seconds_after_finished
-    completed = parse_time(as_dict(job.get("status")).get("completionTime"))
+    completed = parse_time(as_record(job.get("status")).get("completionTime"))
     if ttl is None or completed is None:
         return None
     return (completed + timedelta(seconds=ttl) - now).total_seconds()
@@ -271,7 +271,7 @@ class ScaleDownPlan:
 
 
 def _worker_index(job_run_launcher_as_worker: bool, pod: Mapping[str, Any]) -> int | None:
-    raw = as_dict(as_dict(pod.get("metadata")).get("labels")).get(constants.REPLICA_INDEX_LABEL)
+    raw = as_record(as_record(pod.get("metadata")).get("labels")).get(constants.REPLICA_INDEX_LABEL)
     if not isinstance(raw, str):
         return None
     try:

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from mpi_controller.kube.jsonvalue import as_dict, as_int, as_list, as_str
+from mpi_controller.kube.jsonvalue import as_dict, as_int, as_list, as_record, as_str
 from mpi_controller.kube.pods import pod_phase
 from mpi_controller.mpi import constants
 
@@ -57,7 +57,7 @@ def _container_failure(status: Mapping[str, Any]) -> str | None:
 def pod_failure(pod: Mapping[str, Any], role: str) -> str | None:
     """``<role> pod <name>: <what failed>``, or ``None`` when nothing in ``pod`` failed."""
     status = as_dict(pod.get("status"))
-    name = as_str(as_dict(pod.get("metadata")).get("name"))
+    name = as_str(as_record(pod.get("metadata")).get("name"))
     parts = []
     for key in ("initContainerStatuses", "containerStatuses"):
         for container in as_list(status.get(key)):
@@ -72,16 +72,16 @@ def pod_failure(pod: Mapping[str, Any], role: str) -> str | None:
 
 
 def _role(pod: Mapping[str, Any]) -> str:
-    labels = as_dict(as_dict(pod.get("metadata")).get("labels"))
+    labels = as_dict(as_record(pod.get("metadata")).get("labels"))
     return as_str(labels.get(constants.JOB_ROLE_LABEL))
 
 
 def _name(pod: Mapping[str, Any]) -> str:
-    return as_str(as_dict(pod.get("metadata")).get("name"))
+    return as_str(as_record(pod.get("metadata")).get("name"))
 
 
 def _created(pod: Mapping[str, Any]) -> str:
-    return as_str(as_dict(pod.get("metadata")).get("creationTimestamp"))
+    return as_str(as_record(pod.get("metadata")).get("creationTimestamp"))
 
 
 def failure_details(pods: Iterable[Mapping[str, Any]]) -> str:

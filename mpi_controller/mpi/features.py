@@ -59,7 +59,7 @@ from typing import Any
 
 from mpi_controller.kube.featuregates import parse_feature_gates
 from mpi_controller.kube.fielderrors import FieldError, invalid, not_supported
-from mpi_controller.kube.jsonvalue import as_dict, as_str_map
+from mpi_controller.kube.jsonvalue import as_record, as_str_map
 
 __all__ = [
     "GATES",
@@ -115,7 +115,7 @@ class Features:
 
 
 def _annotations(job: Mapping[str, Any]) -> dict[str, str]:
-    return as_str_map(as_dict(job.get("metadata")).get("annotations"))
+    return as_str_map(as_record(job.get("metadata")).get("annotations"))
 
 
 def _port(value: str) -> int | None:

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mpi_controller.kube.jsonvalue import as_dict, as_int, as_list, as_str, json_copy
+from mpi_controller.kube.jsonvalue import as_dict, as_int, as_list, as_record, as_str, json_copy
 from mpi_controller.kube.quantity import Quantity, parse_quantity
 from mpi_controller.mpi import constants, naming
 from mpi_controller.mpi.v2beta1.types import MPIJob, ReplicaSpec, parse_mpi_job
@@ -103,7 +103,7 @@ def priority_class_values(priority_classes: Iterable[Mapping[str, Any]]) -> dict
     """``{name: value}`` from ``scheduling.k8s.io/v1`` PriorityClass objects."""
     out: dict[str, int] = {}
     for pc in priority_classes:
-        name = as_str(as_dict(pc.get("metadata")).get("name"))
+        name = as_str(as_record(pc.get("metadata")).get("name"))
         value = as_int(pc.get("value"))
         if name and value is not None:
             out[name] = value
@@ -165,7 +165,7 @@ def _cut_to_min_member(entries: list[_Entry], min_member: int) -> None:
 
 
 def _container_resources(container: object) -> dict[str, Quantity]:
-    resources = as_dict(as_dict(container).get("resources"))
+    resources = as_dict(as_record(container).get("resources"))
     merged: dict[str, Quantity] = {}
     for source in (as_dict(resources.get("requests")), as_dict(resources.get("limits"))):
         for name, raw in source.items():

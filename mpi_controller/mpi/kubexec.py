@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from mpi_controller.kube.events import WARNING, Event
-from mpi_controller.kube.jsonvalue import Obj, as_dict, as_list, as_str, json_copy
+from mpi_controller.kube.jsonvalue import Obj, as_dict, as_list, as_record, as_str, json_copy
 
 __all__ = [
     "CONFIG_MOUNT_PATH",
@@ -132,8 +132,8 @@ def discover_hosts(job_name: str, running_workers: Iterable[str], slots: int, *,
 def is_gpu_launcher(launcher_template: Mapping[str, Any]) -> bool:
     """A launcher container's limits name a resource ending in ``.com/gpu`` or containing
     ``gpu`` (training-operator's ``isGPULauncher``)."""
-    for container in as_list(as_dict(launcher_template.get("spec")).get("containers")):
-        limits = as_dict(as_dict(as_dict(container).get("resources")).get("limits"))
+    for container in as_list(as_record(launcher_template.get("spec")).get("containers")):
+        limits = as_dict(as_record(as_record(container).get("resources")).get("limits"))
         if any(k.endswith(_GPU_SUFFIX) or _GPU_PATTERN in k for k in limits):
             return True
     return False
@@ -260,6 +260,6 @@ def add_launcher_parts(template: Obj, job_name: str, namespace: str, *, image: s
 def template_restart_policy_events(template: Mapping[str, Any]) -> list[Event]:
     """``SettedPodTemplateRestartPolicy`` when the launcher's template sets a restart policy
     (the replica spec's wins)."""
-    if as_str(as_dict(template.get("spec")).get("restartPolicy")):
+    if as_str(as_record(template.get("spec")).get("restartPolicy")):
         return [Event(WARNING, EVENT_TEMPLATE_RESTART_POLICY, _RESTART_POLICY_MESSAGE)]
     return []

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mpi_controller.kube.jsonvalue import as_dict, json_copy
+from mpi_controller.kube.jsonvalue import as_dict, as_record, json_copy
 from mpi_controller.mpi import constants, naming
 from mpi_controller.mpi.events import Event
 from mpi_controller.mpi.features import ttl_deletes_mpijob
@@ -210,7 +210,7 @@ def sync_launcher_scheduling_directives(
 def clear_launcher_start_time(launcher: Mapping[str, Any]) -> dict[str, Any] | None:
     """A copy of ``launcher`` without ``status.startTime`` (to send to ``jobs/status`` before
     resuming, because a started Job's template is immutable), or ``None`` if it has none."""
-    if as_dict(launcher.get("status")).get("startTime") is None:
+    if as_record(launcher.get("status")).get("startTime") is None:
         return None
     out = json_copy(dict(launcher))
     out["status"] = {k: v for k, v in as_dict(out.get("status")).items() if k != "startTime"}

@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Any
 
 from mpi_controller.kube import owners
-from mpi_controller.kube.jsonvalue import as_dict, as_str
+from mpi_controller.kube.jsonvalue import as_record, as_str
 from mpi_controller.kube.selectors import Selector, parse_selector
 from mpi_controller.mpi import constants
 
@@ -118,7 +118,7 @@ def worker_pods(
 ) -> list[Mapping[str, Any]]:
     """The pods of ``pods`` that match ``job``'s worker selector (operator-name, job-name,
     role worker)."""
-    selector = _worker_selector(as_str(as_dict(job.get("metadata")).get("name")))
+    selector = _worker_selector(as_str(as_record(job.get("metadata")).get("name")))
     return [pod for pod in pods if selector.matches_object(pod)]
 
 

@@ -52,7 +52,7 @@ from mpi_controller.engine.kind import KindInformers
 from mpi_controller.engine.writer import ResourceNotControlled
 from mpi_controller.kube.changes import KeptJobs
 from mpi_controller.kube.events import WARNING, Event
-from mpi_controller.kube.jsonvalue import Obj, as_dict
+from mpi_controller.kube.jsonvalue import Obj, as_dict, as_record
 from mpi_controller.kube.owners import is_controlled_by
 from mpi_controller.kube.resources import (
     CONFIGMAPS,
@@ -309,7 +309,7 @@ class MPIJobReconcile:
                                  apply_update=gang.update_pod_group)
 
     def worker_replicas(self) -> int | None:
-        spec = as_dict(as_dict(self.job["spec"].get("mpiReplicaSpecs")).get(
+        spec = as_dict(as_record(self.job["spec"].get("mpiReplicaSpecs")).get(
             constants.REPLICA_TYPE_WORKER))
         if not spec:
             return None

@@ -24,7 +24,7 @@ from datetime import datetime
 from typing import Any
 
 from mpi_controller.kube.events import Event
-from mpi_controller.kube.jsonvalue import as_dict, as_int, as_list, as_str, json_copy
+from mpi_controller.kube.jsonvalue import as_dict, as_int, as_list, as_record, as_str, json_copy
 from mpi_controller.kube.pods import pod_phase
 from mpi_controller.kube.text import truncate_message
 from mpi_controller.kube.timefmt import format_time
@@ -160,8 +160,8 @@ def _last_failed_pod(pods: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | N
     for pod in pods:
         if pod_phase(pod) != "Failed":
             continue
-        stamp = as_str(as_dict(pod.get("metadata")).get("creationTimestamp"))
-        if last is None or as_str(as_dict(last.get("metadata")).get("creationTimestamp")) < stamp:
+        stamp = as_str(as_record(pod.get("metadata")).get("creationTimestamp"))
+        if last is None or as_str(as_record(last.get("metadata")).get("creationTimestamp")) < stamp:
             last = pod
     return last
 
@@ -193,7 +193,7 @@ def _launcher(
     pods = select_job_pods(launcher, candidates)
     running = sum(1 for pod in pods if pod_phase(pod) == "Running")
     replica: dict[str, Any] = {}
-    failed = as_int(as_dict(launcher.get("status")).get("failed"))
+    failed = as_int(as_record(launcher.get("status")).get("failed"))
     if failed:
         replica["failed"] = failed
     b.replica_statuses()[constants.REPLICA_TYPE_LAUNCHER] = replica
@@ -201,7 +201,7 @@ def _launcher(
         replica["succeeded"] = 1
         msg = f"MPIJob {b.key} successfully completed."
         b.event(_NORMAL, constants.EVENT_MPIJOB_SUCCEEDED, msg, terminal=True)
-        completion = as_dict(launcher.get("status")).get("completionTime")
+        completion = as_record(launcher.get("status")).get("completionTime")
         if b.status.get("completionTime") is None and completion is not None:
             b.status["completionTime"] = completion
         b.condition(constants.CONDITION_SUCCEEDED, "True", constants.REASON_MPIJOB_SUCCEEDED, msg)
@@ -220,7 +220,7 @@ def _workers(b: _Builder, workers: Sequence[Mapping[str, Any]]) -> int:
         phase = pod_phase(pod)
         if phase == "Failed":
             counts["failed"] += 1
-            if as_dict(pod.get("status")).get("reason") == "Evicted":
+            if as_record(pod.get("status")).get("reason") == "Evicted":
                 evicted.append(pod)
         elif phase == "Succeeded":
             counts["succeeded"] += 1

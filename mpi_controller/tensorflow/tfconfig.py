@@ -22,7 +22,7 @@ import json
 from typing import Any
 
 from mpi_controller.engine.training.replicas import container_port, general_name
-from mpi_controller.kube.jsonvalue import as_dict, as_list
+from mpi_controller.kube.jsonvalue import as_list, as_record
 from mpi_controller.tensorflow.constants import (
     DEFAULT_CONTAINER_NAME,
     DEFAULT_PORT,
@@ -92,7 +92,7 @@ def tf_config(job: TFJob, rtype: str, index: int, cluster_domain: str = "", *,
 
 def add_tf_config(template: dict[str, Any], value: str) -> None:
     """Append ``TF_CONFIG=value`` to the env of the template's ``tensorflow`` container."""
-    for container in as_list(as_dict(template.get("spec")).get("containers")):
+    for container in as_list(as_record(template.get("spec")).get("containers")):
         if isinstance(container, dict) and container.get("name") == DEFAULT_CONTAINER_NAME:
             container["env"] = [*as_list(container.get("env")), {"name": TF_CONFIG,
                                                                   "value": value}]

@@ -48,7 +48,7 @@ from typing import Any, Final, Protocol
 
 import structlog
 
-from mpi_controller.kube.jsonvalue import as_dict, as_list
+from mpi_controller.kube.jsonvalue import as_dict, as_list, as_record
 from mpi_controller.kube.resources import SECRETS, Resource
 from mpi_controller.kube.timefmt import utcnow
 from mpi_controller.runtime.clock import Clock, LoopClock
@@ -109,7 +109,7 @@ def _slim_crd(obj: dict[str, Any]) -> dict[str, Any]:
     """What the cache keeps of a CRD: its name, resourceVersion and conversion stanza."""
     meta = as_dict(obj.get("metadata"))
     return {"metadata": {"name": meta.get("name"), "resourceVersion": meta.get("resourceVersion")},
-            "spec": {"conversion": as_dict(obj.get("spec")).get("conversion")}}
+            "spec": {"conversion": as_record(obj.get("spec")).get("conversion")}}
 
 
 def _without_managed_fields(obj: dict[str, Any]) -> dict[str, Any]:
@@ -336,12 +336,12 @@ class CertificateManager:
         if crd is None:
             self._warn_once(f"crd {name}", "webhook certificates: CRD not found", crd=name)
             return False
-        conversion = as_dict(as_dict(crd.get("spec")).get("conversion"))
+        conversion = as_dict(as_record(crd.get("spec")).get("conversion"))
         if conversion.get("strategy") != "Webhook":
             self._warn_once(f"strategy {name}", "webhook certificates: the CRD does not use "
                             "the conversion webhook", crd=name)
             return False
-        current = as_dict(as_dict(conversion.get("webhook")).get("clientConfig"))
+        current = as_dict(as_record(conversion.get("webhook")).get("clientConfig"))
         change = self._desired_client_config(current, ca, _path_of(current, CONVERT_PATH))
         if change is None:
             return False
@@ -381,8 +381,8 @@ class CertificateManager:
                                       "value": vwc["metadata"]["resourceVersion"]}]
         paths = self._paths()
         for i, webhook in enumerate(as_list(vwc.get("webhooks"))):
-            current = as_dict(as_dict(webhook).get("clientConfig"))
-            path = paths.get(as_dict(webhook).get("name", ""), _path_of(current, "/"))
+            current = as_dict(as_record(webhook).get("clientConfig"))
+            path = paths.get(as_record(webhook).get("name", ""), _path_of(current, "/"))
             change = self._desired_client_config(current, ca, path) or {}
             for key, value in change.items():
                 where = f"/webhooks/{i}/clientConfig/{key}"

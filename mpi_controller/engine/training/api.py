@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from mpi_controller.kube.jsonvalue import as_bool, as_dict, as_int, as_opt_str, as_str
+from mpi_controller.kube.jsonvalue import as_bool, as_dict, as_int, as_opt_str, as_record, as_str
 
 __all__ = [
     "API_VERSION",
@@ -148,7 +148,7 @@ class RunPolicy:
 
 def replica_specs(job: Mapping[str, Any], specs_field: str) -> dict[str, ReplicaSpec]:
     """The job's replica specs under ``spec.<specs_field>``, in the order written."""
-    raw = as_dict(as_dict(job.get("spec")).get(specs_field))
+    raw = as_dict(as_record(job.get("spec")).get(specs_field))
     out: dict[str, ReplicaSpec] = {}
     for rtype, spec in raw.items():
         if not isinstance(spec, dict):
@@ -192,7 +192,7 @@ def parse_run_policy(raw: object) -> RunPolicy:
 
 def run_policy(job: Mapping[str, Any]) -> RunPolicy:
     """The job's ``spec.runPolicy``."""
-    return parse_run_policy(as_dict(job.get("spec")).get("runPolicy"))
+    return parse_run_policy(as_record(job.get("spec")).get("runPolicy"))
 
 
 @dataclass(frozen=True)

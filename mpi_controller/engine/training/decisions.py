@@ -41,7 +41,7 @@ from mpi_controller.engine.training.api import (
 )
 from mpi_controller.engine.training.replicas import by_type
 from mpi_controller.kube.events import WARNING, Event
-from mpi_controller.kube.jsonvalue import Obj, as_dict, as_int, as_str
+from mpi_controller.kube.jsonvalue import Obj, as_dict, as_int, as_record, as_str
 from mpi_controller.kube.pods import pod_phase
 
 __all__ = [
@@ -75,7 +75,7 @@ def _dicts(value: object) -> list[dict[str, Any]]:
 
 
 def _containers(pod: Mapping[str, Any], key: str = "containerStatuses") -> list[dict[str, Any]]:
-    return _dicts(as_dict(pod.get("status")).get(key))
+    return _dicts(as_record(pod.get("status")).get(key))
 
 
 def _terminated(container: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -246,7 +246,7 @@ def _container_event(pod_name: str, container: Mapping[str, Any]) -> Event | Non
                      f"Error pod {pod_name} container {name} exitCode: "
                      f"{terminated.get('exitCode')} terminated message: "
                      f"{as_str(terminated.get('message'))}")
-    waiting = as_dict(as_dict(container.get("state")).get("waiting"))
+    waiting = as_dict(as_record(container.get("state")).get("waiting"))
     if as_str(waiting.get("message")):
         return Event(WARNING, as_str(waiting.get("reason")),
                      f"Error pod {pod_name} container {name} waiting message: "

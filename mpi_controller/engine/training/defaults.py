@@ -29,7 +29,7 @@ from typing import Any
 
 from mpi_controller.engine.training.api import CLEAN_POD_POLICY_NONE
 from mpi_controller.engine.training.names import KindNames
-from mpi_controller.kube.jsonvalue import Obj, as_dict, as_list, json_copy
+from mpi_controller.kube.jsonvalue import Obj, as_dict, as_list, as_record, json_copy
 
 __all__ = ["camel_case_replica_types", "default_clean_pod_policy", "default_elastic_replicas",
            "default_job", "default_port", "default_replica", "replica_spec_map"]
@@ -38,7 +38,7 @@ __all__ = ["camel_case_replica_types", "default_clean_pod_policy", "default_elas
 
 def replica_spec_map(job: Obj, specs_field: str) -> dict[str, Any]:
     """``spec.<specs_field>`` when it is an object (``{}`` otherwise; never a copy)."""
-    return as_dict(as_dict(job.get("spec")).get(specs_field))
+    return as_dict(as_record(job.get("spec")).get(specs_field))
 
 
 def camel_case_replica_types(specs: dict[str, Any], types: Iterable[str]) -> None:
@@ -60,13 +60,13 @@ def default_replica(spec: object, *, replicas: int, restart_policy: str) -> None
 
 
 def default_port(spec: object, *, container_name: str, port_name: str, port: int) -> None:
-    pod_spec = as_dict(as_dict(as_dict(spec).get("template")).get("spec"))
+    pod_spec = as_dict(as_record(as_record(spec).get("template")).get("spec"))
     containers = [c for c in as_list(pod_spec.get("containers")) if isinstance(c, dict)]
     if not containers:
         return
     target = next((c for c in containers if c.get("name") == container_name), containers[0])
     ports = as_list(target.get("ports"))
-    if any(as_dict(p).get("name") == port_name for p in ports):
+    if any(as_record(p).get("name") == port_name for p in ports):
         return
     target["ports"] = [*ports, {"name": port_name, "containerPort": port}]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mpi_controller.kube.jsonvalue import as_dict, as_list, json_copy
+from mpi_controller.kube.jsonvalue import as_list, as_record, json_copy
 
 __all__ = ["add_pod_env", "env_var"]
 
@@ -25,6 +25,6 @@ def env_var(name: str, value: object) -> dict[str, str]:
 
 def add_pod_env(template: dict[str, Any], env: Sequence[Mapping[str, Any]]) -> None:
     """Append ``env`` to the env of every container of the pod template (in place)."""
-    for container in as_list(as_dict(template.get("spec")).get("containers")):
+    for container in as_list(as_record(template.get("spec")).get("containers")):
         if isinstance(container, dict):
             container["env"] = [*as_list(container.get("env")), *(json_copy(dict(v)) for v in env)]

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mpi_controller.engine.training.api import ReplicaSpec, RunPolicy
-from mpi_controller.kube.jsonvalue import as_dict, as_str, json_copy
+from mpi_controller.kube.jsonvalue import as_dict, as_record, as_str, json_copy
 from mpi_controller.kube.quantity import Quantity, parse_quantity
 from mpi_controller.kube.resources import Resource
 
@@ -151,7 +151,7 @@ def new_pod_group(job: Mapping[str, Any], specs: Mapping[str, ReplicaSpec], poli
     if members:
         spec["minMember"] = members
     if gang.volcano:
-        kept = as_str(as_dict(as_dict(existing).get("spec")).get("queue"))
+        kept = as_str(as_record(as_record(existing).get("spec")).get("queue"))
         spec["queue"] = kept or sched.queue or DEFAULT_QUEUE
         if sched.priority_class:
             spec["priorityClassName"] = sched.priority_class
@@ -199,5 +199,5 @@ def delays_pod_creation(gang: GangScheduler, pod_group: Mapping[str, Any] | None
         return False
     if pod_group is None:
         return True
-    phase = as_str(as_dict(pod_group.get("status")).get("phase"))
+    phase = as_str(as_record(pod_group.get("status")).get("phase"))
     return phase in ("", "Pending")

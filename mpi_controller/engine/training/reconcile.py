@@ -73,7 +73,7 @@ from mpi_controller.engine.training.conditions import (
 from mpi_controller.engine.training.metrics import JOBS_DELETED, count_transitions
 from mpi_controller.kube.conditions import get_condition
 from mpi_controller.kube.events import NORMAL, WARNING, Event
-from mpi_controller.kube.jsonvalue import Obj, as_dict, as_int, as_str, json_copy
+from mpi_controller.kube.jsonvalue import Obj, as_dict, as_int, as_record, as_str, json_copy
 from mpi_controller.kube.owners import controller_ref, is_controlled_by
 from mpi_controller.kube.pods import pod_phase
 from mpi_controller.kube.resources import PODS, SERVICES, Resource
@@ -137,7 +137,7 @@ class TrainingReconcile:
     def services(self) -> list[Obj]:
         if self.kind.services is None:
             return []
-        uid = as_str(as_dict(self.job.get("metadata")).get("uid"))
+        uid = as_str(as_record(self.job.get("metadata")).get("uid"))
         return self.kind.services.indexer.by_index(CONTROLLER_UID_INDEX, uid)
 
     async def run(self) -> None:

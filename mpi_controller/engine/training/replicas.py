@@ -39,7 +39,15 @@ from mpi_controller.engine.training.api import (
     ReplicaSpec,
 )
 from mpi_controller.engine.training.gang import GangScheduler, decorate_pod_template
-from mpi_controller.kube.jsonvalue import Obj, as_dict, as_int, as_list, as_str, json_copy
+from mpi_controller.kube.jsonvalue import (
+    Obj,
+    as_dict,
+    as_int,
+    as_list,
+    as_record,
+    as_str,
+    json_copy,
+)
 
 __all__ = [
     "by_type",
@@ -58,7 +66,6 @@ __all__ = [
     "slices",
 ]
 
-_IS_STR = str.__instancecheck__
 
 ClusterSpec = Callable[[Obj, str, int], None]
 """``(template, rtype, index)``: add the kind's cluster environment to a pod template."""
@@ -94,15 +101,8 @@ def replica_selector(job_name: str, controller_name: str, rtype: str) -> str:
 
 
 def _labels(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    """``as_dict(as_dict(obj.get("metadata")).get("labels"))``, the metadata's keys checked
-    only when it has labels."""
-    meta = obj.get("metadata")
-    if not isinstance(meta, dict):
-        return {}
-    labels = meta.get("labels")
-    if isinstance(labels, dict) and all(map(_IS_STR, meta)) and all(map(_IS_STR, labels)):
-        return labels
-    return {}
+    """``as_record(as_record(obj.get("metadata")).get("labels"))`` (read by name only)."""
+    return as_record(as_record(obj.get("metadata")).get("labels"))
 
 
 def _index(value: object) -> int | None:
@@ -143,7 +143,7 @@ def indexed_by_type(objs: Iterable[Obj]) -> dict[str, list[tuple[int, Obj]]]:
             continue
         rtype, text = labels.get(REPLICA_TYPE_LABEL), labels.get(REPLICA_INDEX_LABEL)
         if isinstance(rtype, str) and isinstance(text, str) and text.isascii() \
-                and text.isdigit() and all(map(_IS_STR, meta)) and all(map(_IS_STR, labels)):
+                and text.isdigit():
             out.setdefault(rtype, []).append((int(text), obj))
     return out
 
@@ -162,7 +162,7 @@ def new_pod(job: Mapping[str, Any], spec: ReplicaSpec, index: int, *, controller
             owner_ref: Mapping[str, Any], master_role: bool, cluster_spec: ClusterSpec,
             gang: GangScheduler | None) -> Obj:
     """Pod ``<job>-<rtype>-<index>`` (module doc)."""
-    job_name = as_str(as_dict(job.get("metadata")).get("name"))
+    job_name = as_str(as_record(job.get("metadata")).get("name"))
     labels = replica_labels(job_name, controller_name, spec.rtype, index)
     if master_role:
         labels[JOB_ROLE_LABEL] = "master"
@@ -175,7 +175,7 @@ def new_pod(job: Mapping[str, Any], spec: ReplicaSpec, index: int, *, controller
     pod_spec["restartPolicy"] = RESTART_NEVER if policy == RESTART_EXIT_CODE else policy
     if gang is not None:
         decorate_pod_template(template, job_name, spec.rtype.lower(), gang)
-    namespace = as_str(as_dict(job.get("metadata")).get("namespace"))
+    namespace = as_str(as_record(job.get("metadata")).get("namespace"))
     metadata: Obj = {"name": general_name(job_name, spec.rtype, index), "namespace": namespace,
                      "labels": meta["labels"]}
     for key in ("annotations", "finalizers"):
@@ -192,8 +192,8 @@ def container_port(spec: ReplicaSpec, container_name: str, port_name: str) -> in
         if container.get("name") != container_name:
             continue
         for port in as_list(container.get("ports")):
-            number = as_int(as_dict(port).get("containerPort"))
-            if as_dict(port).get("name") == port_name and number is not None:
+            number = as_int(as_record(port).get("containerPort"))
+            if as_record(port).get("name") == port_name and number is not None:
                 return number
     return None
 
@@ -215,9 +215,9 @@ def service_ports(spec: ReplicaSpec, container_name: str) -> list[Obj] | None:
         if container.get("name") == container_name:
             ports: dict[str, int] = {}
             for port in as_list(container.get("ports")):
-                number = as_int(as_dict(port).get("containerPort"))
+                number = as_int(as_record(port).get("containerPort"))
                 if number is not None:
-                    ports[as_str(as_dict(port).get("name"))] = number
+                    ports[as_str(as_record(port).get("name"))] = number
             return [{"name": name, "port": number} for name, number in ports.items()]
     return None
 
@@ -225,13 +225,13 @@ def service_ports(spec: ReplicaSpec, container_name: str) -> list[Obj] | None:
 def new_service(job: Mapping[str, Any], spec: ReplicaSpec, index: int, *, controller_name: str,
                 owner_ref: Mapping[str, Any], ports: list[Obj]) -> Obj:
     """The headless Service ``<job>-<rtype>-<index>`` (module doc)."""
-    job_name = as_str(as_dict(job.get("metadata")).get("name"))
+    job_name = as_str(as_record(job.get("metadata")).get("name"))
     labels = replica_labels(job_name, controller_name, spec.rtype, index)
     return {
         "apiVersion": "v1",
         "kind": "Service",
         "metadata": {"name": general_name(job_name, spec.rtype, index),
-                     "namespace": as_str(as_dict(job.get("metadata")).get("namespace")),
+                     "namespace": as_str(as_record(job.get("metadata")).get("namespace")),
                      "labels": labels, "ownerReferences": [dict(owner_ref)]},
         "spec": {"clusterIP": "None", "selector": dict(labels), "ports": ports},
     }

@@ -54,7 +54,7 @@ from mpi_controller.engine.training.api import (
 from mpi_controller.engine.training.conditions import reason, set_condition
 from mpi_controller.engine.training.replicas import by_type, replica_selector
 from mpi_controller.kube.events import NORMAL, WARNING, Event
-from mpi_controller.kube.jsonvalue import Obj, as_dict
+from mpi_controller.kube.jsonvalue import Obj, as_dict, as_record
 from mpi_controller.kube.pods import pod_phase
 from mpi_controller.kube.timefmt import format_time
 
@@ -91,7 +91,7 @@ class StatusRules:
         self.events: list[Event] = []
 
     def counts(self, rtype: str) -> ReplicaCounts:
-        replica = as_dict(as_dict(self.status.get("replicaStatuses")).get(rtype))
+        replica = as_dict(as_record(self.status.get("replicaStatuses")).get(rtype))
         return ReplicaCounts(succeeded=_count(replica, "succeeded"),
                              active=_count(replica, "active"), failed=_count(replica, "failed"))
 
@@ -156,7 +156,7 @@ class StatusRules:
                              restart=spec.restart_policy != RESTART_NEVER)
 
     def _new_failure(self, rtype: str) -> bool:
-        return any(pod_phase(p) == "Failed" and not as_dict(p.get("metadata")).get(
+        return any(pod_phase(p) == "Failed" and not as_record(p.get("metadata")).get(
             "deletionTimestamp") for p in by_type(self.pods, rtype))
 
 

@@ -51,7 +51,7 @@ from mpi_controller.engine.training.api import (
     MULTIKUEUE_CONTROLLER,
 )
 from mpi_controller.kube.fielderrors import FieldError, go_quote, invalid, not_supported, required
-from mpi_controller.kube.jsonvalue import as_dict, as_list, as_str
+from mpi_controller.kube.jsonvalue import as_dict, as_list, as_record, as_str
 from mpi_controller.kube.names import is_dns1035_label
 
 __all__ = ["ReplicaCheck", "SpecCheck", "negative_replicas", "replica_container_errors",
@@ -69,7 +69,7 @@ SpecCheck = Callable[[Mapping[str, Any]], list[FieldError]]
 
 
 def validate_name(job: Mapping[str, Any]) -> list[FieldError]:
-    name = as_str(as_dict(job.get("metadata")).get("name"))
+    name = as_str(as_record(job.get("metadata")).get("name"))
     problems = is_dns1035_label(name)
     if not problems:
         return []
@@ -77,7 +77,7 @@ def validate_name(job: Mapping[str, Any]) -> list[FieldError]:
 
 
 def _managed_by(job: Mapping[str, Any]) -> object:
-    return as_dict(as_dict(job.get("spec")).get("runPolicy")).get("managedBy")
+    return as_record(as_record(job.get("spec")).get("runPolicy")).get("managedBy")
 
 
 def validate_run_policy(job: Mapping[str, Any]) -> list[FieldError]:
@@ -100,7 +100,7 @@ def validate_replica_specs(job: Mapping[str, Any], specs_field: str, container_n
     supported replica types (``None``: any), ``quote_name`` the container name in Go's quotes,
     ``check`` the kind's own."""
     path = f"spec.{specs_field}"
-    specs = as_dict(job.get("spec")).get(specs_field)
+    specs = as_record(job.get("spec")).get(specs_field)
     if not isinstance(specs, dict):
         return [required(path, "must be required")]
     errors: list[FieldError] = []
@@ -118,16 +118,16 @@ def replica_container_errors(spec: object, role_path: str, container_name: str, 
                              quote_name: bool = False) -> list[FieldError]:
     """The container checks of the module doc for one replica spec at ``role_path``."""
     containers_path = f"{role_path}.template.spec.containers"
-    pod_spec = as_dict(as_dict(as_dict(spec).get("template")).get("spec"))
+    pod_spec = as_dict(as_record(as_record(spec).get("template")).get("spec"))
     containers = as_list(pod_spec.get("containers"))
     errors: list[FieldError] = []
     if not containers:
         errors.append(required(containers_path, "must be specified"))
     named = False
     for index, container in enumerate(containers):
-        if not as_str(as_dict(container).get("image")):
+        if not as_str(as_record(container).get("image")):
             errors.append(required(f"{containers_path}[{index}].image", "must be required"))
-        named = named or as_dict(container).get("name") == container_name
+        named = named or as_record(container).get("name") == container_name
     if not named:
         shown = go_quote(container_name) if quote_name else container_name
         errors.append(required(containers_path,
@@ -151,8 +151,8 @@ def validate_job_update(old: Mapping[str, Any], new: Mapping[str, Any],
 def negative_replicas(job: Mapping[str, Any], specs_field: str) -> list[FieldError]:
     """``replicas`` below 0 in any replica spec of ``spec.<specs_field>`` (module doc)."""
     errors: list[FieldError] = []
-    for rtype, spec in as_dict(as_dict(job.get("spec")).get(specs_field)).items():
-        replicas = as_dict(spec).get("replicas")
+    for rtype, spec in as_dict(as_record(job.get("spec")).get(specs_field)).items():
+        replicas = as_record(spec).get("replicas")
         if isinstance(replicas, int) and not isinstance(replicas, bool) and replicas < 0:
             errors.append(invalid(f"spec.{specs_field}[{rtype}].replicas", replicas,
                                   "must be greater than or equal to 0"))
@@ -162,7 +162,7 @@ def negative_replicas(job: Mapping[str, Any], specs_field: str) -> list[FieldErr
 def unknown_replica_types(job: Mapping[str, Any], specs_field: str,
                           types: tuple[str, ...]) -> list[FieldError]:
     """Replica types of ``spec.<specs_field>`` that are none of ``types`` (module doc)."""
-    specs = as_dict(as_dict(job.get("spec")).get(specs_field))
+    specs = as_dict(as_record(job.get("spec")).get(specs_field))
     return [not_supported(f"spec.{specs_field}[{rtype}]", rtype, types)
             for rtype in specs if rtype not in types]
 
@@ -179,7 +179,7 @@ def run_policy_problems(job: Mapping[str, Any]) -> list[FieldError]:
     """What of ``spec.runPolicy`` nothing upstream checks cannot do what was meant (module doc):
     an unknown ``cleanPodPolicy``, and ``backoffLimit``, ``activeDeadlineSeconds`` or
     ``ttlSecondsAfterFinished`` below 0, in that order."""
-    policy = as_dict(as_dict(job.get("spec")).get("runPolicy"))
+    policy = as_dict(as_record(job.get("spec")).get("runPolicy"))
     errors: list[FieldError] = []
     clean = policy.get("cleanPodPolicy")
     if isinstance(clean, str) and clean not in CLEAN_POD_POLICIES:

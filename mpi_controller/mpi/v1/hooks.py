@@ -17,7 +17,7 @@ from typing import Any
 from mpi_controller.engine.training.api import ReplicaSpec
 from mpi_controller.kube.events import Event
 from mpi_controller.kube.fielderrors import FieldError
-from mpi_controller.kube.jsonvalue import Obj, as_dict, as_str
+from mpi_controller.kube.jsonvalue import Obj, as_record, as_str
 from mpi_controller.mpi import constants
 from mpi_controller.mpi.v1 import launch
 from mpi_controller.mpi.v1.defaults import set_defaults, sync_clean_pod_policy
@@ -62,5 +62,5 @@ class MPIJobV1:
 
     def update_job_status(self, job: Mapping[str, Any], specs: Mapping[str, ReplicaSpec],
                           status: Obj, *, pods: list[Obj], now: datetime) -> list[Event]:
-        return update_job_status(as_str(as_dict(job.get("metadata")).get("name")), specs,
+        return update_job_status(as_str(as_record(job.get("metadata")).get("name")), specs,
                                  status, now=now)

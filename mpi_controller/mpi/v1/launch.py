@@ -44,7 +44,7 @@ from mpi_controller.engine.training.gang import (
 )
 from mpi_controller.engine.training.replicas import job_labels
 from mpi_controller.kube.events import WARNING, Event
-from mpi_controller.kube.jsonvalue import Obj, as_dict, as_list, as_str, json_copy
+from mpi_controller.kube.jsonvalue import Obj, as_dict, as_list, as_record, as_str, json_copy
 from mpi_controller.mpi import constants, kubexec
 from mpi_controller.mpi.v1.types import parse_mpi_job
 
@@ -113,7 +113,7 @@ def new_config_map(job: Mapping[str, Any], running_workers: Iterable[str], *,
 
 def service_account_name(job: Mapping[str, Any]) -> str:
     """The launcher's ServiceAccount (module doc)."""
-    named = as_str(as_dict(_launcher_template(job).get("spec")).get("serviceAccountName"))
+    named = as_str(as_record(_launcher_template(job).get("spec")).get("serviceAccountName"))
     return named or kubexec.launcher_name(kubexec.job_name_namespace(job)[0])
 
 
@@ -159,9 +159,9 @@ def launcher_env(job: Mapping[str, Any]) -> list[Obj]:
     """What the launcher's first container gets appended (module doc): the Open MPI agent and
     hostfile; ``NVIDIA_*`` blanked unless the launcher asks for a GPU; Intel MPI's bootstrap
     (``rsh`` through ``kubexec.sh``) unless the container sets it."""
-    containers = as_list(as_dict(_launcher_template(job).get("spec")).get("containers"))
-    own = {as_str(as_dict(e).get("name"))
-           for e in as_list(as_dict(containers[0] if containers else {}).get("env"))}
+    containers = as_list(as_record(_launcher_template(job).get("spec")).get("containers"))
+    own = {as_str(as_record(e).get("name"))
+           for e in as_list(as_record(containers[0] if containers else {}).get("env"))}
     env = [{"name": "OMPI_MCA_plm_rsh_agent", "value": _AGENT},
            {"name": "OMPI_MCA_orte_default_hostfile",
             "value": f"{kubexec.CONFIG_MOUNT_PATH}/{kubexec.HOSTFILE}"}]

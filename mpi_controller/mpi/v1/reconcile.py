@@ -48,7 +48,7 @@ from mpi_controller.engine.training.kind import TrainingJobKind
 from mpi_controller.engine.training.reconcile import TrainingReconcile
 from mpi_controller.engine.training.replicas import by_type, replica_index
 from mpi_controller.kube.events import NORMAL, WARNING, Event
-from mpi_controller.kube.jsonvalue import Obj, as_dict, as_list, as_str
+from mpi_controller.kube.jsonvalue import Obj, as_dict, as_list, as_record, as_str
 from mpi_controller.kube.owners import is_controlled_by
 from mpi_controller.kube.pods import pod_phase
 from mpi_controller.kube.resources import (
@@ -82,7 +82,7 @@ class MPIJobV1Reconcile(TrainingReconcile):
 
     def report_once(self, event: Event) -> None:
         """Record ``event`` the first time this job reports it (while this process runs)."""
-        self.report(as_str(as_dict(self.job.get("metadata")).get("uid")), event)
+        self.report(as_str(as_record(self.job.get("metadata")).get("uid")), event)
 
     async def reconcile_replicas(self, pods: list[Obj]) -> None:
         launcher = self.ctx.cached(self.kind.pods, kubexec.launcher_name(self.name))

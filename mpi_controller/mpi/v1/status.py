@@ -37,7 +37,7 @@ from mpi_controller.engine.training.api import (
 )
 from mpi_controller.engine.training.conditions import set_condition
 from mpi_controller.kube.events import NORMAL, WARNING, Event
-from mpi_controller.kube.jsonvalue import Obj, as_dict, as_int, as_str
+from mpi_controller.kube.jsonvalue import Obj, as_dict, as_int, as_record, as_str
 from mpi_controller.kube.pods import pod_phase
 from mpi_controller.kube.timefmt import format_time
 from mpi_controller.mpi import constants
@@ -51,7 +51,7 @@ REASON_FAILED: Final = "MPIJobMPIJobFailed"
 
 
 def _reason(pod: Mapping[str, Any]) -> str:
-    return as_str(as_dict(pod.get("status")).get("reason"))
+    return as_str(as_record(pod.get("status")).get("reason"))
 
 
 def count_replicas(key: str, launcher: Mapping[str, Any] | None,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from mpi_controller.kube.jsonvalue import as_dict, as_int, as_str
+from mpi_controller.kube.jsonvalue import as_dict, as_int, as_record, as_str
 from mpi_controller.mpi.v2beta1.types import (
     JobMeta,
     ReplicaSpec,
@@ -69,5 +69,5 @@ def parse_spec_fields(spec: dict[str, Any]) -> dict[str, Any]:
 
 def parse_mpi_job(job: object) -> MPIJob:
     """A typed view of ``job`` (any value; malformed parts read as unset). Never raises."""
-    spec = MPIJobSpec(**parse_spec_fields(as_dict(as_dict(job).get("spec"))))
+    spec = MPIJobSpec(**parse_spec_fields(as_dict(as_record(job).get("spec"))))
     return MPIJob(**parse_metadata(job), spec=spec)

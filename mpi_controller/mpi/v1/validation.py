@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from mpi_controller.kube.jsonvalue import as_dict, as_list, as_str
+from mpi_controller.kube.jsonvalue import as_dict, as_list, as_record, as_str
 from mpi_controller.mpi import constants
 
 __all__ = ["SpecError", "validate"]
@@ -50,7 +50,7 @@ class SpecError:
 def _replica_error(rtype: str, value: object) -> SpecError | None:
     path = f"spec.mpiReplicaSpecs[{rtype}]"
     cpath = f"{path}.template.spec.containers"
-    containers = as_list(as_dict(as_dict(as_dict(value).get("template")).get("spec"))
+    containers = as_list(as_dict(as_record(as_record(value).get("template")).get("spec"))
                          .get("containers"))
     if not isinstance(value, dict) or not containers:
         return SpecError(cpath, f"MPIReplicaSpecs is not valid: containers definition expected "
@@ -75,7 +75,7 @@ def _replica_error(rtype: str, value: object) -> SpecError | None:
 
 def validate(job: object) -> list[SpecError]:
     """The first validation error of ``job`` as upstream finds it (empty when valid)."""
-    spec: Any = as_dict(as_dict(job).get("spec"))
+    spec: Any = as_dict(as_record(job).get("spec"))
     specs = spec.get("mpiReplicaSpecs")
     if not isinstance(specs, dict):
         return [SpecError("spec.mpiReplicaSpecs", "MPIReplicaSpecs is not valid")]

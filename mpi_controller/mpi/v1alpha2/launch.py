@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from mpi_controller.kube.jsonvalue import Obj, as_dict, json_copy
+from mpi_controller.kube.jsonvalue import Obj, as_dict, as_record, json_copy
 from mpi_controller.mpi import constants, kubexec
 from mpi_controller.mpi.v1alpha2.types import parse_mpi_job
 
@@ -61,7 +61,7 @@ def worker_set_name(job_name: str) -> str:
 
 
 def _replica(job: Mapping[str, Any], rtype: str) -> Obj:
-    specs = as_dict(as_dict(job.get("spec")).get("mpiReplicaSpecs"))
+    specs = as_dict(as_record(job.get("spec")).get("mpiReplicaSpecs"))
     return as_dict(specs.get(rtype))
 
 

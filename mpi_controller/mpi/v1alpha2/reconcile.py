@@ -38,7 +38,7 @@ from mpi_controller.engine.gather import gather_raising
 from mpi_controller.engine.kind import KindInformers
 from mpi_controller.kube.conditions import has_condition
 from mpi_controller.kube.events import Event
-from mpi_controller.kube.jsonvalue import Obj, as_dict, as_int, json_copy
+from mpi_controller.kube.jsonvalue import Obj, as_dict, as_int, as_record, json_copy
 from mpi_controller.kube.owners import controller_ref
 from mpi_controller.kube.resources import (
     CONFIGMAPS,
@@ -214,7 +214,7 @@ class MPIJobV1Alpha2Reconcile:
             return await self.writer.create(STATEFUL_SETS, launch.new_worker_set(
                 self.job, replicas, owner_ref=self.owner_ref))
         self.writer.check_controlled(existing, STATEFUL_SETS.kind)
-        if as_int(as_dict(existing.get("spec")).get("replicas")) == replicas:
+        if as_int(as_record(existing.get("spec")).get("replicas")) == replicas:
             return dict(existing)
         scaled = json_copy(dict(existing))
         scaled["spec"]["replicas"] = replicas

@@ -33,7 +33,7 @@ from typing import Any
 from mpi_controller.engine.training.conditions import set_condition
 from mpi_controller.kube.conditions import get_condition, has_condition
 from mpi_controller.kube.events import NORMAL, WARNING, Event
-from mpi_controller.kube.jsonvalue import Obj, as_dict, as_int
+from mpi_controller.kube.jsonvalue import Obj, as_dict, as_int, as_record
 from mpi_controller.kube.timefmt import format_time
 from mpi_controller.mpi import constants
 
@@ -94,14 +94,14 @@ def update_status(status: Obj, key: str, *, launcher: Mapping[str, Any] | None,
             condition(constants.CONDITION_RESTARTING, REASON_RESTARTING,
                       f"MPIJob {key} is restarting.")
     if workers is not None:
-        ready = as_int(as_dict(workers.get("status")).get("readyReplicas")) or 0
+        ready = as_int(as_record(workers.get("status")).get("readyReplicas")) or 0
         replicas[constants.REPLICA_TYPE_WORKER] = {"active": ready} if ready > 0 else {}
     if replicas:
         status["replicaStatuses"] = replicas
     if launcher is not None and workers is not None:
-        active = as_int(as_dict(launcher.get("status")).get("active")) or 0
-        ready = as_int(as_dict(workers.get("status")).get("readyReplicas")) or 0
-        if active > 0 and ready == as_int(as_dict(workers.get("spec")).get("replicas")):
+        active = as_int(as_record(launcher.get("status")).get("active")) or 0
+        ready = as_int(as_record(workers.get("status")).get("readyReplicas")) or 0
+        if active > 0 and ready == as_int(as_record(workers.get("spec")).get("replicas")):
             condition(constants.CONDITION_RUNNING, constants.REASON_MPIJOB_RUNNING,
                       f"MPIJob {key} is running.")
     return change

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from mpi_controller.kube.jsonvalue import as_dict, as_int
+from mpi_controller.kube.jsonvalue import as_dict, as_int, as_record
 from mpi_controller.mpi.v1.types import MPIJob as V1Job
 from mpi_controller.mpi.v1.types import MPIJobSpec as V1Spec
 from mpi_controller.mpi.v1.types import parse_spec_fields
@@ -44,7 +44,7 @@ class MPIJob(V1Job):
 
 def parse_mpi_job(job: object) -> MPIJob:
     """A typed view of ``job`` (any value; malformed parts read as unset). Never raises."""
-    spec = as_dict(as_dict(job).get("spec"))
+    spec = as_dict(as_record(job).get("spec"))
     return MPIJob(
         **parse_metadata(job),
         spec=MPIJobSpec(**parse_spec_fields(spec),

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from mpi_controller.kube.fielderrors import FieldError, invalid, required
-from mpi_controller.kube.jsonvalue import as_dict, as_list, is_int
+from mpi_controller.kube.jsonvalue import as_dict, as_list, as_record, is_int
 from mpi_controller.mpi import constants
 
 __all__ = ["validate"]
@@ -45,7 +45,7 @@ def _schema_errors(spec: dict[str, Any], specs: dict[str, Any]) -> list[FieldErr
     errs: list[FieldError] = []
     for role in _ROLES:
         path = f"spec.mpiReplicaSpecs.{role}.replicas"
-        replicas = as_dict(specs.get(role)).get("replicas")
+        replicas = as_record(specs.get(role)).get("replicas")
         upper = 1 if role == constants.REPLICA_TYPE_LAUNCHER else None
         errs += _bound(replicas, path, minimum=1, maximum=upper)
     return errs + _bound(spec.get("slotsPerWorker"), "spec.slotsPerWorker", minimum=1)
@@ -64,7 +64,7 @@ def _controller_errors(spec: dict[str, Any]) -> list[FieldError]:
             continue
         if role == constants.REPLICA_TYPE_WORKER and replica.get("replicas") is None:
             errs.append(required(f"{path}.replicas", "must define number of replicas"))
-        template = as_dict(as_dict(replica.get("template")).get("spec"))
+        template = as_dict(as_record(replica.get("template")).get("spec"))
         if not as_list(template.get("containers")):
             errs.append(required(f"{path}.template.spec.containers",
                                  "must define at least one container"))
@@ -73,6 +73,6 @@ def _controller_errors(spec: dict[str, Any]) -> list[FieldError]:
 
 def validate(job: object) -> list[FieldError]:
     """The validation errors of ``job`` (empty when valid)."""
-    spec = as_dict(as_dict(job).get("spec"))
+    spec = as_dict(as_record(job).get("spec"))
     return (_schema_errors(spec, as_dict(spec.get("mpiReplicaSpecs")))
             + _controller_errors(spec))

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mpi_controller.engine.training.api import RunPolicy, SchedulingPolicy, parse_run_policy
-from mpi_controller.kube.jsonvalue import as_bool, as_dict, as_int, as_str, as_str_map
+from mpi_controller.kube.jsonvalue import as_bool, as_dict, as_int, as_record, as_str, as_str_map
 from mpi_controller.mpi import constants
 
 __all__ = [
@@ -155,7 +155,7 @@ def _parse_spec(raw: object) -> MPIJobSpec:
 def parse_metadata(job: object) -> dict[str, Any]:
     """The metadata fields of an MPIJob view (every version's): name, namespace, uid and
     annotations, as keyword arguments."""
-    meta = as_dict(as_dict(job).get("metadata"))
+    meta = as_dict(as_record(job).get("metadata"))
     return {
         "name": as_str(meta.get("name")),
         "namespace": as_str(meta.get("namespace")),
@@ -168,7 +168,7 @@ _SCOPED: ContextVar[tuple[object, MPIJob] | None] = ContextVar("mpijob_view", de
 
 
 def _parse(job: object) -> MPIJob:
-    return MPIJob(**parse_metadata(job), spec=_parse_spec(as_dict(job).get("spec")))
+    return MPIJob(**parse_metadata(job), spec=_parse_spec(as_record(job).get("spec")))
 
 
 def parse_mpi_job(job: object) -> MPIJob:

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mpi_controller.kube.fielderrors import FieldError, invalid, not_supported, required
-from mpi_controller.kube.jsonvalue import as_dict, as_int, is_int
+from mpi_controller.kube.jsonvalue import as_dict, as_int, as_record, is_int
 from mpi_controller.kube.names import is_dns1035_label
 from mpi_controller.mpi import constants
 from mpi_controller.mpi.features import validate_annotations
@@ -53,9 +53,9 @@ def _type_error(path: str, value: object, json_type: str) -> FieldError:
 
 
 def _validate_name(job: dict[str, Any], spec: dict[str, Any]) -> _Errors:
-    name = as_dict(job.get("metadata")).get("name")
+    name = as_record(job.get("metadata")).get("name")
     name = name if isinstance(name, str) else ""
-    worker = as_dict(as_dict(spec.get("mpiReplicaSpecs")).get(constants.REPLICA_TYPE_WORKER))
+    worker = as_dict(as_record(spec.get("mpiReplicaSpecs")).get(constants.REPLICA_TYPE_WORKER))
     replicas = as_int(worker.get("replicas"))
     count = replicas if replicas is not None and replicas > 0 else 1
     host = f"{name}-worker-{count - 1}"
@@ -72,10 +72,10 @@ def _validate_name(job: dict[str, Any], spec: dict[str, Any]) -> _Errors:
 def _validate_containers(template: object, path: str) -> _Errors:
     if template is not None and not isinstance(template, dict):
         return [_type_error(f"{path}.template", template, "object")]
-    spec = as_dict(template).get("spec")
+    spec = as_record(template).get("spec")
     if spec is not None and not isinstance(spec, dict):
         return [_type_error(f"{path}.template.spec", spec, "object")]
-    containers = as_dict(spec).get("containers")
+    containers = as_record(spec).get("containers")
     cpath = f"{path}.template.spec.containers"
     if containers is not None and not isinstance(containers, list):
         return [_type_error(cpath, containers, "array")]
@@ -231,7 +231,7 @@ def validate(job: object) -> list[FieldError]:
 
 def admitted_problems(job: dict[str, Any]) -> list[FieldError]:
     """The problems of a valid (defaulted) MPIJob that upstream runs anyway (module doc)."""
-    slots = as_dict(job.get("spec")).get("slotsPerWorker")
+    slots = as_record(job.get("spec")).get("slotsPerWorker")
     if is_int(slots) and slots == 0:
         return [invalid("spec.slotsPerWorker", 0,
                         "must be greater than 0: mpirun has no slot to start a process in")]

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mpi_controller.engine.training.defaults import default_elastic_replicas, default_job
-from mpi_controller.kube.jsonvalue import as_dict
+from mpi_controller.kube.jsonvalue import as_record
 from mpi_controller.pytorch import constants
 from mpi_controller.pytorch.constants import (
     DEFAULT_NPROC_PER_NODE,
@@ -41,7 +41,7 @@ def set_defaults(job: Mapping[str, Any]) -> dict[str, Any]:
     policy = spec.get(ELASTIC_POLICY)
     if isinstance(policy, dict):
         default_elastic_replicas(policy, specs.get(REPLICA_TYPE_WORKER))
-    elastic_nproc = as_dict(policy).get("nProcPerNode")
+    elastic_nproc = as_record(policy).get("nProcPerNode")
     if elastic_nproc is None and spec.get("nprocPerNode") is None:
         spec["nprocPerNode"] = DEFAULT_NPROC_PER_NODE
     return out

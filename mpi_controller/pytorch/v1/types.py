@@ -19,6 +19,7 @@ from mpi_controller.kube.jsonvalue import (
     as_int,
     as_list,
     as_opt_str,
+    as_record,
     as_str,
 )
 from mpi_controller.pytorch.constants import (
@@ -64,7 +65,7 @@ def parse_elastic_policy(raw: object) -> ElasticPolicy | None:
         rdzv_port=as_int(raw.get("rdzvPort")),
         rdzv_host=as_opt_str(raw.get("rdzvHost")),
         rdzv_id=as_opt_str(raw.get("rdzvId")),
-        rdzv_conf=tuple((as_str(as_dict(e).get("key")), as_str(as_dict(e).get("value")))
+        rdzv_conf=tuple((as_str(as_record(e).get("key")), as_str(as_record(e).get("value")))
                         for e in as_list(conf)) if isinstance(conf, list) else None,
         standalone=as_bool(raw.get("standalone")),
         nproc_per_node=as_int(raw.get("nProcPerNode")),

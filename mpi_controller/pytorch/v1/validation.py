@@ -37,7 +37,7 @@ from mpi_controller.engine.training.validation import (
     validate_replica_specs,
 )
 from mpi_controller.kube.fielderrors import FieldError, forbidden, invalid, required
-from mpi_controller.kube.jsonvalue import as_dict, as_int
+from mpi_controller.kube.jsonvalue import as_dict, as_int, as_record
 from mpi_controller.pytorch.constants import (
     DEFAULT_CONTAINER_NAME,
     ELASTIC_POLICY,
@@ -62,13 +62,13 @@ def _elastic_errors(spec: Mapping[str, Any]) -> list[FieldError]:
     if REPLICA_TYPE_WORKER not in as_dict(spec.get(SPECS_FIELD)):
         errors.append(required(f"{_SPECS_PATH}[{REPLICA_TYPE_WORKER}]",
                                "must be configured if elastic policy is used"))
-    if as_dict(policy).get("nProcPerNode") is not None and spec.get("nprocPerNode") is not None:
+    if as_record(policy).get("nProcPerNode") is not None and spec.get("nprocPerNode") is not None:
         errors.append(forbidden(_ELASTIC_NPROC_PATH, f"must not be used with {_NPROC_PATH}"))
     return errors
 
 
 def _replicas_errors(rtype: str, replica: object, role_path: str) -> list[FieldError]:
-    replicas = as_int(as_dict(replica).get("replicas"))
+    replicas = as_int(as_record(replica).get("replicas"))
     if rtype == REPLICA_TYPE_MASTER:
         return [] if replicas == 1 else [forbidden(f"{role_path}.replicas", "must be 1")]
     if replicas is not None and replicas < 1:
@@ -96,7 +96,7 @@ def validation_warnings(job: Mapping[str, Any]) -> list[str]:
     """The admission warnings upstream's webhook returns with its answer."""
     spec = as_dict(job.get("spec"))
     if spec.get(ELASTIC_POLICY) is not None \
-            and as_dict(spec.get(ELASTIC_POLICY)).get("nProcPerNode") is not None:
+            and as_record(spec.get(ELASTIC_POLICY)).get("nProcPerNode") is not None:
         return [f"{_ELASTIC_NPROC_PATH} is deprecated, use {_NPROC_PATH} instead"]
     return []
 
@@ -104,7 +104,7 @@ def validation_warnings(job: Mapping[str, Any]) -> list[str]:
 def admitted_problems(job: Mapping[str, Any]) -> list[FieldError]:
     """The problems of a valid (defaulted) PyTorchJob that upstream runs anyway (module doc)."""
     errors: list[FieldError] = []
-    policy = as_dict(as_dict(job.get("spec")).get(ELASTIC_POLICY))
+    policy = as_dict(as_record(job.get("spec")).get(ELASTIC_POLICY))
     low, high = as_int(policy.get("minReplicas")), as_int(policy.get("maxReplicas"))
     if low is not None and high is not None and low > high:
         errors.append(invalid(f"spec.{ELASTIC_POLICY}.minReplicas", low,

@@ -32,7 +32,7 @@ from mpi_controller.engine.training.validation import (
     validate_replica_specs,
 )
 from mpi_controller.kube.fielderrors import FieldError, forbidden
-from mpi_controller.kube.jsonvalue import as_dict
+from mpi_controller.kube.jsonvalue import as_dict, as_record
 from mpi_controller.tensorflow.constants import DEFAULT_CONTAINER_NAME, REPLICA_TYPES, SPECS_FIELD
 from mpi_controller.tensorflow.v1.types import is_chief_or_master
 
@@ -41,7 +41,7 @@ __all__ = ["admitted_problems", "validate", "validate_sync", "validate_update"]
 
 def _spec_errors(job: Mapping[str, Any]) -> list[FieldError]:
     errors = validate_replica_specs(job, SPECS_FIELD, DEFAULT_CONTAINER_NAME)
-    specs = as_dict(as_dict(job.get("spec")).get(SPECS_FIELD))
+    specs = as_dict(as_record(job.get("spec")).get(SPECS_FIELD))
     if sum(1 for rtype in specs if is_chief_or_master(rtype)) > 1:
         errors.append(forbidden(f"spec.{SPECS_FIELD}",
                                 "must not have more than 1 Chief or Master role"))

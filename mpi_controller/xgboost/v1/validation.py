@@ -29,7 +29,7 @@ from mpi_controller.engine.training.validation import (
     validate_replica_specs,
 )
 from mpi_controller.kube.fielderrors import FieldError, forbidden, required
-from mpi_controller.kube.jsonvalue import as_dict, as_int
+from mpi_controller.kube.jsonvalue import as_dict, as_int, as_record
 from mpi_controller.xgboost.constants import (
     DEFAULT_CONTAINER_NAME,
     REPLICA_TYPE_MASTER,
@@ -43,7 +43,7 @@ _SPECS_PATH = f"spec.{SPECS_FIELD}"
 
 
 def _master_replicas_errors(rtype: str, replica: object, role_path: str) -> list[FieldError]:
-    if rtype == REPLICA_TYPE_MASTER and as_int(as_dict(replica).get("replicas")) != 1:
+    if rtype == REPLICA_TYPE_MASTER and as_int(as_record(replica).get("replicas")) != 1:
         return [forbidden(f"{role_path}.replicas", "must be 1")]
     return []
 
@@ -51,7 +51,7 @@ def _master_replicas_errors(rtype: str, replica: object, role_path: str) -> list
 def _spec_errors(job: Mapping[str, Any]) -> list[FieldError]:
     errors = validate_replica_specs(job, SPECS_FIELD, DEFAULT_CONTAINER_NAME, types=REPLICA_TYPES,
                                     check=_master_replicas_errors)
-    if REPLICA_TYPE_MASTER not in as_dict(as_dict(job.get("spec")).get(SPECS_FIELD)):
+    if REPLICA_TYPE_MASTER not in as_dict(as_record(job.get("spec")).get(SPECS_FIELD)):
         errors.append(required(f"{_SPECS_PATH}[{REPLICA_TYPE_MASTER}]", "must be present"))
     return errors
 

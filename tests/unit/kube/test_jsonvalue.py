@@ -8,7 +8,14 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mpi_controller.kube.jsonvalue import as_dict, as_int, as_list, as_str, json_copy
+from mpi_controller.kube.jsonvalue import (
+    as_dict,
+    as_int,
+    as_list,
+    as_record,
+    as_str,
+    json_copy,
+)
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
@@ -37,6 +44,18 @@ def test_json_copy_deep_copies_what_json_has_not() -> None:
     assert copied == value
     assert copied["t"][0] is not inner
     assert copied["s"] is not value["s"]
+
+
+def test_as_record_reads_fields_of_any_dict_and_nothing_else() -> None:
+    odd = {1: "x", "name": "a"}
+    assert as_record(odd) is odd  # a lookup by name is unaffected by the key 1
+    assert as_record(odd).get("name") == "a"
+    assert as_dict(odd) == {}  # iterating its keys would meet a non-string one
+    for wrong in ([], "x", None, 3):
+        empty = as_record(wrong)
+        assert empty == {}
+        empty["written"] = True  # a fresh dict each time: writing it changes nothing shared
+    assert as_record(None) == {}
 
 
 def test_accessors_read_wrong_types_as_absent() -> None:

@@ -6,6 +6,7 @@ incl. removal of empty index sets, ``listers.go``) and apimachinery label select
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -165,6 +166,31 @@ def test_unknown_index_is_an_error(indexer: Indexer) -> None:
 )
 def test_selector_matching(selector: Any, labels: dict[str, str], expected: bool) -> None:
     assert parse_selector(selector).matches(labels) is expected
+
+
+@pytest.mark.parametrize(
+    ("selector", "labels", "expected"),
+    [
+        ({"a": "b", "c": "d"}, {"a": "b", "c": "d", "x": "y"}, True),
+        ({"a": "b", "c": "d"}, {"a": "b"}, False),
+        ({"a": "b", "c": "d"}, {"a": "b", "c": "e"}, False),
+        ({"a": "b"}, {"a": ["b"]}, False),  # a malformed label value: no match, no error
+        ("a=b,a=c", {"a": "b"}, False),  # one key required twice: never both
+        ("a=b,a=b", {"a": "b"}, True),
+        ("a=b,e in (x,y)", {"a": "b", "e": "y"}, True),  # not equalities only
+    ],
+)
+def test_equality_selectors_match_as_the_requirements_do(
+        selector: Any, labels: dict[str, Any], expected: bool) -> None:
+    """Selectors of equalities only match dicts by their items in one comparison (issue 29);
+    any other mapping, and any other selector, requirement by requirement: the same answers."""
+    parsed = parse_selector(selector)
+    assert parsed.matches(labels) is expected
+    assert parsed.matches(MappingProxyType(labels)) is expected
+    assert all(r.matches(labels) for r in parsed.requirements) is expected
+    assert parsed.matches_object({"metadata": {"labels": labels}}) is expected
+    assert parsed.matches_object({"metadata": MappingProxyType({"labels": labels})}) is expected
+    assert parsed == parse_selector(selector)  # the kept dict is not part of equality
 
 
 def test_selector_string_round_trip_and_errors() -> None:
