@@ -9,7 +9,10 @@ each of ``--rounds`` rounds starts one controller per commit in turn (the commit
 ``mpi_controller`` package, extracted with ``git archive``, ahead of the installed one on
 ``PYTHONPATH``) and records, per start:
 
-* ``ready``: seconds from the process start until ``/readyz`` answers 200 (caches synced);
+* ``synced``: seconds from the process start to the controller's own "caches synced" log
+  line (the steady workload's figure; ``harness.synced_line_time``);
+* ``ready``: seconds from the process start until ``/readyz`` answers 200 (caches synced;
+  polled every 50 ms);
 * ``cpu_ready``: the process's CPU seconds by then;
 * ``idle``: seconds until its CPU first stays under 5 % of a core for 1 s (every job
   reconciled; with every job Running and up to date, nothing is written);
@@ -114,11 +117,17 @@ def one_start(cluster: harness.Cluster, tree: Path, log_path: Path) -> Obj:
             time.sleep(0.05)
         ready = time.time() - start
         cpu_ready = sampler.cpu()
+        logged = None
+        while logged is None and time.time() - start < ready + 10:
+            logged = harness.synced_line_time(log_path.read_text(errors="replace"), "ours",
+                                              year=time.gmtime(start).tm_year)
+            time.sleep(0 if logged else 0.05)
         idle = None
         while idle is None and time.time() - start < 300:
             time.sleep(0.5)
             idle = idle_at(list(sampler.samples), start + ready)
-        return {"ready": round(ready, 2), "cpu_ready": round(cpu_ready, 2),
+        return {"synced": round(logged - start, 3) if logged else None,
+                "ready": round(ready, 2), "cpu_ready": round(cpu_ready, 2),
                 "idle": round(idle - start, 2) if idle else None,
                 "cpu": round(sampler.cpu(), 2), "load": round(os.getloadavg()[0], 2)}
     finally:
@@ -155,7 +164,7 @@ def main() -> int:
                 results[rev].append(res)
                 print(f"{rev} round {round_}: {res}", flush=True)
     summary = {rev: {k: statistics.median(r[k] for r in rs if r[k] is not None)
-                     for k in ("ready", "cpu_ready", "idle", "cpu", "load")}
+                     for k in ("synced", "ready", "cpu_ready", "idle", "cpu", "load")}
                for rev, rs in results.items() if rs}
     for rev, med in summary.items():
         print(f"{rev} median of {args.rounds}: {med}")
