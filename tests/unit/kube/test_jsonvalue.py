@@ -8,14 +8,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mpi_controller.kube.jsonvalue import (
-    as_dict,
-    as_int,
-    as_list,
-    as_record,
-    as_str,
-    json_copy,
-)
+from mpi_controller.kube.jsonvalue import as_dict, as_int, as_list, as_record, as_str, json_copy
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
