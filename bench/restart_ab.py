@@ -117,11 +117,11 @@ def one_start(cluster: harness.Cluster, tree: Path, log_path: Path) -> Obj:
             time.sleep(0.05)
         ready = time.time() - start
         cpu_ready = sampler.cpu()
-        logged = None
-        while logged is None and time.time() - start < ready + 10:
-            logged = harness.synced_line_time(log_path.read_text(errors="replace"), "ours",
-                                              year=time.gmtime(start).tm_year)
-            time.sleep(0 if logged else 0.05)
+        year = time.gmtime(start).tm_year
+        logged = harness.wait_until(
+            lambda: harness.synced_line_time(log_path.read_text(errors="replace"), "ours",
+                                             year=year),
+            timeout=10, what="the synced log line", interval=0.05)
         idle = None
         while idle is None and time.time() - start < 300:
             time.sleep(0.5)

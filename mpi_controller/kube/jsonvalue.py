@@ -14,8 +14,7 @@ from typing import Any, TypeVar, cast
 
 __all__ = [
     "Obj", "as_bool", "as_dict", "as_int", "as_list", "as_opt_str", "as_record", "as_str",
-    "as_str_map",
-    "is_int", "json_copy",
+    "as_str_map", "is_int", "json_copy",
 ]
 
 Obj = dict[str, Any]
