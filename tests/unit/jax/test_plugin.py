@@ -17,6 +17,7 @@ from mpi_controller.jax.hooks import JAX, is_master_role
 from mpi_controller.jax.plugin import PLUGIN
 from mpi_controller.kinds import plugin, schemes
 from tests.unit.jax.jaxjobs import EXAMPLES, REPO, env, example, jaxjob, replica
+from tests.upstream import training_operator_dir
 
 UPSTREAM_EXAMPLES = ("examples/jax/cpu-demo/demo.yaml",
                      "examples/jax/jax-dist-spmd-mnist/jaxjob_dist_spmd_mnist_gloo.yaml")
@@ -39,12 +40,11 @@ def test_the_examples_are_upstreams_verbatim() -> None:
     """examples/jax/ holds upstream's two JAXJob manifests, byte for byte, and the plugin
     names them."""
     assert PLUGIN.examples == tuple(f"examples/jax/{name}" for name in EXAMPLES)
-    upstream = Path("/root/go/pkg/mod/github.com/kubeflow/training-operator@v1.9.2")
+    upstream = training_operator_dir()
     for ours, theirs in zip(PLUGIN.examples, UPSTREAM_EXAMPLES, strict=True):
         text = (REPO / ours).read_text()
         assert yaml.safe_load(text)["kind"] == "JAXJob"
-        if upstream.is_dir():
-            assert text == (upstream / theirs).read_text()
+        assert text == (upstream / theirs).read_text()
 
 
 def test_the_webhook_is_upstreams() -> None:

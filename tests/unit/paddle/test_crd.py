@@ -9,14 +9,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 from mpi_controller.paddle.crd import METRIC_SPEC, PADDLEJOB
 from mpi_controller.paddle.plugin import PLUGIN
+from tests.upstream import training_operator_dir
 
-UPSTREAM = Path("/root/go/pkg/mod/github.com/kubeflow/training-operator@v1.9.2/manifests/"
-                "base/crds/kubeflow.org_paddlejobs.yaml")
+UPSTREAM = Path("manifests", "base", "crds", "kubeflow.org_paddlejobs.yaml")
 TEMPLATE, METRIC = "<PodTemplateSpec>", "<MetricSpec>"
 
 QUANTITY_PATTERN = (r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|"
@@ -214,11 +213,10 @@ def test_the_plugin_names_the_crd_and_the_examples() -> None:
     assert PLUGIN.flags is None
 
 
-@pytest.mark.skipif(not UPSTREAM.is_file(), reason="training-operator v1.9.2 is not in the Go "
-                    "module cache")
 def test_against_the_upstream_file_itself() -> None:
-    """The literal above is upstream's file (when the Go module cache has it)."""
-    upstream = strip_descriptions(yaml.safe_load(UPSTREAM.read_text()))
+    """The literal above is upstream's file (downloaded to the Go module cache)."""
+    upstream = strip_descriptions(yaml.safe_load(
+        (training_operator_dir() / UPSTREAM).read_text()))
     upstream["metadata"].pop("annotations", None)
     schema = upstream["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
     schema["properties"]["paddleReplicaSpecs"]["additionalProperties"]["properties"][

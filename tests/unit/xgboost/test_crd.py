@@ -1,24 +1,21 @@
 """The XGBoostJob CRD document: training-operator v1.9.2's
 ``manifests/base/crds/kubeflow.org_xgboostjobs.yaml`` up to descriptions and the pod template
-(the schema written out here; also compared with the module's file when the Go module cache
-has it)."""
+(the schema written out here; also compared with the module's file, downloaded to the Go
+module cache)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 from mpi_controller.xgboost.crd import XGBOOSTJOB
+from tests.upstream import training_operator_dir
 
 TEMPLATE = {"type": "object", "description": "the PodTemplateSpec",
             "properties": {"metadata": {"type": "object"}, "spec": {"type": "object"}}}
-UPSTREAM = Path(os.environ.get("GOMODCACHE", Path.home() / "go" / "pkg" / "mod"),
-                "github.com", "kubeflow", "training-operator@v1.9.2", "manifests", "base",
-                "crds", "kubeflow.org_xgboostjobs.yaml")
+UPSTREAM = Path("manifests", "base", "crds", "kubeflow.org_xgboostjobs.yaml")
 
 
 def without_descriptions(node: Any) -> Any:
@@ -130,10 +127,8 @@ def test_the_pod_template_is_the_one_given() -> None:
     assert specs["additionalProperties"]["properties"]["template"] == TEMPLATE
 
 
-@pytest.mark.skipif(not UPSTREAM.is_file(), reason="training-operator v1.9.2 not in the Go "
-                                                   "module cache")
 def test_the_crd_matches_the_modules_file() -> None:
     """The same comparison against the file itself (without controller-gen's annotation)."""
-    upstream = yaml.safe_load(UPSTREAM.read_text())
+    upstream = yaml.safe_load((training_operator_dir() / UPSTREAM).read_text())
     upstream["metadata"].pop("annotations", None)
     assert without_descriptions(document()) == without_descriptions(upstream)
