@@ -135,6 +135,17 @@ def log(msg: str) -> None:
     print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
 
+def exit_on_sigterm() -> None:
+    """Make SIGTERM end the program as Ctrl-C does: ``SystemExit(143)`` raised in the main
+    thread, so the context managers and ``finally`` blocks put the cluster back (the MPIJob
+    CRD's conversion webhook, the run's namespace, the controller) instead of the process
+    dying with them undone (a CRD left converting through a webhook that is gone stalls every
+    later namespace deletion and list of MPIJobs)."""
+    def _exit(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+    signal.signal(signal.SIGTERM, _exit)
+
+
 def wait_until(probe: Callable[[], Any], *, timeout: float, what: str,
                interval: float = 0.2) -> Any:
     """Poll ``probe`` until truthy; return its value, or None after ``timeout`` (logged)."""
@@ -906,13 +917,19 @@ class Run:
         return entries
 
     def __exit__(self, *exc: object) -> None:
-        if self.controller is not None:
-            self.result["events"] = self.event_figures(self.controller)
-            self.controller.stop()
-        self.observer.stop()
-        took = self.s.cluster.delete_namespace(self.namespace)
-        self.result["namespace_delete_s"] = took
-        log(f"{self.workload}: namespace {self.namespace} deleted in {took}s")
+        # The controller is stopped and the namespace deleted even when the figures are cut
+        # short (SIGTERM or Ctrl-C while the Events settle, an API error).
+        try:
+            if self.controller is not None:
+                try:
+                    self.result["events"] = self.event_figures(self.controller)
+                finally:
+                    self.controller.stop()
+        finally:
+            self.observer.stop()
+            took = self.s.cluster.delete_namespace(self.namespace)
+            self.result["namespace_delete_s"] = took
+            log(f"{self.workload}: namespace {self.namespace} deleted in {took}s")
 
 
 def _create_all(s: Settings, namespace: str, bodies: list[Obj], obs: Observer,
@@ -1834,6 +1851,7 @@ def main(argv: list[str] | None = None) -> int:
                              "(trainjob): which operators to measure; all: ours and every "
                              "reference")
     args = parser.parse_args(argv)
+    exit_on_sigterm()
     if args.operators.strip() == "all":
         args.operators = ",".join(["ours", *REFERENCES])
     RESULTS.mkdir(exist_ok=True)

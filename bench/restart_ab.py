@@ -147,6 +147,7 @@ def main() -> int:
     parser.add_argument("--setup", action="store_true", help="create the jobs first")
     parser.add_argument("--delete", action="store_true", help="delete the namespace and stop")
     args = parser.parse_args()
+    harness.exit_on_sigterm()  # a controller started is stopped (one_start's finally)
     cluster = harness.Cluster(args.cluster_dir)
     if args.delete:
         print(f"namespace deleted in {cluster.delete_namespace(args.namespace)}s")
