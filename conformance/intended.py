@@ -228,6 +228,15 @@ RULES: tuple[Rule, ...] = (
          when=_one_empty_script),
     Rule("admitted-slots-per-worker-zero", readme="`slotsPerWorker: 0`",
          case="admitted-.*", obj="events", phase="events", path=_ADMITTED, when=_ours_only),
+    # mpi-operator reads the launcher Job from its informer's cache and creates it when the
+    # cache has none: a reconcile right after the one that created it (another worker turning
+    # ready, under WaitForWorkersReady) can create it again and record the AlreadyExists as a
+    # Warning (syncHandler, v0.8.2). Ours waits for its expectations to see the launcher.
+    Rule("launcher-created-again-event", readme="Stale cache",
+         obj="events", phase="events",
+         path=(r'\["Warning MPIJobFailed: launcher pod created failed: jobs\.batch '
+               r'"\S+-launcher" already exists"\](\..*)?'),
+         when=_go_only),
     Rule("managed-by-unknown", readme="Unknown `runPolicy.managedBy`",
          case="managed-by-unknown", obj="events", phase="events",
          path=r'\["Warning ValidationError: .*managedBy.*"\](\..*)?',

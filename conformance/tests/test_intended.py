@@ -450,3 +450,25 @@ def test_a_training_job_one_operator_never_saw_running_differs_only_in_its_condi
     assert [(d, r.id) for d, r in found] == [(kind_of, "training-running-unobserved"),
                                              (added, "training-running-unobserved")]
     assert unexplained == [untagged, replicas]
+
+
+def test_a_launcher_created_again_is_explained_only_as_the_reference_s_own_warning() -> None:
+    """mpi-operator's second create of a launcher its cache did not show yet (its Warning
+    Event, only on its side) is the row "Stale cache"; the same Event of ours, another
+    failure of the reference's, or a pod's AlreadyExists are not."""
+    path = ('["Warning MPIJobFailed: launcher pod created failed: jobs.batch '
+            '"launcher-wait-for-workers-ready-launcher" already exists"]')
+    event = {"count": 1, "reason": "MPIJobFailed", "type": "Warning"}
+    go_only = Difference("launcher-wait-for-workers-ready", "events", "events", path,
+                         event, MISSING)
+    ours_only = Difference("launcher-wait-for-workers-ready", "events", "events", path,
+                           MISSING, event)
+    other = Difference("pi", "events", "events",
+                       '["Warning MPIJobFailed: launcher pod created failed: jobs.batch '
+                       '"pi-launcher" is forbidden: exceeded quota"]', event, MISSING)
+    pod = Difference("pi", "events", "events",
+                     '["Warning MPIJobFailed: launcher pod created failed: pods '
+                     '"pi-launcher" already exists"]', event, MISSING)
+    found, unexplained = classify([go_only, ours_only, other, pod], rules_for("mpijob-v2beta1"))
+    assert [(d, r.id) for d, r in found] == [(go_only, "launcher-created-again-event")]
+    assert unexplained == [ours_only, other, pod]
