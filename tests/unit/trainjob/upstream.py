@@ -1,7 +1,6 @@
-"""Kubeflow Trainer v2.3.0's source, for tests that compare with it: ``go mod download`` puts
-``github.com/kubeflow/trainer/v2@v2.3.0`` in the Go module cache (from the module proxy, once;
-:func:`tests.upstream.module_dir`) and :func:`trainer_dir` says where. No copy of its files is
-kept in this repository."""
+"""Kubeflow Trainer v2.3.0's source, for tests that compare with it: :func:`trainer_dir` is
+its module in the Go module cache (:func:`tests.upstream.reference_dir`, downloaded the first
+time). No copy of its files is kept in this repository."""
 
 from __future__ import annotations
 
@@ -11,18 +10,15 @@ from typing import Any
 
 import yaml
 
-from tests.upstream import module_dir
+from tests.upstream import reference_dir
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-__all__ = ["TRAINER_MODULE", "TRAINER_VERSION", "crd", "trainer_dir"]
-
-TRAINER_MODULE = "github.com/kubeflow/trainer/v2"
-TRAINER_VERSION = "v2.3.0"
+__all__ = ["crd", "trainer_dir"]
 
 
 def trainer_dir() -> Path:
-    return module_dir(TRAINER_MODULE, TRAINER_VERSION)
+    return reference_dir("trainer")
 
 
 @cache
