@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from mpi_controller.engine.plugin import KindPlugin, RenderOptions
 from mpi_controller.kinds import plugins
-from mpi_controller.kube.jsonvalue import as_dict, as_str
+from mpi_controller.kube.jsonvalue import as_dict, as_str, json_copy
 from mpi_controller.manifests import Manifest, ManifestError, dump_manifests, read_manifests
 from mpi_controller.trainjob import constants as trainer
 
@@ -180,7 +180,7 @@ def _check_kind(where: str, doc: object) -> tuple[KindPlugin, dict[str, Any]]:
         versions = [f"{described.group}/{v}" for v in described.api_versions]
         if kind == described.kind and api_version in versions and described.convert:
             try:
-                return described, dict(described.convert(doc, described.version))
+                return described, json_copy(described.convert(doc, described.version))
             except ValueError as err:
                 raise RenderError(f"{where}: {kind} {api_version}: cannot convert to "
                                   f"{served}: {err}") from None

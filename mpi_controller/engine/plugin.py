@@ -194,7 +194,9 @@ class KindPlugin:
     defaulting: tuple[Defaulting, ...] = ()
     convert: Converter | None = None
     """Converts an object to another of ``api_versions`` (the CRD's conversion webhook);
-    raises ValueError naming the problem."""
+    raises ValueError naming the problem. It does not change the object it is given; what
+    it returns may share values with that object, so a caller that changes either afterwards
+    copies first."""
     renderer: Renderer | None = None
     flags: FlagSet | None = None
     rbac: tuple[RbacRule, ...] = ()

@@ -51,8 +51,9 @@ _RULES: dict[str, Callable[[dict[str, Any]], list[str]]] = {
 
 
 def convert_mpijob(obj: Mapping[str, Any], version: str) -> dict[str, Any]:
-    """The conversion webhook's converter for MPIJob (raises ConversionError)."""
-    return convert(obj, version)
+    """The conversion webhook's converter for MPIJob (raises ConversionError): the result
+    shares the values it leaves as they are with ``obj`` (the plugin's ``Converter``)."""
+    return convert(obj, version, copy=False)
 
 
 def _readable(obj: Mapping[str, Any]) -> str | None:

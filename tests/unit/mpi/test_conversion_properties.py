@@ -178,6 +178,26 @@ def test_v2beta1_jobs_round_trip_exactly(obj: dict[str, Any], via: str) -> None:
     assert convert(convert(api_read(obj), via), HUB) == api_read(obj)
 
 
+@st.composite
+def stored_spoke(draw: st.DrawFn) -> dict[str, Any]:
+    """A v1 or v1alpha2 job as the API server reads it from storage: v2beta1 with the
+    conversion's ``unset`` list, and the defaults it lists filled in."""
+    return api_read(convert(draw(st.sampled_from(["v1", "v1alpha2"]).flatmap(written)), HUB))
+
+
+@SETTINGS
+@given(st.one_of(written(), held(), stored_spoke()), st.sampled_from(VERSIONS))
+def test_converting_without_a_copy_gives_the_same_object_and_changes_nothing(
+        obj: dict[str, Any], target: str) -> None:
+    """``copy=False`` (the webhook's) shares values with its input instead of copying them:
+    the same result, and the input as it was, whichever version each is in."""
+    before = json.loads(json.dumps(obj))
+    shared = convert(obj, target, copy=False)
+    assert obj == before
+    assert shared == convert(obj, target)
+    assert obj == before
+
+
 def _leaves(value: Any, shape: Shape, path: tuple[str, ...] = ()) -> set[tuple[Any, ...]]:
     if not isinstance(value, dict) or shape is LEAF:
         return {(*path, json.dumps(value, sort_keys=True))}
