@@ -11,6 +11,8 @@ Contract:
   ``SSLContext``, completes the TLS handshake verifying ``server_hostname`` (else ``host``); a
   TLS failure is raised as it is and leaves no socket open. The caller bounds the time
   (``asyncio.timeout``).
+* :func:`handshake` completes the TLS handshake of a non-blocking ``SSLSocket``, client's
+  or server's (:mod:`~mpi_controller.runtime.https` serves with it).
 * A :class:`Connection` carries one request at a time: :meth:`Connection.send` writes it and
   returns the future of its answer, parsed by
   :class:`~mpi_controller.runtime.httpparse.ResponseParser`.
@@ -39,7 +41,7 @@ from mpi_controller.runtime.httpparse import (
     ResponseParser,
 )
 
-__all__ = ["BodyStream", "Connection", "addresses", "open_connection"]
+__all__ = ["BodyStream", "Connection", "addresses", "handshake", "open_connection"]
 
 _READ_SIZE = 64 * 1024
 _STREAM_BUFFER = 4 * 1024 * 1024  # a stream's unread body above which reading pauses
@@ -240,7 +242,7 @@ async def open_connection(host: str, port: int, context: ssl.SSLContext | None,
         sock.close()
         raise
     try:
-        await _handshake(loop, tls)
+        await handshake(loop, tls)
     except BaseException:
         tls.close()
         raise
@@ -285,7 +287,9 @@ async def _connect_tcp(loop: asyncio.AbstractEventLoop, host: str, port: int) ->
     raise OSError(f"could not connect to {host}:{port}: " + "; ".join(map(str, errors)))
 
 
-async def _handshake(loop: asyncio.AbstractEventLoop, sock: ssl.SSLSocket) -> None:
+async def handshake(loop: asyncio.AbstractEventLoop, sock: ssl.SSLSocket) -> None:
+    """Complete the TLS handshake of the non-blocking ``sock`` (either side); its errors are
+    raised as they are."""
     while True:
         try:
             sock.do_handshake()

@@ -7,7 +7,7 @@ replica, with their certificates.
   every kind's plugin describes, ``mpi_controller/<kind>/plugin.py``);
 * :mod:`.certs` (pure) and :mod:`.certmanager`: the CA, the serving certificate, the shared
   Secret, ``caBundle`` injection and renewal; or certificate files (cert-manager);
-* :mod:`.server`: the HTTP routes (aiohttp, imported by :func:`build_webhook` only), and
+* :mod:`.server`: the HTTP routes (imported by :func:`build_webhook` only), and
   :mod:`.metrics` their metrics.
 
 :func:`build_webhook` returns the Manager runnables for :class:`WebhookOptions`.
@@ -32,8 +32,8 @@ from mpi_controller.runtime.manager import Runnable
 from mpi_controller.webhook import metrics as _metrics  # noqa: F401  (registered, served or not)
 from mpi_controller.webhook.registry import WebhookRegistry, default_registry
 
-if TYPE_CHECKING:  # the certificates' modules load cryptography (~8 MB of RSS) and the HTTPS
-    # server aiohttp (~26 MB): imported when the webhook is built
+if TYPE_CHECKING:  # the certificates' modules load cryptography (~8 MB of RSS): imported when
+    # the webhook is built
     from mpi_controller.webhook.certs import Identity
 
 __all__ = ["WebhookOptions", "build_webhook", "default_registry", "webhook_identity"]
@@ -109,7 +109,7 @@ def build_webhook(client: KubeClient, opts: WebhookOptions, *, namespace: str,
         return await client.get(resource, name, namespace=namespace)
 
     server = HttpsServer(host or "0.0.0.0", opts.port, webhook_routes(registry, lookup),
-                         name="webhook", client_max_size=MAX_BODY)
+                         name="webhook", max_body=MAX_BODY)
     source: Runnable
     if opts.cert_dir:
         source = CertificateFiles(opts.cert_dir, server, clock=clock)

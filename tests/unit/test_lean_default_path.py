@@ -1,9 +1,10 @@
-"""``mpi-controller run`` without webhooks never imports aiohttp (nor its ``multidict``,
-``yarl``...: ~26 MB of RSS and ~0.3 s of CPU): the API requests and watches go through the
-lean HTTP/1.1 client and ``/metrics``, ``/healthz`` and ``/readyz`` through the small server of
-``runtime/httpserve.py``. The whole command runs, every kind enabled, against a stub API
-server (every list empty, every watch held open, no WatchList) until it is ready and has
-served ``/metrics``; then it is stopped with SIGTERM and reports what it imported."""
+"""``mpi-controller run`` never imports aiohttp (nor its ``multidict``, ``yarl``...: ~26 MB of
+RSS and ~0.3 s of CPU), with its webhooks or without: the API requests and watches go through
+the lean HTTP/1.1 client, ``/metrics``, ``/healthz`` and ``/readyz`` through the small server of
+``runtime/httpserve.py``, and the webhooks through ``runtime/https.py``. The whole command
+runs, every kind enabled, against a stub API server (every list empty, every watch held open,
+no WatchList) until it is ready (with webhooks: serving them, from a certificate directory)
+and has served ``/metrics``; then it is stopped with SIGTERM and reports what it imported."""
 
 from __future__ import annotations
 
@@ -12,9 +13,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from tests.processes import free_port, stub_api_server
+from tests.unit.runtime.test_https import self_signed
 
 REPO = Path(__file__).resolve().parents[2]
 AIOHTTP = ("aiohttp", "multidict", "yarl", "frozenlist", "aiosignal", "propcache")
@@ -43,7 +46,9 @@ def probe():
 
 threading.Thread(target=probe, daemon=True).start()
 kinds = ["mpijob", "tfjob", "pytorchjob", "xgboostjob", "paddlejob", "jaxjob", "trainjob"]
-rc = main(["run", "--kubeConfig", kubeconfig, "--no-leader-elect", "--webhooks", "off",
+webhooks = (["--webhooks", "on", "--webhook-cert-dir", sys.argv[5], "--webhook-server-port",
+             sys.argv[6]] if len(sys.argv) > 5 else ["--webhooks", "off"])
+rc = main(["run", "--kubeConfig", kubeconfig, "--no-leader-elect", *webhooks,
            "--health-port", health, "--monitoring-port", monitoring,
            *(arg for kind in kinds for arg in ("--enable-scheme", kind))])
 prefixes = tuple(sys.argv[4].split(","))
@@ -80,17 +85,27 @@ server.serve_forever()
 '''
 
 
-def test_run_without_webhooks_never_imports_aiohttp(tmp_path: Path) -> None:
+@pytest.mark.parametrize("webhooks", [False, True], ids=["without-webhooks", "with-webhooks"])
+def test_run_never_imports_aiohttp(tmp_path: Path, webhooks: bool) -> None:
+    extra = []
+    if webhooks:
+        certs = tmp_path / "certs"
+        certs.mkdir()
+        cert, key = self_signed(1)
+        (certs / "tls.crt").write_bytes(cert)
+        (certs / "tls.key").write_bytes(key)
+        extra = [str(certs), str(free_port())]
     with stub_api_server(tmp_path, STUB, user="{token: t}") as kubeconfig:
         done = subprocess.run(
             [sys.executable, "-c", DRIVER, str(kubeconfig), str(free_port()),
-             str(free_port()), ",".join(AIOHTTP)],
+             str(free_port()), ",".join(AIOHTTP), *extra],
             capture_output=True, text=True, timeout=180, check=False, cwd=REPO)
     assert done.stdout, done.stderr[-3000:]
     got = json.loads(done.stdout.strip().splitlines()[-1])
     assert got == {"rc": 0, "loaded": [], "seen": {
         "readyz": [200, "ok"],
         "metrics": [200, CONTENT_TYPE_LATEST, True]}}, done.stderr[-3000:]
+    assert ("https server listening" in done.stderr) == webhooks, done.stderr[-3000:]
 
 
 def test_importing_the_app_imports_no_aiohttp() -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 
 NOT_AT_START = (
-    "aiohttp",  # the client's fallback path (a proxy, pools disabled) and the webhooks' server
+    "aiohttp",  # the client's fallback path only (a proxy, pools disabled)
     "cryptography",  # keys and certificates are made when a Secret or the webhook needs them
     "importlib.metadata",  # the version, read only by `version` and `--version`
     "kubernetes_asyncio",  # its configuration and auth modules are loaded under other names

@@ -10,9 +10,6 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from aiohttp import web
-from aiohttp.test_utils import TestClient, TestServer
-
 from mpi_controller.kube.jsonvalue import Obj
 from mpi_controller.kube.resources import Resource
 from mpi_controller.testing import FakeApi
@@ -24,6 +21,7 @@ from mpi_controller.trainjob.validation import (
 )
 from mpi_controller.webhook.registry import default_registry
 from mpi_controller.webhook.server import webhook_routes
+from tests.unit.runtime.test_https import session
 
 ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"
 URL = "https://trainer.kubeflow.org/en/latest/operator-guides/runtime.html" \
@@ -286,11 +284,7 @@ async def test_the_server_answers_a_trainjob_review_through_its_lookup() -> None
     async def lookup(resource: Resource, name: str, namespace: str | None) -> Obj:
         return await fake.get(resource, name, namespace=namespace)
 
-    app = web.Application()
-    webhook_routes(default_registry(), lookup)(app)
-    http = TestClient(TestServer(app))
-    await http.start_server()
-    try:
+    async with session(webhook_routes(default_registry(), lookup)) as http:
         review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
             "uid": "u1", "operation": "CREATE", "object": trainjob("missing"),
             "kind": {"group": "trainer.kubeflow.org", "version": "v1alpha1",
@@ -304,5 +298,3 @@ async def test_the_server_answers_a_trainjob_review_through_its_lookup() -> None
         review["request"]["object"] = trainjob()
         resp = await http.post("/validate-trainer-kubeflow-org-v1alpha1-trainjob", json=review)
         assert (await resp.json())["response"] == {"uid": "u1", "allowed": True}
-    finally:
-        await http.close()

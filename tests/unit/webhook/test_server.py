@@ -8,13 +8,13 @@ import asyncio
 import base64
 import datetime as dt
 import ssl
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import yaml
-from aiohttp import web
-from aiohttp.test_utils import TestClient, TestServer
 
 from mpi_controller.kube.jsonvalue import Obj
 from mpi_controller.kube.resources import Resource
@@ -24,23 +24,23 @@ from mpi_controller.webhook import WebhookOptions, build_webhook, webhook_identi
 from mpi_controller.webhook.certmanager import CertificateManager
 from mpi_controller.webhook.registry import default_registry
 from mpi_controller.webhook.server import REQUESTS, webhook_routes
+from tests.unit.runtime.test_https import session
 from tests.unit.webhook.test_certmanager import World
 
 REPO = Path(__file__).resolve().parents[3]
 V1_JOB = yaml.safe_load((REPO / "examples/v1/tensorflow-mnist-elastic.yaml").read_text())
 
 
-async def client() -> TestClient[web.Request, web.Application]:
-    app = web.Application()
+@asynccontextmanager
+async def client() -> AsyncIterator[aiohttp.ClientSession]:
+    """A session posting to the webhook routes of every kind, served over HTTPS."""
     fake = FakeApi()
 
     async def lookup(resource: Resource, name: str, namespace: str | None) -> Obj:
         return await fake.get(resource, name, namespace=namespace)
 
-    webhook_routes(default_registry(), lookup)(app)
-    test_client = TestClient(TestServer(app))
-    await test_client.start_server()
-    return test_client
+    async with session(webhook_routes(default_registry(), lookup)) as http:
+        yield http
 
 
 def count(path: str, code: str) -> float:
@@ -48,8 +48,7 @@ def count(path: str, code: str) -> float:
 
 
 async def test_a_body_that_is_not_json_gets_400_naming_the_problem() -> None:
-    http = await client()
-    try:
+    async with client() as http:
         before = count("/convert", "400")
         resp = await http.post("/convert", data=b"{not json")
         assert resp.status == 400
@@ -63,13 +62,10 @@ async def test_a_body_that_is_not_json_gets_400_naming_the_problem() -> None:
         review = await resp.json()
         assert review["response"]["allowed"] is False
         assert review["response"]["status"]["code"] == 400
-    finally:
-        await http.close()
 
 
 async def test_conversion_and_admission_over_http() -> None:
-    http = await client()
-    try:
+    async with client() as http:
         resp = await http.post("/convert", json={
             "apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
             "request": {"uid": "1", "desiredAPIVersion": "kubeflow.org/v2beta1",
@@ -83,8 +79,6 @@ async def test_conversion_and_admission_over_http() -> None:
                         "kind": {"group": "kubeflow.org", "version": "v1", "kind": "MPIJob"}}})
         assert (await resp.json())["response"] == {"uid": "2", "allowed": True}
         assert (await http.post("/validate-nothing", json={})).status == 404
-    finally:
-        await http.close()
 
 
 def test_the_identity_names_the_service_and_the_url_host() -> None:
