@@ -60,7 +60,7 @@ def _readable(obj: Mapping[str, Any]) -> str | None:
     """The problem with the object's conversion annotation, if any."""
     try:
         for version in VERSIONS:
-            convert(obj, version)
+            convert(obj, version, copy=False)  # only its errors are read
     except ConversionError as err:
         return str(err)
     return None
