@@ -35,6 +35,7 @@ import http.client
 import inspect
 import json
 import os
+import shutil
 import ssl
 import subprocess
 import sys
@@ -183,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.serve:
         serve(args.serve)
         return 0
-    port_file = tempfile.mktemp(prefix="webhook-bench-")
+    port_file = str(Path(tempfile.mkdtemp(prefix="webhook-bench-")) / "port")
     child = subprocess.Popen([sys.executable, __file__, "--serve", port_file],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -217,8 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         child.terminate()
         child.wait()
-        for path in (port_file, port_file + ".ca"):
-            Path(path).unlink(missing_ok=True)
+        shutil.rmtree(Path(port_file).parent, ignore_errors=True)
     user, system = min(rounds, key=sum)
     print(json.dumps({"review": args.review, "requests": per * args.connections,
                       "connections": args.connections, "new_connections": args.new_connections,

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-__all__ = ["BadRequest", "RequestHead", "body_length", "encode_answer", "parse_head"]
+__all__ = ["REASONS", "BadRequest", "RequestHead", "body_length", "encode_answer", "parse_head"]
 
 REASONS = {100: "Continue", 200: "OK", 400: "Bad Request", 404: "Not Found",
            405: "Method Not Allowed", 413: "Content Too Large", 500: "Internal Server Error",

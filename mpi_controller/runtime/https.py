@@ -50,12 +50,14 @@ from pathlib import Path
 import structlog
 
 from mpi_controller.runtime.httprequest import (
+    REASONS,
     BadRequest,
     RequestHead,
     body_length,
     encode_answer,
     parse_head,
 )
+from mpi_controller.runtime.httpserve import TEXT_PLAIN
 from mpi_controller.runtime.sockconn import handshake
 
 __all__ = ["MAX_HEAD", "Answer", "Handler", "HttpsServer", "Request"]
@@ -66,7 +68,6 @@ MAX_HEAD = 64 * 1024
 """Bytes of request line and headers read at most."""
 _READ_SIZE = 64 * 1024
 _READ_AHEAD = 2 * _READ_SIZE  # bytes read while nobody waits for them, before reading pauses
-_TEXT = "text/plain; charset=utf-8"
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +91,11 @@ class Answer:
 Handler = Callable[[Request], Awaitable[Answer]]
 
 
+def _plain(status: int) -> Answer:
+    """The one-line ``text/plain`` answer of a status of the server's own."""
+    return Answer(status, f"{status}: {REASONS[status]}\n".encode(), TEXT_PLAIN)
+
+
 class _Closed(Exception):
     """The client closed the connection (or it failed) before a request was whole."""
 
@@ -99,8 +105,7 @@ class _Connection:
     ``buf`` (pausing once :data:`_READ_AHEAD` bytes wait that nobody asked for); the serving
     task takes requests from it and writes answers."""
 
-    __slots__ = ("_fd", "_loop", "_paused", "_sock", "_waiter", "_wants_write", "buf", "busy",
-                 "ended")
+    __slots__ = ("_fd", "_loop", "_paused", "_sock", "_waiter", "buf", "busy", "ended")
 
     def __init__(self, loop: asyncio.AbstractEventLoop, sock: ssl.SSLSocket) -> None:
         self._loop = loop
@@ -110,7 +115,6 @@ class _Connection:
         self.ended = False
         self.busy = False  # a handler is at work on its request
         self._paused = False
-        self._wants_write = False
         self._waiter: asyncio.Future[None] | None = None
         loop.add_reader(self._fd, self._readable)
 
@@ -123,7 +127,6 @@ class _Connection:
         except (BlockingIOError, ssl.SSLWantReadError):
             return
         except ssl.SSLWantWriteError:  # TLS must write before it reads: rare
-            self._wants_write = True
             self._loop.remove_reader(self._fd)
             self._loop.add_writer(self._fd, self._writable_to_read)
             return
@@ -142,7 +145,6 @@ class _Connection:
 
     def _writable_to_read(self) -> None:
         self._loop.remove_writer(self._fd)
-        self._wants_write = False
         if not self.ended:
             self._loop.add_reader(self._fd, self._readable)
             self._readable()
@@ -363,7 +365,7 @@ class HttpsServer:
                 head = parse_head(raw)
                 size = body_length(head, self._max_body)
             except BadRequest as err:
-                await conn.write(encode_answer(err.status, f"{err}\n".encode(), _TEXT,
+                await conn.write(encode_answer(err.status, f"{err}\n".encode(), TEXT_PLAIN,
                                                close=True), self._progress)
                 return
             if (size > len(conn.buf)
@@ -381,14 +383,14 @@ class HttpsServer:
                       ) -> tuple[Answer, tuple[tuple[str, str], ...]]:
         handler = self._routes.get(head.path)
         if handler is None:
-            return Answer(404, b"404: Not Found\n", _TEXT), ()
+            return _plain(404), ()
         if head.method != "POST":
-            return Answer(405, b"405: Method Not Allowed\n", _TEXT), (("Allow", "POST"),)
+            return _plain(405), (("Allow", "POST"),)
         conn.busy = True
         try:
             return await handler(Request(head.path, head.query, head.headers, body)), ()
         except Exception:
             _log.exception("https handler failed", server=self.name, path=head.path)
-            return Answer(500, b"500: Internal Server Error\n", _TEXT), ()
+            return _plain(500), ()
         finally:
             conn.busy = False

@@ -31,6 +31,8 @@ from dataclasses import dataclass
 
 import structlog
 
+from mpi_controller.runtime.httprequest import REASONS
+
 __all__ = ["HEAD_TIMEOUT", "LINGER", "MAX_HEAD", "TEXT_PLAIN", "Reply", "Route", "Server", "answer",
            "encode", "serve"]
 
@@ -41,8 +43,6 @@ MAX_HEAD = 8 * 1024
 HEAD_TIMEOUT = 10.0
 LINGER = 1.0
 TEXT_PLAIN = "text/plain; charset=utf-8"
-_REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed",
-            500: "Internal Server Error"}
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ Route = Callable[[], Reply]
 
 
 def _error(status: int, *headers: tuple[str, str]) -> Reply:
-    return Reply(status, f"{status}: {_REASONS[status]}\n".encode(), headers=headers)
+    return Reply(status, f"{status}: {REASONS[status]}\n".encode(), headers=headers)
 
 
 def _parse_head(head: bytes) -> tuple[str, str] | None:
@@ -100,7 +100,7 @@ def answer(routes: Mapping[str, Route], head: bytes | None) -> tuple[Reply, bool
 
 def encode(reply: Reply, *, body: bool) -> bytes:
     """The bytes of ``reply`` on the wire (``body=False``: status line and headers only)."""
-    lines = [f"HTTP/1.1 {reply.status} {_REASONS.get(reply.status, 'Unknown')}",
+    lines = [f"HTTP/1.1 {reply.status} {REASONS.get(reply.status, 'Unknown')}",
              f"Content-Type: {reply.content_type}", f"Content-Length: {len(reply.body)}",
              "Connection: close", *(f"{name}: {value}" for name, value in reply.headers)]
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + (reply.body if body else b"")

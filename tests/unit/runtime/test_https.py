@@ -284,7 +284,7 @@ async def test_stopping_lets_a_handler_at_work_finish_within_the_shutdown_timeou
     await first.send(post(path="/slow"))
     await started.wait()
     task.cancel()
-    await asyncio.sleep(0.1)
+    await until(lambda: not server.ready())  # stopping: the handler is still at work
     release.set()
     status, headers, body = await first.answer()
     assert (status, headers["connection"], body) == (200, "close", b'"done"')
