@@ -14,7 +14,8 @@ hold tens of thousands of long-lived objects (9000 cached pods: ~150,000), and w
 defaults (700, 10, 10) filling them at start-up costs a full collection every time the heap
 grows by a quarter, each one walking every cached object. It also lowers asyncio's TLS read
 buffer per connection (:mod:`mpi_controller.runtime.tlsbuffer`: 256 KiB to 16 KiB, one
-connection per watch).
+connection per watch), and runs on an event loop that gathers messages for
+``--wakeup-gather`` seconds while busy (:mod:`mpi_controller.runtime.eventloop`).
 """
 
 from __future__ import annotations
@@ -137,8 +138,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     import asyncio
     import gc
+    from functools import partial
 
     from mpi_controller import app, logging
+    from mpi_controller.runtime.eventloop import new_event_loop
     from mpi_controller.runtime.kubeconfig import ConfigError
     from mpi_controller.runtime.tlsbuffer import limit_tls_read_buffer
 
@@ -154,7 +157,8 @@ def _run(args: argparse.Namespace) -> int:
     gc.set_threshold(*GC_THRESHOLDS)
     limit_tls_read_buffer()
     try:
-        return asyncio.run(app.run(opts))
+        with asyncio.Runner(loop_factory=partial(new_event_loop, opts.wakeup_gather)) as runner:
+            return runner.run(app.run(opts))
     except (ConfigError, OSError) as err:
         print(f"mpi-controller run: {err}", file=sys.stderr)
         return 1

@@ -4,7 +4,9 @@ Go's ``flag`` package accepts ``-name`` and ``--name``; so does this parser. Bey
 operator: ``--health-port`` (default 8080; 0 disables), ``--log-format json|console``,
 ``--worker-create-concurrency`` (worker pods created in parallel within one sync),
 ``--pod-update-batch`` (the most seconds pod updates are batched per job, only while every
-worker is busy) and ``--no-leader-elect``.
+worker is busy), ``--wakeup-gather`` (the most seconds the event loop waits while busy, so one
+wake-up handles what arrives meanwhile: :mod:`mpi_controller.runtime.eventloop`) and
+``--no-leader-elect``.
 ``--kubeconfig`` is an alias of ``--kubeConfig``; an explicit ``--kubeConfig`` wins over
 ``$KUBECONFIG`` (client-go's order; :func:`~mpi_controller.runtime.kubeconfig.kubeconfig_source`).
 ``--kube-api-qps`` must not be negative (client-go reads a negative QPS as "no limit"; here
@@ -58,6 +60,9 @@ class ServerOptions:
     kube_api_burst: int = 10
     startup_timeout: float = 60.0
     """Seconds start-up retries an unreachable or overloaded API server (``app.run``)."""
+    wakeup_gather: float = 0.01
+    """Most seconds the event loop, while messages keep coming, waits before a turn so one
+    wake-up handles all that came meanwhile (:mod:`mpi_controller.runtime.eventloop`)."""
     log_format: str = "console"
     log_level: str = "info"
     leader_elect: bool = True
@@ -122,6 +127,10 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
           default=e.pod_update_batch,
           help="most seconds a job's pod updates wait, batched, before its sync, only while "
                "every worker is busy (an idle controller syncs at once; 0: never batch)")
+    _flag(ctl, "wakeup-gather", dest="wakeup_gather", type=float, default=d.wakeup_gather,
+          help="most seconds the event loop waits, while messages keep coming, so that one "
+               "wake-up handles all that arrived meanwhile (fewer wake-ups, less CPU; the first "
+               "message after a pause is handled at once; 0: each message wakes it)")
     _flag(ctl, "lock-namespace", dest="lock_namespace", default=d.lock_namespace,
           help="namespace of the leader-election Lease 'mpi-operator'")
     _flag(ctl, "no-leader-elect", dest="leader_elect", action="store_false",
@@ -204,6 +213,9 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
             raise ValueError(f"--{flag} must not be negative, got {value:g}")
     if args.pod_update_batch < 0:
         raise ValueError(f"--pod-update-batch must not be negative, got {args.pod_update_batch:g}")
+    if not 0 <= args.wakeup_gather <= 1:
+        raise ValueError(f"--wakeup-gather must be between 0 and 1 (seconds), got "
+                         f"{args.wakeup_gather:g}")
     enabled = tuple(dict.fromkeys(s.lower() for s in args.enable_scheme))
     for scheme in enabled:
         if scheme not in schemes():
@@ -226,6 +238,7 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
         kube_api_qps=args.kube_api_qps,
         kube_api_burst=args.kube_api_burst,
         startup_timeout=args.startup_timeout,
+        wakeup_gather=args.wakeup_gather,
         log_format=log_format,
         log_level=args.log_level,
         leader_elect=args.leader_elect,

@@ -30,6 +30,7 @@ def test_defaults_match_the_go_operator(monkeypatch: pytest.MonkeyPatch) -> None
     assert (opts.engine.threadiness, opts.kube_api_qps, opts.kube_api_burst) == (2, 5.0, 10)
     assert (opts.engine.queue_qps, opts.engine.queue_burst) == (10.0, 100)
     assert opts.engine.pod_update_batch == 1.0
+    assert opts.wakeup_gather == 0.01
     assert opts.kinds["mpijob"].worker_create_concurrency == 16
     assert (opts.lock_namespace, opts.monitoring_port, opts.health_port) == ("mpi-operator", 0,
                                                                              8080)
@@ -39,11 +40,13 @@ def test_go_style_single_dash_flags_and_aliases(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.delenv("KUBECONFIG", raising=False)
     opts = _parse("-kubeConfig", "/a", "-threadiness", "4", "--kube-api-qps", "100",
                   "-gang-scheduling", "volcano", "--cluster-domain", "cluster.local",
-                  "--pod-update-batch", "0.25", "--worker-create-concurrency", "3")
+                  "--pod-update-batch", "0.25", "--worker-create-concurrency", "3",
+                  "-wakeup-gather", "0")
     assert (opts.kubeconfig, opts.engine.threadiness, opts.kube_api_qps) == ("/a", 4, 100.0)
     mpi = opts.kinds["mpijob"]
     assert (mpi.gang_scheduling, mpi.cluster_domain) == ("volcano", "cluster.local")
     assert (opts.engine.pod_update_batch, mpi.worker_create_concurrency) == (0.25, 3)
+    assert opts.wakeup_gather == 0.0
     assert _parse("--kubeconfig", "/b").kubeconfig == "/b"
     # training-operator's cmd/training-operator.v1 names it --controller-threads
     assert _parse("--controller-threads", "6").engine.threadiness == 6
@@ -80,6 +83,8 @@ def test_environment_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
     (["--kube-api-qps", "-1"], "--kube-api-qps must not be negative, got -1"),
     (["--kube-api-burst", "-5"], "--kube-api-burst must not be negative, got -5"),
     (["--startup-timeout", "-1"], "--startup-timeout must not be negative, got -1"),
+    (["--wakeup-gather", "-0.5"], "--wakeup-gather must be between 0 and 1 (seconds), got -0.5"),
+    (["--wakeup-gather", "2"], "--wakeup-gather must be between 0 and 1 (seconds), got 2"),
 ])
 def test_bad_flag_values_exit_2_naming_the_flag(
         argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
