@@ -672,6 +672,11 @@ class ControllerProcess(OperatorProcess):
     def cpu(self) -> float:
         return self.sampler.cpu()
 
+    def switches(self) -> tuple[int, int] | None:
+        """(voluntary, involuntary) context switches of the controller's threads so far
+        (:meth:`tests.processes.ProcSampler.switches_pid`); None once it exited."""
+        return ProcSampler.switches_pid(self.pid)
+
     def ready(self) -> bool:
         if self.operator == "trainer":
             return trainer.is_ready(self.log())
@@ -1019,6 +1024,7 @@ def _lifecycle(s: Settings, run: Run, *, jobs: int, workers: int, runs: str,
     bodies = bodies or [_job(f"job-{i:04d}", workers, runs) for i in range(jobs)]
     start = time.time()
     cpu0 = run.controller.cpu()
+    switches0 = run.controller.switches()
     cluster0 = s.cluster.component_cpu()
     machine0 = _machine_busy()
     harness0 = time.process_time()
@@ -1051,6 +1057,10 @@ def _lifecycle(s: Settings, run: Run, *, jobs: int, workers: int, runs: str,
             f"{finished} of {jobs} jobs finished, {len(with_children)} with every child, "
             f"{len(obs.live_workers)} workers left; the figures not reached are lower bounds")
     cpu = run.controller.cpu() - cpu0
+    switches1 = run.controller.switches()
+    # None when the controller exited mid-workload (its counts went with it).
+    voluntary, involuntary = ((switches1[0] - switches0[0], switches1[1] - switches0[1])
+                              if switches0 and switches1 else (None, None))
     run.result["control_plane_cores"] = {
         k: round((v - cluster0.get(k, 0.0)) / (end - start), 2)
         for k, v in s.cluster.component_cpu().items()}
@@ -1073,6 +1083,12 @@ def _lifecycle(s: Settings, run: Run, *, jobs: int, workers: int, runs: str,
         "lifecycle_wall_s": round(end - start, 2),
         "controller_cpu_s": round(cpu, 2),
         "controller_cpu_ms_per_job": round(cpu * 1000 / jobs, 1),
+        # Wake-ups (a thread going to sleep, then woken by I/O or a timer) and preemptions
+        # per job: each costs CPU beyond the work itself (caches refilled, the scheduler).
+        "controller_wakeups_per_job": None if voluntary is None else round(voluntary / jobs, 1),
+        "controller_preemptions_per_job":
+            None if involuntary is None else round(involuntary / jobs, 1),
+        "controller_cpu_us_per_wakeup": round(cpu * 1e6 / voluntary) if voluntary else None,
         "controller_peak_core_fraction": run.controller.peak_core_fraction(start, end),
         "controller_peak_rss_mb": round(run.controller.peak_rss / 2**20, 1),
         "lower_bounds": [] if complete else unfinished_bounds(
@@ -1085,7 +1101,11 @@ def _lifecycle(s: Settings, run: Run, *, jobs: int, workers: int, runs: str,
 # figure that only grows while the jobs go on (wall time, CPU, peak RSS, writes).
 UNFINISHED_BOUNDS = ("lifecycle_wall_s", "controller_cpu_s", "controller_cpu_ms_per_job",
                      "controller_peak_rss_mb", "api_requests.child_and_status_writes_per_job",
-                     "api_requests.event_writes_per_job", "api_requests.total")
+                     "api_requests.event_writes_per_job", "api_requests.total",
+                     "controller_wakeups_per_job", "controller_preemptions_per_job")
+# Reported beside a lifecycle's CPU (see _lifecycle): what the CPU per job is spent around.
+WAKEUP_FIGURES = ("controller_wakeups_per_job", "controller_preemptions_per_job",
+                  "controller_cpu_us_per_wakeup")
 
 
 def unfinished_bounds(latencies: list[str], *, all_children: bool) -> list[str]:
@@ -1519,11 +1539,11 @@ def table(results: dict[str, Obj]) -> str:
                              f"(reported, n={p['n']}{of}) | |")
         extra = {
             "burst": ("controller_cpu_s", "controller_peak_rss_mb", "lifecycle_wall_s",
-                      "machine_busy_cores", "control_plane_cores", "harness_cores",
-                      "other_load_cores"),
+                      *WAKEUP_FIGURES, "machine_busy_cores", "control_plane_cores",
+                      "harness_cores", "other_load_cores"),
             "arrival": ("jobs", "controller_cpu_s", "controller_peak_rss_mb",
-                        "machine_busy_cores", "control_plane_cores", "harness_cores",
-                        "other_load_cores"),
+                        *WAKEUP_FIGURES, "machine_busy_cores", "control_plane_cores",
+                        "harness_cores", "other_load_cores"),
             "steady": ("synced_log_s", "synced_readyz_s", "synced_audit_last_list_s",
                        "last_write_after_restart_s", "reconciled_idle_s",
                        "controller_cpu_s_until_idle", "controller_rss_mb", "baseline_rss_mb",
@@ -1531,8 +1551,9 @@ def table(results: dict[str, Obj]) -> str:
             "wide": ("first_object_s", "all_children_s", "controller_cpu_s"),
             "scale": ("pods", "baseline_rss_mb", "controller_rss_mb", "controller_peak_rss_mb",
                       "model"),
-        }.get(name, ("controller_cpu_s", "lifecycle_wall_s", "machine_busy_cores",
-                     "control_plane_cores", "harness_cores", "other_load_cores"))
+        }.get(name, ("controller_cpu_s", "lifecycle_wall_s", *WAKEUP_FIGURES,
+                     "machine_busy_cores", "control_plane_cores", "harness_cores",
+                     "other_load_cores"))
         for key in extra:
             value = res.get(key)
             cell = _fmt(value) if isinstance(value, dict) else readme_table.shown(

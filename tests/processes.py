@@ -233,6 +233,30 @@ class ProcSampler:
                if line.startswith(("VmRSS", "VmHWM"))}
         return cpu, int(mem.get("VmRSS", 0)) * 1024, int(mem.get("VmHWM", 0)) * 1024
 
+    @staticmethod
+    def switches_pid(pid: int) -> tuple[int, int] | None:
+        """``pid``'s context switches so far, summed over its live threads: (voluntary,
+        involuntary), or None once it is gone. A voluntary switch is a thread going to sleep
+        (waiting for I/O, a timer or a lock): each costs the CPU of waking up again. An
+        involuntary one is a thread preempted by another task. Threads that have exited are
+        not counted (the operators measured keep theirs)."""
+        voluntary = involuntary = 0
+        try:
+            tasks = list(Path(f"/proc/{pid}/task").iterdir())
+        except OSError:
+            return None
+        for task in tasks:
+            try:
+                status = (task / "status").read_text()
+            except OSError:  # exited meanwhile
+                continue
+            for line in status.splitlines():
+                if line.startswith("voluntary_ctxt_switches"):
+                    voluntary += int(line.split()[1])
+                elif line.startswith("nonvoluntary_ctxt_switches"):
+                    involuntary += int(line.split()[1])
+        return voluntary, involuntary
+
     def _loop(self) -> None:
         while not self._stop.is_set():
             value = self.read()

@@ -83,7 +83,7 @@ def test_the_figures_an_unfinished_lifecycle_leaves_as_bounds() -> None:
         "latency_s.t_succeeded.max", "lifecycle_wall_s", "controller_cpu_s",
         "controller_cpu_ms_per_job", "controller_peak_rss_mb",
         "api_requests.child_and_status_writes_per_job", "api_requests.event_writes_per_job",
-        "api_requests.total"]
+        "api_requests.total", "controller_wakeups_per_job", "controller_preemptions_per_job"]
     assert harness.unfinished_bounds([], all_children=False)[-1] == "all_children_s"
 
 
