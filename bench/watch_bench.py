@@ -6,11 +6,14 @@ events a second, over TLS (a self-signed certificate; ``--plain`` for HTTP). Thi
 reads them as the controller does: :meth:`RestClient.watch` with the pod codec, then
 :func:`~mpi_controller.engine.pods.slim_pod` and a dict standing for the cache. Reported: the
 process CPU per event (user and system), best of ``--repeat`` rounds, through the lean client
-(``lean``) and through aiohttp (``aiohttp``, the path watches took before), alternately. No
-cluster; prints one JSON line. Not a test: no asserts on timing.
+(``lean``), through aiohttp (``aiohttp``, the path watches took before) and through the lean
+client on the controller's event loop gathering messages for ``--wakeup-gather`` seconds while
+busy (``gathered``, :mod:`mpi_controller.runtime.eventloop`; left out with 0), alternately,
+with the reader's wake-ups per event (voluntary context switches). No cluster; prints one JSON
+line. Not a test: no asserts on timing.
 
     PYTHONPATH=$PWD .venv/bin/python bench/watch_bench.py [--events 3000] [--rate 1000] \\
-        [--repeat 3] [--plain]
+        [--repeat 3] [--plain] [--wakeup-gather 0.01]
 """
 
 from __future__ import annotations
@@ -19,16 +22,20 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from mpi_controller.engine.pods import POD_CODEC, slim_pod
 from mpi_controller.kube.resources import PODS
+from mpi_controller.runtime.eventloop import new_event_loop
 from mpi_controller.runtime.kubeauth import ApiSession, kube_auth
 from mpi_controller.runtime.rest import RestClient
 
@@ -140,8 +147,10 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-async def _round(port: int, ca: str | None, events: int, connections: int) -> tuple[float, float]:
-    """User and system CPU seconds of reading ``events`` events through the informer path."""
+async def _round(port: int, ca: str | None, events: int, connections: int
+                 ) -> tuple[float, float, int]:
+    """User and system CPU seconds of reading ``events`` events through the informer path, and
+    the wake-ups (voluntary context switches) meanwhile."""
     cfg = kube_auth().Configuration()
     cfg.host = f"{'https' if ca else 'http'}://127.0.0.1:{port}"
     if ca:
@@ -149,7 +158,7 @@ async def _round(port: int, ca: str | None, events: int, connections: int) -> tu
     kube = RestClient(ApiSession(cfg), qps=0, max_connections=connections)
     cache: dict[str, Any] = {}
     seen = 0
-    before = os.times()
+    before, woken = os.times(), resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw
     async with kube.watch(PODS, namespace="bench", codec=POD_CODEC) as stream:
         async for event in stream:
             obj = slim_pod(event["object"])
@@ -158,9 +167,9 @@ async def _round(port: int, ca: str | None, events: int, connections: int) -> tu
             seen += 1
             if seen == events:
                 break
-    after = os.times()
+    after, wakeups = os.times(), resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw - woken
     await kube.close()
-    return after.user - before.user, after.system - before.system
+    return after.user - before.user, after.system - before.system, wakeups
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -169,12 +178,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rate", type=float, default=1000.0)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--plain", action="store_true", help="HTTP instead of TLS")
+    parser.add_argument("--wakeup-gather", type=float, default=0.01,
+                        help="the gathered variant's window (s); 0 leaves it out")
     args = parser.parse_args(argv)
-    rounds: dict[str, list[float]] = {"lean": [], "aiohttp": []}
+    variants = [("lean", 16, 0.0), ("aiohttp", 0, 0.0)]
+    if args.wakeup_gather > 0:
+        variants.append(("gathered", 16, args.wakeup_gather))
+    rounds: dict[str, list[float]] = {name: [] for name, _, _ in variants}
+    wakeups: dict[str, list[float]] = {name: [] for name, _, _ in variants}
     with tempfile.TemporaryDirectory(prefix="watch-bench-") as tmp:
         cert, key = ("", "") if args.plain else _certificate(Path(tmp))
         for _ in range(args.repeat):
-            for transport, connections in (("lean", 16), ("aiohttp", 0)):
+            for transport, connections, window in variants:
                 port = _free_port()
                 server = subprocess.Popen(
                     [sys.executable, "-c", _SERVER, str(args.events), str(args.rate),
@@ -182,16 +197,20 @@ def main(argv: list[str] | None = None) -> int:
                 try:
                     assert server.stdout is not None
                     server.stdout.readline()  # "ready"
-                    user, system = asyncio.run(
-                        _round(port, cert or None, args.events, connections))
+                    with asyncio.Runner(loop_factory=partial(new_event_loop, window)) as run:
+                        user, system, woken = run.run(
+                            _round(port, cert or None, args.events, connections))
                 finally:
                     server.kill()
                     server.wait()
                 rounds[transport].append(1e6 * (user + system) / args.events)
+                wakeups[transport].append(woken / args.events)
                 time.sleep(0.2)
     print(json.dumps({
         "events": args.events, "rate": args.rate, "tls": not args.plain,
         **{f"{name}_cpu_us_per_event": round(min(values), 1) for name, values in rounds.items()},
+        **{f"{name}_wakeups_per_event": round(statistics.median(values), 2)
+           for name, values in wakeups.items()},
         "rounds_us": {name: [round(v, 1) for v in values] for name, values in rounds.items()},
     }))
     return 0

@@ -91,6 +91,18 @@ def test_busy_it_sleeps_its_window_then_returns_all_that_arrived_in_one_turn(
     assert selector.busy
 
 
+def test_busy_what_is_already_waiting_comes_back_without_a_sleep(
+        gathering: tuple[GatheringSelector, Pairs, Recorder]) -> None:
+    selector, pairs, sleep = gathering
+    pairs.send(0)
+    selector.select(None)
+    pairs.drain()
+    pairs.send(1)  # came while the turn ran: the loop is not keeping up, it must not wait
+    assert _ready(selector.select(5)) == [1]
+    assert sleep.pauses == []
+    assert selector.busy
+
+
 def test_a_timer_due_before_the_window_ends_is_waited_for_not_the_window(
         gathering: tuple[GatheringSelector, Pairs, Recorder]) -> None:
     selector, pairs, sleep = gathering
