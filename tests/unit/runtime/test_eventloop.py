@@ -66,6 +66,19 @@ def gathering() -> Iterator[tuple[GatheringSelector, Pairs, Recorder]]:
     selector.close()
 
 
+@pytest.fixture
+def busy(gathering: tuple[GatheringSelector, Pairs, Recorder]
+         ) -> tuple[GatheringSelector, Pairs, Recorder]:
+    """The selector after a turn that found a message (read since): busy, nothing waiting."""
+    selector, pairs, sleep = gathering
+    pairs.send(0)
+    assert _ready(selector.select(None)) == [0]
+    pairs.drain()
+    assert selector.busy
+    assert sleep.pauses == []
+    return gathering
+
+
 def _ready(events: list[tuple[selectors.SelectorKey, int]]) -> list[int]:
     return sorted(key.data for key, _ in events)
 
@@ -80,11 +93,8 @@ def test_idle_the_first_message_comes_back_at_once_and_makes_it_busy(
 
 
 def test_busy_it_sleeps_its_window_then_returns_all_that_arrived_in_one_turn(
-        gathering: tuple[GatheringSelector, Pairs, Recorder]) -> None:
-    selector, pairs, sleep = gathering
-    pairs.send(0)
-    assert _ready(selector.select(None)) == [0]
-    pairs.drain()
+        busy: tuple[GatheringSelector, Pairs, Recorder]) -> None:
+    selector, _pairs, sleep = busy
     sleep.during = [0, 2]  # two connections answer while it sleeps
     assert _ready(selector.select(5)) == [0, 2]
     assert sleep.pauses == [0.01]
@@ -92,11 +102,8 @@ def test_busy_it_sleeps_its_window_then_returns_all_that_arrived_in_one_turn(
 
 
 def test_busy_what_is_already_waiting_comes_back_without_a_sleep(
-        gathering: tuple[GatheringSelector, Pairs, Recorder]) -> None:
-    selector, pairs, sleep = gathering
-    pairs.send(0)
-    selector.select(None)
-    pairs.drain()
+        busy: tuple[GatheringSelector, Pairs, Recorder]) -> None:
+    selector, pairs, sleep = busy
     pairs.send(1)  # came while the turn ran: the loop is not keeping up, it must not wait
     assert _ready(selector.select(5)) == [1]
     assert sleep.pauses == []
@@ -104,22 +111,16 @@ def test_busy_what_is_already_waiting_comes_back_without_a_sleep(
 
 
 def test_a_timer_due_before_the_window_ends_is_waited_for_not_the_window(
-        gathering: tuple[GatheringSelector, Pairs, Recorder]) -> None:
-    selector, pairs, sleep = gathering
-    pairs.send(0)
-    selector.select(None)
-    pairs.drain()
+        busy: tuple[GatheringSelector, Pairs, Recorder]) -> None:
+    selector, _pairs, sleep = busy
     assert selector.select(0.004) == []  # the timer's turn: nothing arrived
     assert sleep.pauses == [0.004]
     assert not selector.busy
 
 
 def test_busy_and_nothing_came_it_goes_idle_and_waits_for_the_next_message(
-        gathering: tuple[GatheringSelector, Pairs, Recorder]) -> None:
-    selector, pairs, sleep = gathering
-    pairs.send(0)
-    selector.select(None)
-    pairs.drain()
+        busy: tuple[GatheringSelector, Pairs, Recorder]) -> None:
+    selector, pairs, sleep = busy
     sender = threading.Timer(0.05, pairs.send, args=(1,))
     sender.start()
     try:
