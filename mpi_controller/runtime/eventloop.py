@@ -29,7 +29,6 @@ import asyncio
 import selectors
 import time
 from collections.abc import Callable
-from typing import Any
 
 __all__ = ["GatheringSelector", "new_event_loop"]
 
@@ -72,5 +71,4 @@ def new_event_loop(window: float) -> asyncio.AbstractEventLoop:
     loop when ``window`` is 0 (see the module doc)."""
     if window <= 0:
         return asyncio.new_event_loop()
-    selector: Any = GatheringSelector(window)
-    return asyncio.SelectorEventLoop(selector)
+    return asyncio.SelectorEventLoop(GatheringSelector(window))
