@@ -1,15 +1,21 @@
 """The controller process: health, readiness and metrics endpoints; a second replica waits
-as a standby behind the Lease; SIGTERM exits 0."""
+as a standby behind the Lease; SIGTERM exits 0; so does the log's reader going away."""
 
 from __future__ import annotations
 
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.mpijobs import MPIJobs, small_job
-from tests.processes import ControllerProcess, http_get
+from tests.processes import ControllerProcess, compile_package, free_port, http_get
 from tests.support import Cluster, wait_for
 
 pytestmark = pytest.mark.cluster
@@ -59,3 +65,70 @@ def test_second_replica_is_a_standby(controller: ControllerProcess, cluster: Clu
         assert "started leading" not in standby.log()
     finally:
         assert standby.stop() == 0, standby.log()[-3000:]
+
+
+def _piped_controller(controller: ControllerProcess, namespace: str, health_port: int = 0,
+                      ) -> subprocess.Popen[bytes]:
+    """A second ``mpi-controller run`` (a standby behind the Lease, watching only ``namespace``)
+    whose log is a pipe this test reads."""
+    compile_package(Path(__file__).resolve().parent.parent / "mpi_controller")
+    return subprocess.Popen(
+        [sys.executable, "-m", "mpi_controller", "run", "--kubeConfig", controller.kubeconfig,
+         "--namespace", namespace, "--health-port", str(health_port), "--monitoring-port", "0",
+         "--log-format", "json"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def _read_until(proc: subprocess.Popen[bytes], text: str, timeout: float = 60) -> None:
+    assert proc.stderr is not None
+    deadline = time.monotonic() + timeout
+    seen = b""
+    while text.encode() not in seen:
+        left = deadline - time.monotonic()
+        assert left > 0, f"no {text!r} in the controller's log after {timeout}s: {seen[-2000:]!r}"
+        if select.select([proc.stderr], [], [], left)[0]:
+            chunk = os.read(proc.stderr.fileno(), 65536)
+            assert chunk, f"log closed before {text!r}: {seen[-2000:]!r}"
+            seen += chunk
+
+
+def test_the_logs_reader_gone_stops_the_controller_as_sigterm_does(
+        controller: ControllerProcess, namespace: str) -> None:
+    """``mpi-controller run 2>&1 | head -1``: the next line finds no reader, and the run stops
+    (exit 0), as a Go operator ends on SIGPIPE; no signal needed. (Before: that line raised
+    ``BrokenPipeError`` out of the run, a crash with status 1.)"""
+    if not isinstance(controller, ControllerProcess):
+        pytest.skip("needs the local process controller")
+    proc = _piped_controller(controller, namespace)
+    try:
+        _read_until(proc, '"event": "API server"')
+        assert proc.stderr is not None
+        proc.stderr.close()
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_sigterm_stops_the_controller_whose_log_reader_is_gone(
+        controller: ControllerProcess, namespace: str) -> None:
+    """The signal handler logs before it stops the run: with the log's pipe closed that line
+    raised ``BrokenPipeError`` and SIGTERM was lost (a quiet controller ran on until killed)."""
+    if not isinstance(controller, ControllerProcess):
+        pytest.skip("needs the local process controller")
+    port = free_port()
+    proc = _piped_controller(controller, namespace, health_port=port)
+    try:
+        _read_until(proc, '"event": "mpi-controller starting"')
+        wait_for(lambda: http_get(port, "/readyz") == (200, "ok"), timeout=30,
+                 what="the standby's /readyz")
+        time.sleep(1)  # its start-up lines written: a quiet controller, as one runs for hours
+        assert proc.stderr is not None
+        proc.stderr.close()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

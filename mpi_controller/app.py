@@ -14,7 +14,8 @@ when one is not, or without ``--enable-scheme`` when none is), serve health, run
 election on Lease ``<lock-namespace>/mpi-operator`` (15 s / 5 s / 3 s), and when leading start
 the informers and the controllers. The webhooks (:mod:`mpi_controller.webhook`), when enabled,
 run on every replica, leader or not. Losing the lease exits with status 1 (so the pod restarts
-as a candidate); SIGTERM drains the queue and exits 0.
+as a candidate); SIGTERM drains the queue and exits 0, and so does the log's reader going away
+(:mod:`mpi_controller.logging`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 
 import structlog
 
@@ -35,6 +37,7 @@ from mpi_controller.engine.pods import pod_informer
 from mpi_controller.kinds import plugin, schemes
 from mpi_controller.kube.resources import Resource
 from mpi_controller.kube.timefmt import utcnow
+from mpi_controller.logging import on_reader_gone
 from mpi_controller.mpi import constants
 from mpi_controller.mpi import metrics as jobmetrics
 from mpi_controller.mpi.options import MPIJobOptions
@@ -260,6 +263,9 @@ async def run(opts: ServerOptions) -> int:
         port=opts.health_port or None)
     stop = asyncio.Event()
     remove = install_signal_handlers(stop)
+    loop = asyncio.get_running_loop()
+    # The log's reader gone (a pipe to `head` closed): stop as on SIGTERM (mpi_controller.logging).
+    unhook = on_reader_gone(partial(loop.call_soon_threadsafe, stop.set))
     _log.info("mpi-controller starting", namespace=opts.namespace or "(all)",
               schemes=",".join(schemes),
               threadiness=opts.engine.threadiness, qps=opts.kube_api_qps,
@@ -273,5 +279,6 @@ async def run(opts: ServerOptions) -> int:
         _log.error("Leader election stopped", reason=str(lost))
         return 1
     finally:
+        unhook()
         remove()
     return 0
