@@ -16,6 +16,10 @@ grows by a quarter, each one walking every cached object. It also lowers asyncio
 buffer per connection (:mod:`mpi_controller.runtime.tlsbuffer`: 256 KiB to 16 KiB, one
 connection per watch), and runs on an event loop that gathers messages for
 ``--wakeup-gather`` seconds while busy (:mod:`mpi_controller.runtime.eventloop`).
+
+Importing this module installs :mod:`mpi_controller.startcache` (the dataclasses' generated
+methods compiled once and kept beside the bytecode); :func:`main` finishes it once the command's
+modules are imported.
 """
 
 from __future__ import annotations
@@ -26,13 +30,17 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
-import mpi_controller
-from mpi_controller.completion import add_completion_parser
-from mpi_controller.convert import add_convert_parser
-from mpi_controller.engine.plugin import KindPlugin
-from mpi_controller.kinds import plugins
-from mpi_controller.options import add_run_arguments, options_from_args
-from mpi_controller.render import add_render_parser
+from mpi_controller import startcache
+
+startcache.install()  # before the modules whose dataclasses it compiles (until finish())
+
+import mpi_controller  # noqa: E402
+from mpi_controller.completion import add_completion_parser  # noqa: E402
+from mpi_controller.convert import add_convert_parser  # noqa: E402
+from mpi_controller.engine.plugin import KindPlugin  # noqa: E402
+from mpi_controller.kinds import plugins  # noqa: E402
+from mpi_controller.options import add_run_arguments, options_from_args  # noqa: E402
+from mpi_controller.render import add_render_parser  # noqa: E402
 
 __all__ = ["GC_THRESHOLDS", "HelpFormatter", "build_parser", "main"]
 
@@ -124,6 +132,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command != "run":
+        startcache.finish()  # run's own imports come first
     if args.command == "version":
         print(_version_line())
         return 0
@@ -145,6 +155,7 @@ def _run(args: argparse.Namespace) -> int:
     from mpi_controller.runtime.kubeconfig import ConfigError
     from mpi_controller.runtime.tlsbuffer import limit_tls_read_buffer
 
+    startcache.finish()
     if args.version:
         print(_version_line())
         return 0
