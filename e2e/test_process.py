@@ -92,6 +92,16 @@ def _read_until(proc: subprocess.Popen[bytes], text: str, timeout: float = 60) -
             seen += chunk
 
 
+def _read_until_quiet(proc: subprocess.Popen[bytes], quiet: float = 1.0,
+                     timeout: float = 30) -> None:
+    """Read the log until it has said nothing for ``quiet`` seconds."""
+    assert proc.stderr is not None
+    deadline = time.monotonic() + timeout
+    while select.select([proc.stderr], [], [], quiet)[0]:
+        assert time.monotonic() < deadline, f"the controller's log never went quiet in {timeout}s"
+        assert os.read(proc.stderr.fileno(), 65536), "log closed"
+
+
 def test_the_logs_reader_gone_stops_the_controller_as_sigterm_does(
         controller: ControllerProcess, namespace: str) -> None:
     """``mpi-controller run 2>&1 | head -1``: the next line finds no reader, and the run stops
@@ -123,7 +133,7 @@ def test_sigterm_stops_the_controller_whose_log_reader_is_gone(
         _read_until(proc, '"event": "mpi-controller starting"')
         wait_for(lambda: http_get(port, "/readyz") == (200, "ok"), timeout=30,
                  what="the standby's /readyz")
-        time.sleep(1)  # its start-up lines written: a quiet controller, as one runs for hours
+        _read_until_quiet(proc)  # its start-up lines written: quiet, as one runs for hours
         assert proc.stderr is not None
         proc.stderr.close()
         proc.send_signal(signal.SIGTERM)

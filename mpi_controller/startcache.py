@@ -14,7 +14,8 @@ Contract:
   ``__pycache__/dataclasses.<cache tag>.bin``). A file that is missing, unreadable, damaged
   or of another Python (its header is ``importlib.util.MAGIC_NUMBER``) is an empty table: the
   methods are compiled as without it. Each text is compiled exactly as ``dataclasses`` would
-  (``"<string>"``, no inherited ``__future__`` flags), and the class behaves the same.
+  (``"<string>"``, no inherited ``__future__`` flags), once per text, and the class behaves
+  the same.
 * :func:`finish` puts ``dataclasses`` back as it was and returns how many texts the table
   missed. It writes the file (the entries this process used, written to a temporary file
   and renamed) when ``write`` is True, or when it is None, some text was missed and writing
@@ -40,7 +41,28 @@ from typing import Any
 
 __all__ = ["default_path", "finish", "install"]
 
-_state: dict[str, Any] = {}
+class _Compiler:
+    """``exec`` for ``dataclasses``: texts compiled through ``table`` (each compiled once)."""
+
+    def __init__(self, path: Path, table: dict[str, CodeType]) -> None:
+        self.path = path
+        self.table = table
+        self.used: dict[str, CodeType] = {}
+        self.missed = 0
+
+    def exec(self, source: Any, globals: Any = None, locals: Any = None, /) -> None:
+        if type(source) is str:
+            code = self.table.get(source)
+            if code is None:
+                self.missed += 1
+                code = self.table[source] = compile(source, "<string>", "exec",
+                                                    dont_inherit=True)
+            self.used[source] = code
+            source = code
+        exec(source, globals, locals)
+
+
+_active: list[_Compiler] = []
 
 
 def default_path() -> Path:
@@ -65,43 +87,27 @@ def _load(path: Path) -> dict[str, CodeType]:
 
 def install(path: Path | None = None) -> None:
     """Compile dataclasses' methods through the table at ``path`` (see the module doc)."""
-    if _state:
+    if _active:
         return
     path = path or default_path()
-    table = _load(path)
-    used: dict[str, CodeType] = {}
-    misses = [0]
-
-    def compiled_exec(source: Any, globals: Any = None, locals: Any = None, /) -> None:
-        if type(source) is str:
-            code = table.get(source)
-            if code is None:
-                misses[0] += 1
-                code = compile(source, "<string>", "exec", dont_inherit=True)
-            used[source] = code
-            source = code
-        exec(source, globals, locals)
-
-    _state.update(path=path, used=used, misses=misses)
-    dataclasses.exec = compiled_exec  # type: ignore[attr-defined]
+    compiler = _Compiler(path, _load(path))
+    _active.append(compiler)
+    dataclasses.exec = compiler.exec  # type: ignore[attr-defined]
 
 
 def finish(*, write: bool | None = None) -> int:
     """Put ``dataclasses`` back; write the table when asked or needed (see the module doc).
     Returns the texts missed (0 when :func:`install` was not called)."""
-    if not _state:
+    if not _active:
         return 0
+    compiler = _active.pop()
     if "exec" in vars(dataclasses):
         del dataclasses.exec  # type: ignore[attr-defined]
-    path: Path = _state["path"]
-    used: dict[str, CodeType] = _state["used"]
-    missed: int = _state["misses"][0]
-    _state.clear()
     if write is None:
-        write = bool(missed) and not sys.dont_write_bytecode
+        write = bool(compiler.missed) and not sys.dont_write_bytecode
     if write:
-        _write(path, used)
-    return missed
+        _write(compiler.path, compiler.used)
+    return compiler.missed
 
 
 def _write(path: Path, table: dict[str, CodeType]) -> None:
