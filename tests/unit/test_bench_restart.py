@@ -80,3 +80,13 @@ def test_restart_idle_waits_for_the_last_write_of_the_restart() -> None:
     assert (idle, last) == (104.0, 103.5)
     # Without writes (ours after a restart): the first quiet second after the sync.
     assert harness.restart_idle(samples, 101.0, []) == (102.0, None)
+
+
+def test_steady_synced_figure_is_the_median_of_the_starts_that_logged_it() -> None:
+    # One slow start (a cold page cache) does not decide the figure; a start that never
+    # logged its line (None) is left out, and none at all gives None.
+    assert harness.median_start([1.454, 0.805, 1.872]) == 1.454
+    assert harness.median_start([1.9, 0.8, 0.9]) == 0.9
+    assert harness.median_start([None, 0.8, 1.0]) == 0.9
+    assert harness.median_start([None, None]) is None
+    assert harness.STEADY_STARTS == 3
