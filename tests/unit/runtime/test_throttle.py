@@ -58,3 +58,55 @@ async def test_urgent_requests_go_before_any_jobs_and_a_cancelled_waiter_is_skip
     assert done == [("first", 0.0), ("event", 1.0), ("job", 2.0)]
     assert clock.pending() == 0  # nobody waits: no timer left
     await asyncio.gather(first, job, event)
+
+
+async def _hog(bucket: RequestThrottle, clock: ManualClock, done: list[tuple[str, float]],
+               until: float) -> None:
+    """An older job (priority 1) that always asks again as soon as it was served."""
+    n = 0
+    while clock.now() < until:
+        n += 1
+        await take(bucket, clock, f"hog{n}", 1, done)
+
+
+async def test_a_request_that_waited_max_wait_goes_before_older_jobs_that_never_stop() -> None:
+    # Two older jobs' syncs keep asking for more than the rate (pods restarting forever): by
+    # priority alone the newer job's request would wait as long as they run.
+    clock = ManualClock()
+    bucket = RequestThrottle(qps=1.0, burst=1, clock=clock)
+    done: list[tuple[str, float]] = []
+    hogs = [asyncio.create_task(_hog(bucket, clock, done, until=8.0)) for _ in range(2)]
+    await settle()
+    clock.advance(0.5)
+    victim = asyncio.create_task(take(bucket, clock, "victim", 2, done))
+    await settle()
+    for _ in range(10):
+        clock.advance(0.5)
+        await settle()
+    served = dict(done)
+    # Served at the first token after it had waited MAX_WAIT (2 s) and the late waiters
+    # ahead of it in line (the hogs' requests of t=0) went.
+    assert served["victim"] == 3.0
+    assert [t for name, t in done if name.startswith("hog")][:4] == [0.0, 1.0, 2.0, 4.0]
+    clock.advance(10)
+    await settle()
+    await asyncio.gather(victim, *hogs)
+
+
+async def test_without_aging_the_newer_job_waits_as_long_as_the_older_ones_ask() -> None:
+    # The same load with aging turned off: what MAX_WAIT is for.
+    clock = ManualClock()
+    bucket = RequestThrottle(qps=1.0, burst=1, clock=clock, max_wait=float("inf"))
+    done: list[tuple[str, float]] = []
+    hogs = [asyncio.create_task(_hog(bucket, clock, done, until=8.0)) for _ in range(2)]
+    await settle()
+    clock.advance(0.5)
+    victim = asyncio.create_task(take(bucket, clock, "victim", 2, done))
+    for _ in range(15):
+        clock.advance(0.5)
+        await settle()
+    assert "victim" not in dict(done)
+    clock.advance(10)
+    await settle()
+    assert dict(done)["victim"] >= 8.0
+    await asyncio.gather(victim, *hogs)
