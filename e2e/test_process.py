@@ -142,3 +142,51 @@ def test_sigterm_stops_the_controller_whose_log_reader_is_gone(
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def _run_args(controller: ControllerProcess, namespace: str, *flags: str,
+              ) -> subprocess.Popen[bytes]:
+    """``mpi-controller run`` serving only ``namespace`` with exactly these flags, its log
+    discarded."""
+    compile_package(Path(__file__).resolve().parent.parent / "mpi_controller")
+    return subprocess.Popen(
+        [sys.executable, "-m", "mpi_controller", "run", "--kubeConfig", controller.kubeconfig,
+         "--namespace", namespace, "--log-format", "json", *flags],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def test_training_operators_flags_run_unchanged(controller: ControllerProcess, cluster: Cluster,
+                                                namespace: str) -> None:
+    """cmd/training-operator.v1's --leader-elect, --leader-election-id, --metrics-bind-address
+    and --health-probe-bind-address: a Lease of that name held, /metrics on the host and
+    port given, the probes on theirs; one address for both is one server."""
+    if not isinstance(controller, ControllerProcess):
+        pytest.skip("needs the local process controller")
+    lease = f"test-{namespace}"
+    metrics, health = free_port(), free_port()
+    proc = _run_args(controller, namespace, "--leader-elect", "--leader-election-id", lease,
+                     f"--metrics-bind-address=127.0.0.1:{metrics}",
+                     "--health-probe-bind-address", f":{health}")
+    try:
+        wait_for(lambda: http_get(health, "/readyz") == (200, "ok"), timeout=60,
+                 what="the controller's /readyz on the probe address")
+        assert "mpi_operator_is_leader 1.0" in http_get(metrics, "/metrics")[1].splitlines()
+        holder = cluster.kubectl("get", "lease", lease, "-n", "mpi-operator",
+                                 "-o", "jsonpath={.spec.holderIdentity}")
+        assert holder.strip()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
+    cluster.kubectl("delete", "lease", lease, "-n", "mpi-operator")
+
+    shared = free_port()
+    proc = _run_args(controller, namespace, "--leader-elect=false",
+                     f"--metrics-bind-address=:{shared}", "--health-port", str(shared))
+    try:
+        wait_for(lambda: http_get(shared, "/readyz") == (200, "ok"), timeout=60,
+                 what="the controller's /readyz")
+        assert "mpi_operator_is_leader 1.0" in http_get(shared, "/metrics")[1].splitlines()
+        assert proc.poll() is None
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0

@@ -59,9 +59,8 @@ from mpi_controller.runtime.manager import (
 from mpi_controller.runtime.rest import RestClient
 from mpi_controller.webhook import build_webhook
 
-__all__ = ["LEASE_NAME", "Controllers", "build_controllers", "run"]
+__all__ = ["Controllers", "build_controllers", "run"]
 
-LEASE_NAME = "mpi-operator"
 # The Go operator's clientsets besides the Kubernetes one, each with its own --kube-api-qps
 # token bucket (cmd/mpi-operator/app/server.go createClientSets): MPIJobs, leader election,
 # and the gang schedulers' PodGroups.
@@ -245,14 +244,16 @@ async def run(opts: ServerOptions) -> int:
     built = build_controllers(client, opts, schemes=schemes)
     elector = None
     if opts.leader_elect:
-        lock = LeaseLock(client, opts.lock_namespace, LEASE_NAME, _identity())
+        lock = LeaseLock(client, opts.lock_namespace, opts.lease_name, _identity())
         elector = _GaugedElector(LeaderElector(
             lock, lease_duration=15.0, renew_deadline=5.0, retry_period=3.0))
     else:
         jobmetrics.IS_LEADER.set(1)
     runnables: list[Runnable] = [*built.recorders]
-    if opts.monitoring_port:
-        runnables.append(HttpEndpoint("0.0.0.0", opts.monitoring_port))
+    # The health endpoint serves /metrics too: the same address given to both is one server.
+    if opts.monitoring_port and ((opts.monitoring_host, opts.monitoring_port)
+                                 != (opts.health_host, opts.health_port)):
+        runnables.append(HttpEndpoint(opts.monitoring_host, opts.monitoring_port))
     if opts.webhook.enabled(in_pod=bool(os.environ.get("KUBERNETES_SERVICE_HOST"))):
         runnables += build_webhook(
             client, opts.webhook, namespace=opts.webhook.namespace_or(opts.lock_namespace),
@@ -260,7 +261,7 @@ async def run(opts: ServerOptions) -> int:
     manager = Manager(
         informers=built.informers(), controllers=[c.controller for c in built.controllers],
         runnables=runnables, elector=elector, close=client.close,
-        port=opts.health_port or None)
+        host=opts.health_host, port=opts.health_port or None)
     stop = asyncio.Event()
     remove = install_signal_handlers(stop)
     loop = asyncio.get_running_loop()

@@ -18,7 +18,12 @@ From training-operator: ``--enable-scheme`` (repeatable, any case: the schemes o
 :mod:`mpi_controller.kinds`) selects the job kinds; without it every kind whose CRD is
 installed runs. ``--gang-scheduler-name`` is an alias of ``--gang-scheduling``;
 ``--cluster-domain`` defaults to ``$CUSTOM_CLUSTER_DOMAIN`` (training-operator's variable for
-TF_CONFIG host names).
+TF_CONFIG host names). Its controller-runtime flags are taken too, so its Deployment's
+arguments work unchanged: ``--leader-elect[=bool]`` (Go's boolean spellings; leader election
+stays on without it, as in mpi-operator), ``--leader-election-id`` (the Lease's name),
+``--metrics-bind-address`` and ``--health-probe-bind-address`` (``[host]:port``, ``0`` turns
+the server off: the same settings as ``--monitoring-port`` and ``--health-port``, so one of
+each pair may be given).
 
 Each kind adds its own flags (:attr:`~mpi_controller.engine.plugin.KindPlugin.flags`: the MPIJob
 kind's ``--feature-gates`` and kubectl-delivery images, the PyTorchJob kind's init container),
@@ -55,7 +60,13 @@ class ServerOptions:
     namespace: str = ""
     monitoring_port: int = 0
     health_port: int = 8080
+    monitoring_host: str = "0.0.0.0"
+    """The address ``/metrics`` binds (``--metrics-bind-address``'s host)."""
+    health_host: str = "0.0.0.0"
+    """The address the health endpoint binds (``--health-probe-bind-address``'s host)."""
     lock_namespace: str = "mpi-operator"
+    lease_name: str = "mpi-operator"
+    """The leader-election Lease (``--leader-election-id``)."""
     kube_api_qps: float = 5.0
     kube_api_burst: int = 10
     startup_timeout: float = 60.0
@@ -132,9 +143,15 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
                "wake-up handles all that arrived meanwhile (fewer wake-ups, less CPU; the first "
                "message after a pause is handled at once; 0: each message wakes it)")
     _flag(ctl, "lock-namespace", dest="lock_namespace", default=d.lock_namespace,
-          help="namespace of the leader-election Lease 'mpi-operator'")
+          help="namespace of the leader-election Lease")
+    _flag(ctl, "leader-election-id", dest="lease_name", default=d.lease_name,
+          help="name of the leader-election Lease (training-operator's flag)")
     _flag(ctl, "no-leader-elect", dest="leader_elect", action="store_false",
           help="run without leader election (a single replica; for debugging)")
+    _flag(ctl, "leader-elect", dest="leader_elect_flag", nargs="?", const=True, default=None,
+          type=go_bool, metavar="bool",
+          help="training-operator's switch: --leader-elect=false is --no-leader-elect; "
+               "leader election is on without either")
     jobs = parser.add_argument_group("jobs (every kind)")
     _flag(jobs, "gang-scheduling", "gang-scheduler-name", dest="gang_scheduling",
           default=t.gang_scheduler_name,
@@ -149,10 +166,15 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
           help="worker pods (TFJob: pods and Services) of one job created concurrently "
                "within a sync")
     obs = parser.add_argument_group("observability")
-    _flag(obs, "monitoring-port", dest="monitoring_port", type=int, default=d.monitoring_port,
-          help="port of /metrics; 0 disables it")
-    _flag(obs, "health-port", dest="health_port", type=int, default=d.health_port,
-          help="port of /healthz and /readyz; 0 disables it")
+    _flag(obs, "monitoring-port", dest="monitoring_port", type=int, default=None,
+          help=f"port of /metrics; 0 disables it (default {d.monitoring_port})")
+    _flag(obs, "health-port", dest="health_port", type=int, default=None,
+          help=f"port of /healthz and /readyz; 0 disables it (default {d.health_port})")
+    _flag(obs, "metrics-bind-address", dest="metrics_bind", type=bind_address, default=None,
+          metavar="[host]:port", help="training-operator's form of --monitoring-port (0: off)")
+    _flag(obs, "health-probe-bind-address", dest="health_bind", type=bind_address,
+          default=None, metavar="[host]:port",
+          help="training-operator's form of --health-port (0: off)")
     _flag(obs, "log-format", dest="log_format", choices=["json", "console"], default=None,
           help="log format (default: json in a pod, console otherwise)")
     _flag(obs, "log-level", dest="log_level", default=d.log_level,
@@ -195,6 +217,47 @@ def _add_webhook_arguments(parser: Any) -> None:
                "duration); renewed 90 days (or a quarter of it) before the end")
 
 
+_TRUE = ("1", "t", "T", "TRUE", "true", "True")
+_FALSE = ("0", "f", "F", "FALSE", "false", "False")
+
+
+def go_bool(value: str) -> bool:
+    """A boolean flag's value as Go's ``flag`` package reads it (``strconv.ParseBool``)."""
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise argparse.ArgumentTypeError(f"{value!r} is not a boolean (true or false)")
+
+
+def bind_address(value: str) -> tuple[str, int]:
+    """A controller-runtime bind address, ``[host]:port`` (an empty host: every address), or
+    ``0`` (the server off), as (host, port)."""
+    if value == "0":
+        return "0.0.0.0", 0
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not [host]:port with a port from 0 to 65535 (or 0: off)")
+    return host.strip("[]") or "0.0.0.0", int(port)
+
+
+def _endpoint(args: argparse.Namespace, port_flag: str, bind_flag: str,
+              default: int) -> tuple[str, int]:
+    """(host, port) of an endpoint set by ``--<port_flag>`` or ``--<bind_flag>``, not both."""
+    port = getattr(args, port_flag.replace("-", "_"))
+    bind = getattr(args, {"metrics-bind-address": "metrics_bind",
+                          "health-probe-bind-address": "health_bind"}[bind_flag])
+    if port is not None and bind is not None:
+        raise ValueError(f"--{port_flag} and --{bind_flag} set the same port: give one")
+    if bind is not None:
+        return bind  # type: ignore[no-any-return]
+    port = default if port is None else port
+    if not 0 <= port <= 65535:
+        raise ValueError(f"--{port_flag} must be between 0 and 65535, got {port}")
+    return "0.0.0.0", port
+
+
 def _positive(name: str, value: float) -> None:
     if value <= 0:
         raise ValueError(f"--{name} must be greater than 0, got {value:g}")
@@ -221,27 +284,36 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
         if scheme not in schemes():
             raise ValueError(f"--enable-scheme: scheme {scheme} is not supported yet "
                              f"(supported: {', '.join(schemes())})")
-    ports = (("monitoring-port", args.monitoring_port), ("health-port", args.health_port),
-             ("webhook-server-port", args.webhook_server_port))
-    for flag, port in ports:
-        if not 0 <= port <= 65535:
-            raise ValueError(f"--{flag} must be between 0 and 65535, got {port}")
+    d = ServerOptions()
+    monitoring = _endpoint(args, "monitoring-port", "metrics-bind-address", d.monitoring_port)
+    health = _endpoint(args, "health-port", "health-probe-bind-address", d.health_port)
+    if not 0 <= args.webhook_server_port <= 65535:
+        raise ValueError(f"--webhook-server-port must be between 0 and 65535, got "
+                         f"{args.webhook_server_port}")
+    leader_elect = args.leader_elect
+    if args.leader_elect_flag is not None:
+        if not leader_elect and args.leader_elect_flag:
+            raise ValueError("--no-leader-elect and --leader-elect=true contradict each other")
+        leader_elect = args.leader_elect_flag
     log_format = args.log_format or (
         "json" if os.environ.get("KUBERNETES_SERVICE_HOST") else "console")
     return ServerOptions(
         kubeconfig=args.kubeconfig,
         master=args.master,
         namespace=args.namespace,
-        monitoring_port=args.monitoring_port,
-        health_port=args.health_port,
+        monitoring_host=monitoring[0],
+        monitoring_port=monitoring[1],
+        health_host=health[0],
+        health_port=health[1],
         lock_namespace=args.lock_namespace,
+        lease_name=args.lease_name,
         kube_api_qps=args.kube_api_qps,
         kube_api_burst=args.kube_api_burst,
         startup_timeout=args.startup_timeout,
         wakeup_gather=args.wakeup_gather,
         log_format=log_format,
         log_level=args.log_level,
-        leader_elect=args.leader_elect,
+        leader_elect=leader_elect,
         engine=EngineConfig(
             threadiness=args.threadiness,
             queue_qps=args.controller_queue_rate_limit,

@@ -169,3 +169,64 @@ def test_other_failures_keep_their_traceback(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(logging, "configure", lambda *args: None)
     with pytest.raises(ExceptionGroup):
         main(["run", "--kubeConfig", "/nowhere"])
+
+
+def test_training_operators_controller_runtime_flags(monkeypatch: pytest.MonkeyPatch) -> None:
+    """cmd/training-operator.v1/main.go: --leader-elect (a Go bool), --leader-election-id,
+    --metrics-bind-address and --health-probe-bind-address ([host]:port; "0" turns the
+    server off), so its Deployment's arguments run unchanged."""
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    assert _parse().leader_elect is True  # mpi-operator's: always on
+    assert _parse("--leader-elect").leader_elect is True
+    assert _parse("--leader-elect=false").leader_elect is False
+    assert _parse("-leader-elect=0").leader_elect is False
+    assert _parse("--leader-elect=True").leader_elect is True
+    assert _parse("--no-leader-elect").leader_elect is False
+    assert _parse("--no-leader-elect", "--leader-elect=false").leader_elect is False
+    opts = _parse("--leader-election-id", "1ca428e5.training-operator.kubeflow.org")
+    assert (opts.lease_name, opts.lock_namespace) == (
+        "1ca428e5.training-operator.kubeflow.org", "mpi-operator")
+    assert _parse().lease_name == "mpi-operator"
+    opts = _parse("--metrics-bind-address=:8080", "--health-probe-bind-address", ":8081")
+    assert (opts.monitoring_host, opts.monitoring_port) == ("0.0.0.0", 8080)
+    assert (opts.health_host, opts.health_port) == ("0.0.0.0", 8081)
+    opts = _parse("--metrics-bind-address", "127.0.0.1:9090",
+                  "--health-probe-bind-address", "[::1]:9091")
+    assert (opts.monitoring_host, opts.monitoring_port) == ("127.0.0.1", 9090)
+    assert (opts.health_host, opts.health_port) == ("::1", 9091)
+    opts = _parse("--metrics-bind-address", "0", "--health-probe-bind-address", "0")
+    assert (opts.monitoring_port, opts.health_port) == (0, 0)
+    opts = _parse("--monitoring-port", "9000", "--health-port", "0")
+    assert (opts.monitoring_host, opts.monitoring_port, opts.health_port) == (
+        "0.0.0.0", 9000, 0)
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--leader-elect=maybe"], "argument --leader-elect/-leader-elect: 'maybe' is not a "
+                               "boolean (true or false)"),
+    (["--metrics-bind-address", "8080"], "argument --metrics-bind-address/-metrics-bind-"
+     "address: '8080' is not [host]:port with a port from 0 to 65535 (or 0: off)"),
+    (["--health-probe-bind-address", ":99999"],
+     "':99999' is not [host]:port with a port from 0 to 65535 (or 0: off)"),
+])
+def test_unreadable_controller_runtime_flag_values_exit_2_naming_the_flag(
+        argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["run", *argv])
+    assert exited.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--no-leader-elect", "--leader-elect"],
+     "--no-leader-elect and --leader-elect=true contradict each other"),
+    (["--monitoring-port", "9000", "--metrics-bind-address", ":9001"],
+     "--monitoring-port and --metrics-bind-address set the same port: give one"),
+    (["--health-port", "1", "--health-probe-bind-address", ":2"],
+     "--health-port and --health-probe-bind-address set the same port: give one"),
+    (["--monitoring-port", "-1"], "--monitoring-port must be between 0 and 65535, got -1"),
+])
+def test_bad_controller_runtime_flags_exit_2_naming_the_flag(
+        argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", *argv]) == 2
+    assert message in capsys.readouterr().err
