@@ -144,6 +144,7 @@ class CertificateManager:
         self._changed = asyncio.Event()
         self._bundle: Bundle | None = None  # the bundle this replica serves
         self._warned: set[str] = set()
+        self._pointed: set[str] = set()  # targets this process has pointed at its --webhook-url
         self.secret = self._informer(SECRETS, config.secret_name, config.namespace)
         self.crds = [self._informer(CRDS, name, transform=_slim_crd) for name in config.crds]
         self.configuration = (self._informer(VALIDATING_WEBHOOK_CONFIGURATIONS,
@@ -282,15 +283,26 @@ class CertificateManager:
     def _url(self, path: str) -> str:
         return self.config.url.rstrip("/") + path
 
-    def _desired_client_config(self, current: Mapping[str, Any], ca: str, path: str
-                               ) -> dict[str, Any] | None:
-        """The changes ``current`` needs (``None``: none)."""
+    def _desired_client_config(self, target: str, current: Mapping[str, Any], ca: str,
+                               path: str) -> dict[str, Any] | None:
+        """The changes ``current`` (of ``target``, a CRD or one webhook of a configuration)
+        needs (``None``: none). With ``--webhook-url`` the target is pointed at this process,
+        unless another process has pointed it elsewhere since this one did: two local replicas
+        with their own URLs would otherwise take it back and forth without end (each write of
+        a CRD restarts its watches), so the later one keeps it and this one warns, once."""
         change: dict[str, Any] = {}
         if current.get("caBundle") != ca:
             change["caBundle"] = ca
         if self.config.url:
-            if current.get("url") != self._url(path):
-                change["url"] = self._url(path)
+            mine, there = self._url(path), current.get("url")
+            if there and there != mine and target in self._pointed:
+                self._warn_once(f"displaced {target}", "webhook: another process points this "
+                                "at its own --webhook-url; left to it (run one of the two with "
+                                "--webhooks off)", object=target, url=there, ours=mine)
+                return change or None
+            self._pointed.add(target)
+            if there != mine:
+                change["url"] = mine
             if "service" in current:
                 change["service"] = None
         return change or None
@@ -342,7 +354,8 @@ class CertificateManager:
                             "the conversion webhook", crd=name)
             return False
         current = as_dict(as_record(conversion.get("webhook")).get("clientConfig"))
-        change = self._desired_client_config(current, ca, _path_of(current, CONVERT_PATH))
+        change = self._desired_client_config(f"crd/{name}", current, ca,
+                                             _path_of(current, CONVERT_PATH))
         if change is None:
             return False
         body = {"metadata": {"resourceVersion": crd["metadata"]["resourceVersion"]},
@@ -382,8 +395,9 @@ class CertificateManager:
         paths = self._paths()
         for i, webhook in enumerate(as_list(vwc.get("webhooks"))):
             current = as_dict(as_record(webhook).get("clientConfig"))
-            path = paths.get(as_record(webhook).get("name", ""), _path_of(current, "/"))
-            change = self._desired_client_config(current, ca, path) or {}
+            hook = str(as_record(webhook).get("name", i))
+            path = paths.get(hook, _path_of(current, "/"))
+            change = self._desired_client_config(f"{name}/{hook}", current, ca, path) or {}
             for key, value in change.items():
                 where = f"/webhooks/{i}/clientConfig/{key}"
                 ops.append({"op": "remove", "path": where} if value is None

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import structlog
+import structlog.testing
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
@@ -299,6 +301,36 @@ async def test_url_mode_repoints_an_existing_configuration() -> None:
         assert world.vwc_client_configs() == [
             {"url": f"https://127.0.0.1:8443{w.path}", "caBundle": ca}
             for w in REGISTRY.validating]
+
+
+async def test_two_local_replicas_with_their_own_urls_do_not_take_the_crd_back_and_forth(
+) -> None:
+    # Two processes run with --webhook-url on one cluster (two local replicas can't share a
+    # port): the later one to point the CRD and the configuration at itself keeps them; the
+    # first warns once and leaves them (each CRD write would restart every MPIJob watch).
+    world = World()
+    identity = Identity(IDENTITY.dns_names, ("127.0.0.1",))
+    first = world.manager(Sink(), url="https://127.0.0.1:19443", identity=identity)
+    with structlog.testing.capture_logs() as logs:
+        async with running(first):
+            await world.run_for(3.0)
+            assert world.crd_client_config()["url"] == "https://127.0.0.1:19443/convert"
+            second = world.manager(Sink(), url="https://127.0.0.1:19444", identity=identity)
+            async with running(second):
+                await world.run_for(30.0)
+    ca = b64(world.bundle().ca_cert)
+    assert world.crd_client_config() == {"url": "https://127.0.0.1:19444/convert",
+                                         "caBundle": ca}
+    assert world.vwc_client_configs() == [
+        {"url": f"https://127.0.0.1:19444{w.path}", "caBundle": ca} for w in REGISTRY.validating]
+    # The first pointed each at itself once, the second once: no more writes in 30 s.
+    assert world.writes("customresourcedefinitions") == ["patch", "patch"]
+    assert world.writes("validatingwebhookconfigurations") == ["patch", "patch"]
+    warnings = [e for e in logs if e["log_level"] == "warning"]
+    assert sorted(e["object"] for e in warnings) == sorted(
+        [f"crd/{CRD}", *(f"{VWC}/{w.name}" for w in REGISTRY.validating)])
+    assert {(e["url"], e["ours"]) for e in warnings if e["object"] == f"crd/{CRD}"} == {
+        ("https://127.0.0.1:19444/convert", "https://127.0.0.1:19443/convert")}
 
 
 async def test_the_mutating_configuration_is_kept_too_when_a_defaulting_kind_runs() -> None:
