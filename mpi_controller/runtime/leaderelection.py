@@ -242,7 +242,15 @@ class LeaderElector:
         try:
             async with Deadline(self._clock, budget):
                 return await self._try_acquire_or_renew()
-        except (ApiError, DeadlineExceeded) as exc:
+        except ApiError as exc:
+            if exc.is_not_found() or exc.is_forbidden():
+                # Not a passing failure: the lock's namespace is missing or the Lease is not
+                # allowed (client-go logs every failed attempt as an error).
+                self._log.warning("lease attempt failed: check --lock-namespace and RBAC",
+                                  error=str(exc))
+            else:
+                self._log.info("lease attempt failed", error=str(exc))
+        except DeadlineExceeded as exc:
             self._log.info("lease attempt failed", error=str(exc))
         except Exception:  # a broken lock must not end the loop
             self._log.exception("lease attempt crashed")

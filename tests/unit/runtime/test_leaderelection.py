@@ -13,6 +13,7 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 
 import pytest
+import structlog.testing
 
 from mpi_controller.runtime.clock import ManualClock
 from mpi_controller.runtime.errors import ApiError
@@ -357,3 +358,37 @@ async def test_healthy_turns_false_when_renewals_stall(env: tuple[Store, ManualC
     assert a.task is not None
     a.task.cancel()
     await settle()
+
+
+class MissingNamespaceLock(FakeLock):
+    """The Lease's namespace does not exist: every create is a 404 naming the namespace."""
+
+    async def create(self, record: LeaderElectionRecord) -> None:
+        raise ApiError(404, "NotFound", 'namespaces "does-not-exist" not found')
+
+
+async def test_a_missing_lock_namespace_is_a_warning_a_passing_failure_is_not(
+        env: tuple[Store, ManualClock]) -> None:
+    store, clock = env
+    with structlog.testing.capture_logs() as logs:
+        missing = Candidate(store, clock, "a")
+        missing.lock = MissingNamespaceLock(store, "a")
+        missing.elector = LeaderElector(missing.lock, clock=clock, rng=FixedRandom(0.0))
+        missing.start()
+        await tick(clock, 3.5)
+        store.failing = True
+        other = Candidate(store, clock, "b")
+        other.start()
+        await tick(clock, 0.5)
+    assert missing.started is None
+    assert other.started is None
+    failed = [(e["log_level"], e["event"], e["error"]) for e in logs
+              if str(e["event"]).startswith("lease attempt failed")]
+    assert ("warning", "lease attempt failed: check --lock-namespace and RBAC",
+            '404 NotFound: namespaces "does-not-exist" not found') in failed
+    assert all(level == "info" for level, _, error in failed if "etcd down" in error)
+    assert any("etcd down" in error for _, _, error in failed)
+    for candidate in (missing, other):
+        assert candidate.task is not None
+        candidate.task.cancel()
+    await asyncio.gather(missing.task, other.task, return_exceptions=True)
