@@ -15,7 +15,8 @@ from typing import Any
 __all__ = ["add_completion_parser", "completion_script"]
 
 SHELLS = ("bash", "zsh")
-_PATH_HINTS = ("file", "config", "dir", "template")
+_PATH_WORDS = frozenset(("file", "files", "filename", "dir", "kubeconfig"))
+"""A flag takes a path when a word of its destination (split at ``_``) is one of these."""
 
 
 def add_completion_parser(subparsers: Any) -> None:
@@ -68,7 +69,7 @@ def completion_script(parser: argparse.ArgumentParser, shell: str) -> str:
                 value_cases.append(f'    {name}:{spellings.replace("|", f"|{name}:")}) '
                                    f'COMPREPLY=($(compgen -W "{_quote(list(action.choices))}" '
                                    f'-- "$cur")); return ;;')
-            elif any(h in (action.dest or "").lower() for h in _PATH_HINTS):
+            elif _PATH_WORDS & set((action.dest or "").lower().split("_")):
                 value_cases.append(f'    {name}:{spellings.replace("|", f"|{name}:")}) '
                                    'COMPREPLY=($(compgen -f -- "$cur")); return ;;')
     bash = f"""# mpi-controller completion (`mpi-controller completion {shell}`)

@@ -162,4 +162,12 @@ def test_bash_completion_completes_commands_flags_and_choices() -> None:
     assert complete("mpi-controller", "run", "--log-level", "") == [
         "debug", "info", "warning", "error"]
     assert complete("mpi-controller", "completion", "") == ["--help", "bash", "zsh"]
+    # File names after the flags that take a path, and only those (a webhook configuration's
+    # name is not a path).
+    paths = {line.split(")")[0].strip() for line in script.splitlines()
+             if "compgen -f" in line}
+    assert {spelling for case in paths for spelling in case.split("|")
+            if spelling.split(":")[1].startswith("--")} == {
+        "run:--kubeConfig", "run:--kubeconfig", "run:--pytorch-init-container-template-file",
+        "run:--webhook-cert-dir", "render:--filename", "convert:--filename"}
     assert _cli("completion", "zsh").stdout.startswith("autoload -U +X bashcompinit")
