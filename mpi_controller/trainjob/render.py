@@ -1,6 +1,7 @@
 """What ``mpi-controller render`` shows of a TrainJob: the objects its first sync creates, in
-creation order (the MPI SSH Secret and hostfile ConfigMap, then the JobSet; :mod:`.build`,
-as :mod:`.kind` does), given the runtimes it may name.
+creation order (the PodGroup of a runtime with a ``podGroupPolicy``, the MPI SSH Secret and
+hostfile ConfigMap, then the JobSet; :mod:`.build`, as :mod:`.kind` does), given the runtimes
+it may name.
 
 The runtimes are a :class:`Runtimes` catalogue: the ``ClusterTrainingRuntime`` and
 ``TrainingRuntime`` manifests given to ``render`` beside the TrainJobs, over the shipped
@@ -102,6 +103,8 @@ def render_trainjob(trainjob: Mapping[str, Any], runtimes: Runtimes) -> list[Obj
     except ValueError as err:
         raise TrainJobRenderError(str(err)) from None
     objects: list[Obj] = []
+    if desired.pod_group is not None:
+        objects.append(desired.pod_group)
     if desired.ssh_secret:
         objects.append(ssh_auth_secret(job))
     if desired.hostfile is not None:

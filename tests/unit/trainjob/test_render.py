@@ -1,5 +1,6 @@
 """``mpi-controller render`` of a TrainJob (:mod:`mpi_controller.trainjob.render`): the objects its
-first sync creates (the MPI SSH Secret and hostfile ConfigMap, then the JobSet), on a runtime
+first sync creates (the PodGroup of a runtime with a ``podGroupPolicy``, the MPI SSH Secret
+and hostfile ConfigMap, then the JobSet), on a runtime
 given with ``-f`` or shipped in ``deploy/runtimes``; a TrainJob the controller would not build
 is an error with its file and line (exit status 2)."""
 
@@ -64,6 +65,26 @@ def test_an_mpi_trainjob_has_its_secret_and_hostfile_first(
         ("Secret", "ds-mpi-ssh-auth"), ("ConfigMap", "ds-mpi-hostfile"), ("JobSet", "ds")]
     assert objects[1]["data"] == {"hostfile": "ds-node-0-0.ds slots=1\nds-node-0-1.ds slots=1\n"
                                               "ds-launcher-0-0.ds slots=1\n"}
+
+
+def test_a_gang_scheduled_trainjob_has_its_pod_group_first(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # Trainer's examples/yaml/04-volcano-integration.yaml in short: the sync writes the
+    # PodGroup before the JobSet (trainjob/kind.py), so render shows it first.
+    runtime = shipped("torch-distributed")
+    runtime["spec"]["podGroupPolicy"] = {"volcano": {}}
+    runtime["metadata"]["name"] = "torch-volcano"
+    status, objects, err = render(capsys, tmp_path, runtime,
+                                  trainjob("g", "torch-volcano", trainer={"numNodes": 2}),
+                                  args=("-n", "ml"))
+    assert (status, err) == (0, "")
+    assert [(o["apiVersion"], o["kind"], o["metadata"]["name"]) for o in objects] == [
+        ("scheduling.volcano.sh/v1beta1", "PodGroup", "g"),
+        ("jobset.x-k8s.io/v1alpha2", "JobSet", "g")]
+    group = objects[0]
+    assert group["spec"]["minMember"] == 2
+    assert group["metadata"]["namespace"] == "ml"
+    assert group["metadata"]["ownerReferences"][0]["kind"] == "TrainJob"
 
 
 def test_a_given_runtime_wins_over_the_shipped_one(capsys: pytest.CaptureFixture[str],
