@@ -129,9 +129,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """``parser.parse_args``, but an unknown flag after a command is that command's usage
+    error (``usage: mpi-controller run [flags]`` and ``mpi-controller run: error: ...``, as
+    its bad values are), not the top level's."""
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        target = parser
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction) and args.command:
+                target = action.choices.get(args.command, parser)
+        target.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = _parse(parser, argv)
     if args.command != "run":
         startcache.finish()  # run's own imports come first
     if args.command == "version":

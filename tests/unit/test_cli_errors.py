@@ -113,9 +113,16 @@ def test_bad_flag_values_are_usage_errors(argv: list[str], message: str) -> None
 
 
 def test_unknown_flags_are_usage_errors() -> None:
-    result = _cli("run", "--no-such-flag")
+    # The command's own usage and name, as for its bad values.
+    result = _cli("run", "--no-such-flag", "x")
     assert result.returncode == 2
-    assert "unrecognized arguments: --no-such-flag" in result.stderr
+    assert result.stderr.splitlines() == [
+        "usage: mpi-controller run [flags]",
+        "mpi-controller run: error: unrecognized arguments: --no-such-flag x"]
+    result = _cli("--no-such-flag")
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[-1] == (
+        "mpi-controller: error: unrecognized arguments: --no-such-flag")
 
 
 def test_version_at_the_top_level() -> None:
