@@ -242,16 +242,15 @@ def bind_address(value: str) -> tuple[str, int]:
     return host.strip("[]") or "0.0.0.0", int(port)
 
 
-def _endpoint(args: argparse.Namespace, port_flag: str, bind_flag: str,
+def _endpoint(port: int | None, bind: tuple[str, int] | None, flags: tuple[str, str],
               default: int) -> tuple[str, int]:
-    """(host, port) of an endpoint set by ``--<port_flag>`` or ``--<bind_flag>``, not both."""
-    port = getattr(args, port_flag.replace("-", "_"))
-    bind = getattr(args, {"metrics-bind-address": "metrics_bind",
-                          "health-probe-bind-address": "health_bind"}[bind_flag])
+    """(host, port) of an endpoint given by its port flag or its bind-address flag (``flags``:
+    their names), not both; ``default`` the port when neither is."""
+    port_flag, bind_flag = flags
     if port is not None and bind is not None:
         raise ValueError(f"--{port_flag} and --{bind_flag} set the same port: give one")
     if bind is not None:
-        return bind  # type: ignore[no-any-return]
+        return bind
     port = default if port is None else port
     if not 0 <= port <= 65535:
         raise ValueError(f"--{port_flag} must be between 0 and 65535, got {port}")
@@ -285,8 +284,10 @@ def options_from_args(args: argparse.Namespace) -> ServerOptions:
             raise ValueError(f"--enable-scheme: scheme {scheme} is not supported yet "
                              f"(supported: {', '.join(schemes())})")
     d = ServerOptions()
-    monitoring = _endpoint(args, "monitoring-port", "metrics-bind-address", d.monitoring_port)
-    health = _endpoint(args, "health-port", "health-probe-bind-address", d.health_port)
+    monitoring = _endpoint(args.monitoring_port, args.metrics_bind,
+                           ("monitoring-port", "metrics-bind-address"), d.monitoring_port)
+    health = _endpoint(args.health_port, args.health_bind,
+                       ("health-port", "health-probe-bind-address"), d.health_port)
     if not 0 <= args.webhook_server_port <= 65535:
         raise ValueError(f"--webhook-server-port must be between 0 and 65535, got "
                          f"{args.webhook_server_port}")
