@@ -13,9 +13,9 @@ before any job's.
 Priority alone would starve: older jobs that keep asking for more than the rate (pods that
 fail and restart forever) would hold every newer job's requests back for as long as they
 ran. So a request that has waited :data:`MAX_WAIT` seconds or more goes before the others,
-oldest first, whatever its priority: no request waits much longer than that plus the queue
-of such late ones ahead of it, and under a load the rate cannot carry the order ends as
-client-go's, first come first served.
+oldest first, whatever its priority (:data:`URGENT` ones aside, which are few): no request
+waits much longer than that plus the queue of such late ones ahead of it, and under a load
+the rate cannot carry the order ends as client-go's, first come first served.
 """
 
 from __future__ import annotations
@@ -75,24 +75,26 @@ class RequestThrottle:
         await fut  # a cancelled waiter stays in the heap and the line; _release skips it
 
     def _release(self) -> None:
-        """The reserved token is due: hand it to the first in line if it has waited long
-        enough, else to the best live waiter by priority; reserve the next."""
+        """The reserved token is due: hand it to an :data:`URGENT` waiter, else to the first
+        in line if it has waited ``max_wait``, else to the best waiter by priority; reserve
+        the next."""
         self._timer = None
         line, waiting = self._line, self._waiting
-        while line and line[0][1].done():
-            line.popleft()
-        if line and self._clock.now() - line[0][0] >= self.max_wait:
+        self._drop_done()
+        if line and waiting[0][0] != URGENT and self._clock.now() - line[0][0] >= self.max_wait:
             line.popleft()[1].set_result(None)
-        else:
-            while waiting:
-                _, _, fut = heapq.heappop(waiting)
-                if not fut.done():
-                    fut.set_result(None)
-                    break
+        elif waiting:
+            heapq.heappop(waiting)[2].set_result(None)
+        self._drop_done()
+        if self._waiting and self._bucket is not None:
+            delay = self._bucket.when(None)
+            self._timer = self._clock.call_at(self._clock.now() + delay, self._release)
+
+    def _drop_done(self) -> None:
+        """Leave no served or cancelled waiter at the front of the heap or the line (both
+        hold every live waiter, so both are empty or both have a live one in front)."""
+        line, waiting = self._line, self._waiting
         while waiting and waiting[0][2].done():
             heapq.heappop(waiting)
         while line and line[0][1].done():
             line.popleft()
-        if self._waiting and self._bucket is not None:
-            delay = self._bucket.when(None)
-            self._timer = self._clock.call_at(self._clock.now() + delay, self._release)

@@ -110,3 +110,29 @@ async def test_without_aging_the_newer_job_waits_as_long_as_the_older_ones_ask()
     await settle()
     assert dict(done)["victim"] >= 8.0
     await asyncio.gather(victim, *hogs)
+
+
+async def test_an_urgent_request_still_goes_before_the_late_ones() -> None:
+    # Lists and Lease work (URGENT) are few: they keep their place ahead of aged requests.
+    clock = ManualClock()
+    bucket = RequestThrottle(qps=1.0, burst=1, clock=clock)
+    done: list[tuple[str, float]] = []
+    hogs = [asyncio.create_task(_hog(bucket, clock, done, until=8.0)) for _ in range(2)]
+    await settle()
+    clock.advance(0.5)
+    victim = asyncio.create_task(take(bucket, clock, "victim", 2, done))
+    await settle()
+    for _ in range(4):  # to t=2.5: the victim has waited 2 s, behind the hogs' requests
+        clock.advance(0.5)
+        await settle()
+    urgent = asyncio.create_task(take(bucket, clock, "urgent", URGENT, done))
+    await settle()
+    for _ in range(4):
+        clock.advance(0.5)
+        await settle()
+    served = dict(done)
+    assert served["urgent"] == 3.0
+    assert served["victim"] == 4.0
+    clock.advance(10)
+    await settle()
+    await asyncio.gather(victim, urgent, *hogs)
