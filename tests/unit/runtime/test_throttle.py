@@ -69,70 +69,71 @@ async def _hog(bucket: RequestThrottle, clock: ManualClock, done: list[tuple[str
         await take(bucket, clock, f"hog{n}", 1, done)
 
 
+class Starving:
+    """At 1 request a second (burst 1): two older jobs asking again as soon as served, until
+    t=8, and at t=0.5 one request of a newer job (priority 2), ``victim``."""
+
+    def __init__(self, **kw: float) -> None:
+        self.clock = ManualClock()
+        self.bucket = RequestThrottle(qps=1.0, burst=1, clock=self.clock, **kw)
+        self.done: list[tuple[str, float]] = []
+        self.tasks: list[asyncio.Task[None]] = []
+
+    async def start(self) -> None:
+        self.tasks += [asyncio.create_task(_hog(self.bucket, self.clock, self.done, until=8.0))
+                       for _ in range(2)]
+        await settle()
+        self.clock.advance(0.5)
+        self.ask("victim", 2)
+        await settle()
+
+    def ask(self, name: str, priority: int) -> None:
+        self.tasks.append(asyncio.create_task(
+            take(self.bucket, self.clock, name, priority, self.done)))
+
+    async def run(self, seconds: float) -> dict[str, float]:
+        """Let ``seconds`` pass in half-second steps; when each request was served."""
+        for _ in range(round(seconds / 0.5)):
+            self.clock.advance(0.5)
+            await settle()
+        return dict(self.done)
+
+    async def finish(self) -> None:
+        self.clock.advance(10)
+        await settle()
+        await asyncio.gather(*self.tasks)
+
+
 async def test_a_request_that_waited_max_wait_goes_before_older_jobs_that_never_stop() -> None:
     # Two older jobs' syncs keep asking for more than the rate (pods restarting forever): by
     # priority alone the newer job's request would wait as long as they run.
-    clock = ManualClock()
-    bucket = RequestThrottle(qps=1.0, burst=1, clock=clock)
-    done: list[tuple[str, float]] = []
-    hogs = [asyncio.create_task(_hog(bucket, clock, done, until=8.0)) for _ in range(2)]
-    await settle()
-    clock.advance(0.5)
-    victim = asyncio.create_task(take(bucket, clock, "victim", 2, done))
-    await settle()
-    for _ in range(10):
-        clock.advance(0.5)
-        await settle()
-    served = dict(done)
+    load = Starving()
+    await load.start()
+    served = await load.run(5.0)
     # Served at the first token after it had waited MAX_WAIT (2 s) and the late waiters
     # ahead of it in line (the hogs' requests of t=0) went.
     assert served["victim"] == 3.0
-    assert [t for name, t in done if name.startswith("hog")][:4] == [0.0, 1.0, 2.0, 4.0]
-    clock.advance(10)
-    await settle()
-    await asyncio.gather(victim, *hogs)
+    assert [t for name, t in load.done if name.startswith("hog")][:4] == [0.0, 1.0, 2.0, 4.0]
+    await load.finish()
 
 
 async def test_without_aging_the_newer_job_waits_as_long_as_the_older_ones_ask() -> None:
     # The same load with aging turned off: what MAX_WAIT is for.
-    clock = ManualClock()
-    bucket = RequestThrottle(qps=1.0, burst=1, clock=clock, max_wait=float("inf"))
-    done: list[tuple[str, float]] = []
-    hogs = [asyncio.create_task(_hog(bucket, clock, done, until=8.0)) for _ in range(2)]
-    await settle()
-    clock.advance(0.5)
-    victim = asyncio.create_task(take(bucket, clock, "victim", 2, done))
-    for _ in range(15):
-        clock.advance(0.5)
-        await settle()
-    assert "victim" not in dict(done)
-    clock.advance(10)
-    await settle()
-    assert dict(done)["victim"] >= 8.0
-    await asyncio.gather(victim, *hogs)
+    load = Starving(max_wait=float("inf"))
+    await load.start()
+    assert "victim" not in await load.run(7.5)
+    await load.finish()
+    assert dict(load.done)["victim"] >= 8.0
 
 
 async def test_an_urgent_request_still_goes_before_the_late_ones() -> None:
     # Lists and Lease work (URGENT) are few: they keep their place ahead of aged requests.
-    clock = ManualClock()
-    bucket = RequestThrottle(qps=1.0, burst=1, clock=clock)
-    done: list[tuple[str, float]] = []
-    hogs = [asyncio.create_task(_hog(bucket, clock, done, until=8.0)) for _ in range(2)]
+    load = Starving()
+    await load.start()
+    await load.run(2.0)  # to t=2.5: the victim has waited 2 s, behind the hogs' requests
+    load.ask("urgent", URGENT)
     await settle()
-    clock.advance(0.5)
-    victim = asyncio.create_task(take(bucket, clock, "victim", 2, done))
-    await settle()
-    for _ in range(4):  # to t=2.5: the victim has waited 2 s, behind the hogs' requests
-        clock.advance(0.5)
-        await settle()
-    urgent = asyncio.create_task(take(bucket, clock, "urgent", URGENT, done))
-    await settle()
-    for _ in range(4):
-        clock.advance(0.5)
-        await settle()
-    served = dict(done)
+    served = await load.run(2.0)
     assert served["urgent"] == 3.0
     assert served["victim"] == 4.0
-    clock.advance(10)
-    await settle()
-    await asyncio.gather(victim, urgent, *hogs)
+    await load.finish()
