@@ -35,7 +35,7 @@ from mpi_controller import startcache
 startcache.install()  # before the modules whose dataclasses it compiles (until finish())
 
 import mpi_controller  # noqa: E402
-from mpi_controller.completion import add_completion_parser  # noqa: E402
+from mpi_controller.completion import add_completion_parser, subcommands  # noqa: E402
 from mpi_controller.convert import add_convert_parser  # noqa: E402
 from mpi_controller.engine.plugin import KindPlugin  # noqa: E402
 from mpi_controller.kinds import plugins  # noqa: E402
@@ -135,10 +135,7 @@ def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argpa
     its bad values are), not the top level's."""
     args, extra = parser.parse_known_args(argv)
     if extra:
-        target = parser
-        for action in parser._actions:
-            if isinstance(action, argparse._SubParsersAction) and args.command:
-                target = action.choices.get(args.command, parser)
+        target = subcommands(parser).get(args.command or "", parser)
         target.error(f"unrecognized arguments: {' '.join(extra)}")
     return args
 

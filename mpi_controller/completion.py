@@ -39,7 +39,8 @@ def _listed(action: argparse.Action) -> str:
                 action.option_strings[0])
 
 
-def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """``parser``'s commands by name (empty when it has none)."""
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             return dict(action.choices)
@@ -52,7 +53,7 @@ def _quote(words: list[str]) -> str:
 
 def completion_script(parser: argparse.ArgumentParser, shell: str) -> str:
     """The completion script of ``parser`` for ``shell`` (one of :data:`SHELLS`)."""
-    commands = _subcommands(parser)
+    commands = subcommands(parser)
     flag_cases: list[str] = []
     value_cases: list[str] = []
     top = [_listed(a) for a in parser._actions if a.option_strings]
