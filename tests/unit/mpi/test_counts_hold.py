@@ -10,7 +10,12 @@ from typing import Any
 
 import pytest
 
-from mpi_controller.mpi.decisions import LAUNCHER_FINISH_HOLD, PODS_STARTING_HOLD, counts_hold
+from mpi_controller.mpi.decisions import (
+    LAUNCHER_FINISH_HOLD,
+    LAUNCHER_STARTING_HOLD,
+    PODS_STARTING_HOLD,
+    counts_hold,
+)
 from tests.engine_harness import EngineHarness
 from tests.unit.mpi.test_kind import (
     NS,
@@ -36,6 +41,7 @@ def pod(phase: str, *, deleted: bool = False) -> dict[str, Any]:
 
 
 LAUNCHER = {"status": {"active": 1}}
+SUSPENDED = {"spec": {"suspend": True}, "status": {}}
 DONE = {"status": {"conditions": [{"type": "Complete", "status": "True"}]}}
 
 
@@ -44,15 +50,20 @@ DONE = {"status": {"conditions": [{"type": "Complete", "status": "True"}]}}
     (LAUNCHER, [pod("Succeeded")], [pod("Running")], LAUNCHER_FINISH_HOLD),
     (LAUNCHER, [pod("Failed")], [pod("Running")], LAUNCHER_FINISH_HOLD),
     (LAUNCHER, [pod("Failed"), pod("Succeeded")], [], LAUNCHER_FINISH_HOLD),
-    # ... one still runs, or is being deleted, or there is none (not made yet)
+    # ... one still runs, or is being deleted
     (LAUNCHER, [pod("Failed"), pod("Running")], [pod("Running")], None),
     (LAUNCHER, [pod("Succeeded", deleted=True)], [pod("Running")], None),
-    (LAUNCHER, [], [pod("Running")], None),
+    (LAUNCHER, [pod("Pending", deleted=True)], [pod("Running")], None),
+    # ... none runs yet: not made, or Pending (Running is due), the Job not suspended
+    (LAUNCHER, [], [pod("Running")], LAUNCHER_STARTING_HOLD),
+    (LAUNCHER, [pod("Pending")], [pod("Running")], LAUNCHER_STARTING_HOLD),
+    (LAUNCHER, [pod("Pending")], [pod("Running"), pod("Pending")], LAUNCHER_STARTING_HOLD),
+    (SUSPENDED, [], [pod("Running")], None),
+    (SUSPENDED, [], [pod("Running"), pod("Pending")], PODS_STARTING_HOLD),
     # the Job finished: the status is final
     (DONE, [pod("Succeeded")], [], None),
     (DONE, [pod("Pending")], [pod("Pending")], None),
-    # a pod still Pending, the launcher's or a worker's, the launcher made or not
-    (LAUNCHER, [pod("Pending")], [pod("Running")], PODS_STARTING_HOLD),
+    # a worker still Pending, the launcher running or not made
     (LAUNCHER, [pod("Running")], [pod("Running"), pod("Pending")], PODS_STARTING_HOLD),
     (None, [], [pod("Running"), pod("Pending")], PODS_STARTING_HOLD),
     (None, [], [pod("Running"), pod("Pending", deleted=True)], None),
@@ -91,6 +102,28 @@ async def test_counts_wait_for_the_running_condition_and_for_the_launchers_compl
         assert status_writes(h) == [STATUS_WRITE]  # Succeeded and the counts in one write
         assert conditions(h)[-1] == ("Succeeded", "True", "MPIJobSucceeded")
         assert h.job("pi")["status"]["replicaStatuses"]["Launcher"] == {"succeeded": 1}
+
+
+async def test_the_workers_counts_wait_for_the_launcher_to_run() -> None:
+    """Every worker runs before the launcher's pod does (a burst): one write, ``Running`` with
+    every count, not the workers' counts first and ``Running`` a moment later."""
+    async with EngineHarness() as h:
+        await started(h)
+        h.mark()
+        set_pod(h, "pi-worker-0", "Running", ready=True)
+        set_pod(h, "pi-worker-1", "Running", ready=True)
+        result = await h.sync("pi")  # the launcher Job has no pod yet
+        assert result.requeue_after == LAUNCHER_STARTING_HOLD
+        h.clock.advance(PODS_STARTING_HOLD + 0.5)
+        add_launcher_pod(h, "Pending")
+        await h.sync("pi")
+        assert status_writes(h) == []
+        set_pod(h, "pi-launcher-x", "Running")
+        await h.sync("pi")
+        assert status_writes(h) == [STATUS_WRITE]
+        assert conditions(h)[-1] == ("Running", "True", "MPIJobRunning")
+        assert h.job("pi")["status"]["replicaStatuses"] == {
+            "Launcher": {"active": 1}, "Worker": {"active": 2}}
 
 
 async def test_a_held_count_is_written_when_its_window_ends() -> None:

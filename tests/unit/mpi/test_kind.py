@@ -143,7 +143,7 @@ async def test_the_next_sync_waits_for_the_cache_to_deliver_its_own_status_write
     """The status-write guard: while the cached MPIJob is the version the last status write
     replaced, a sync does nothing (no request at all), for at most 10 s; after that a write
     on the stale version earns a 409 Conflict, which ends the sync quietly."""
-    async with EngineHarness() as h:
+    async with EngineHarness(status_counts_hold=0.0) as h:  # a count is written at once
         await h.pause(h.kind.mpijobs)
         h.create(job())
         await h.resume(h.kind.mpijobs)

@@ -404,7 +404,9 @@ async def test_with_the_gate_a_job_deleted_during_its_sync_leaves_no_series() ->
     from mpi_controller.runtime.errors import ApiError
 
     ns = "m-race"
-    async with EngineHarness(namespace=ns, features=Features(job_metrics=True)) as h:
+    # (the worker's count is written at once, not held for the launcher's start)
+    async with EngineHarness(namespace=ns, features=Features(job_metrics=True),
+                             status_counts_hold=0.0) as h:
         h.create(job())
         await h.sync("pi")
         assert sample("mpi_operator_job_info", launcher="pi-launcher", namespace=ns) == 1
@@ -439,7 +441,8 @@ async def test_the_worker_selector_is_in_the_status_only_with_the_gate() -> None
 
 
 async def test_a_scaled_job_gets_new_workers_and_keeps_its_selector() -> None:
-    async with EngineHarness(features=Features(scale_selector=True)) as h:
+    async with EngineHarness(features=Features(scale_selector=True),
+                             status_counts_hold=0.0) as h:  # a count is written at once
         await started(h)
         h.api.modify(MPIJOBS, "pi", lambda j: j["spec"]["mpiReplicaSpecs"]["Worker"].update(
             replicas=3), namespace=NS)
