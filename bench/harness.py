@@ -1717,9 +1717,12 @@ def side_by_side(ours: dict[str, Obj], ref: dict[str, Obj],
                   for who, res in (("ours", ours), (short, ref))
                   if res[name].get("complete") is False]
     if other_jobs:
-        lines.append("Not ranked, each side's percentile being over other jobs (those its "
-                     "observer saw Running): " + "; ".join(other_jobs) + ". The Running or "
-                     "finished rows are over every job, one never seen Running at its finish.")
+        lines.append("Not ranked, each side's figure being over other jobs (a percentile over "
+                     "those its observer saw Running; writes per job where the operators saw "
+                     "different numbers of jobs Running, a job whose Running state its "
+                     "operator missed costing it no Running status write): "
+                     + "; ".join(other_jobs) + ". The Running or finished rows are over every "
+                     "job, one never seen Running at its finish.")
     if unfinished:
         lines.append("Not finished within the harness's timeout (a figure marked not reached "
                      "is what the run had reached when the harness stopped waiting, a lower "
