@@ -186,6 +186,7 @@ class SyncContext:
         self._child_holds = child_holds
         self._emit = emit
         self._wall = wall
+        self._updates = updates
         # The writer gets callables that do not hold this context: no reference cycle, so the
         # context, its job copy and the writer are freed when the sync returns, not at the
         # collector's next (rare: GC_THRESHOLDS) young collection.
@@ -207,10 +208,17 @@ class SyncContext:
         return _still_cached(self._jobs, self.key, _uid(self.job))
 
     def cached(self, informer: SharedIndexInformer | None, name: str) -> Obj | None:
-        """The cached object ``name`` in the job's namespace (``None`` without an informer)."""
+        """The cached object ``name`` in the job's namespace (``None`` without an informer),
+        or the version an update of ours wrote when the cache has not seen it yet
+        (:meth:`OwnUpdates.latest <mpi_controller.engine.writer.OwnUpdates.latest>`)."""
         if informer is None:
             return None
-        return informer.indexer.get_by_key(f"{self.namespace}/{name}")
+        obj = informer.indexer.get_by_key(f"{self.namespace}/{name}")
+        if obj is not None and informer.resource is not None:
+            written = self._updates.latest(informer.resource.kind, self.namespace, name)
+            if written is not None:
+                return written
+        return obj
 
     def pods_controlled_by(self, *owners: Mapping[str, Any] | None) -> list[Obj]:
         """The cached pods whose controller is one of ``owners`` (by uid)."""

@@ -24,7 +24,11 @@
   children can arrive first), and creating the child again would only feed the collector.
 * ``update(resource, obj)`` records the version it wrote in :class:`OwnUpdates`: the informer's
   delivery of that very version (its echo) starts no sync, since the sync that wrote it went on
-  with the object the API server answered.
+  with the object the API server answered. Until that delivery, a later sync reads the written
+  object instead of the cache's older version (:meth:`OwnUpdates.latest`, through
+  :meth:`~mpi_controller.engine.context.SyncContext.cached`): it neither writes the same change
+  again nor sends an update based on the replaced version, which would only earn a 409
+  Conflict and end that sync before its status write.
 * ``read(resource, name)`` is a GET of a child no informer caches (``None`` when it does not
   exist), for a kind whose upstream reads an object it cannot select by label (TrainJob's
   runtime snapshot ConfigMap).
@@ -100,11 +104,13 @@ class OwnUpdates:
     while one of ours is in flight may be its echo, arriving before the answer: it waits for
     the answer (:meth:`absorbs` holds it) and, unless it was the version the answer names, its
     job is enqueued then (``missed``; a failed update enqueues all it held). Delivering one of
-    our versions ends it and those written before it; any other version ends them all."""
+    our versions ends it and those written before it; any other version ends them all. While
+    some of a child's versions are not delivered, :meth:`latest` is the last one written."""
 
     def __init__(self, missed: Callable[[str], object]) -> None:
         self._missed = missed
         self._written: dict[tuple[str, str, str], list[str]] = {}
+        self._latest: dict[tuple[str, str, str], Obj] = {}
         self._in_flight: dict[tuple[str, str, str], int] = {}
         self._held: dict[tuple[str, str, str], list[tuple[str, str]]] = {}
 
@@ -120,8 +126,9 @@ class OwnUpdates:
     def end(self, child: tuple[str, str, str], written: Mapping[str, Any] | None) -> None:
         """The update of ``child`` answered ``written`` (``None``: it failed)."""
         rv = (written.get("metadata") or {}).get("resourceVersion") if written else None
-        if rv:
+        if rv and written is not None:
             self._written.setdefault(child, []).append(str(rv))
+            self._latest[child] = dict(written)
         left = self._in_flight.pop(child, 1) - 1
         if left > 0:  # another update of it is in flight: what is held waits for that too
             self._in_flight[child] = left
@@ -145,15 +152,28 @@ class OwnUpdates:
     def _take(self, child: tuple[str, str, str], rv: str) -> bool:
         written = self._written.pop(child, None)
         if written is None or rv not in written:
+            self._latest.pop(child, None)
             return False
         rest = written[written.index(rv) + 1:]
         if rest:
             self._written[child] = rest
+        else:
+            self._latest.pop(child, None)
         return True
+
+    def latest(self, kind: str, namespace: str, name: str) -> Obj | None:
+        """The object our last update of the child (kind, namespace, name) wrote, while the
+        informer has not delivered it: the cache still holds an older version. ``None``
+        otherwise."""
+        if not self._latest:
+            return None
+        return self._latest.get((kind, namespace, name))
 
     def forget(self, kind: str, obj: Mapping[str, Any]) -> None:
         """``obj`` was deleted: its versions will not be delivered."""
-        self._written.pop(self._id(kind, obj), None)
+        child = self._id(kind, obj)
+        self._written.pop(child, None)
+        self._latest.pop(child, None)
 
     def __len__(self) -> int:
         return len(self._written) + len(self._held)

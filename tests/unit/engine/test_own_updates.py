@@ -81,3 +81,29 @@ def test_a_deleted_child_forgets_its_versions() -> None:
     own.forget("ConfigMap", version("7"))
     assert len(own) == 0
     assert own.absorbs("ConfigMap", version("7"), "ns/job") is False
+    assert own.latest(*CM) is None
+
+
+def test_the_last_version_written_is_read_until_the_cache_has_it() -> None:
+    own, _ = tracker()
+    assert own.latest(*CM) is None
+    own.begin(CM)
+    assert own.latest(*CM) is None  # in flight: nothing written yet
+    own.end(CM, version("7"))
+    assert own.latest(*CM) == version("7")
+    assert own.latest("Secret", "ns", "job-config") is None
+    own.begin(CM)
+    own.end(CM, version("8"))
+    assert own.latest(*CM) == version("8")
+    assert own.absorbs("ConfigMap", version("7"), "ns/job") is True
+    assert own.latest(*CM) == version("8")  # the cache has 7, not 8 yet
+    assert own.absorbs("ConfigMap", version("8"), "ns/job") is True
+    assert own.latest(*CM) is None
+    # a failed update writes nothing; a foreign version ends ours
+    own.begin(CM)
+    own.end(CM, None)
+    assert own.latest(*CM) is None
+    own.begin(CM)
+    own.end(CM, version("9"))
+    assert own.absorbs("ConfigMap", version("10"), "ns/job") is False
+    assert own.latest(*CM) is None

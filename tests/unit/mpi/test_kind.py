@@ -139,6 +139,30 @@ async def test_a_sync_on_a_stale_cache_waits_for_the_expected_creates() -> None:
             "pi-worker-0", "pi-worker-1"]
 
 
+async def test_a_sync_reads_its_own_child_update_before_the_cache_has_it() -> None:
+    """One sync updates ``discover_hosts.sh``; the next runs before the ConfigMap informer has
+    delivered that update. It reads the version written, not the cache's older one, so it
+    sends no update of its own (on the replaced resourceVersion it would earn a 409
+    Conflict, which ends the sync before its status write: ``Running`` would wait for the
+    next)."""
+    async with EngineHarness() as h:
+        await started(h)
+        await h.pause(h.kind.config_maps)
+        for worker in ("pi-worker-0", "pi-worker-1"):
+            set_pod(h, worker, "Running", ready=True)
+        await h.sync("pi")  # the counts held for the launcher's start
+        assert h.writes() == [("update", "configmaps", NS, "pi-config")]
+        h.mark()
+        add_launcher_pod(h, "Running")
+        await h.sync("pi")
+        assert h.writes() == [("update", "mpijobs/status", NS, "pi")]
+        assert conditions(h)[-1] == ("Running", "True", "MPIJobRunning")
+        await h.resume(h.kind.config_maps)  # the update delivered: the cache has it
+        h.mark()
+        await h.sync("pi")
+        assert h.requests() == []
+
+
 async def test_the_next_sync_waits_for_the_cache_to_deliver_its_own_status_write() -> None:
     """The status-write guard: while the cached MPIJob is the version the last status write
     replaced, a sync does nothing (no request at all), for at most 10 s; after that a write
