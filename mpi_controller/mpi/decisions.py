@@ -141,12 +141,13 @@ def counts_hold(launcher_job: Mapping[str, Any] | None,
     final)."""
     if is_job_finished(launcher_job):
         return None
+    launcher_pods = list(launcher_pods)
     if launcher_job is not None:
         live = _live(launcher_pods)
         phases = [pod_phase(p) for p in live]
         if phases and all(phase in ("Succeeded", "Failed") for phase in phases):
             return LAUNCHER_FINISH_HOLD
-        if (len(live) == len(list(launcher_pods)) and not is_job_suspended(launcher_job)
+        if (len(live) == len(launcher_pods) and not is_job_suspended(launcher_job)
                 and all(phase == "Pending" for phase in phases)):
             return LAUNCHER_STARTING_HOLD
     if any(pod_phase(p) == "Pending" for p in _live([*launcher_pods, *workers])):
