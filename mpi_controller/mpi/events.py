@@ -45,16 +45,17 @@ def not_controlled_event(obj: Mapping[str, Any], kind: str = "") -> Event:
     )
 
 
-def launcher_create_failed_event(error: object) -> Event:
-    """Warning ``MPIJobFailed`` ``launcher pod created failed: <err>``."""
+def launcher_create_failed_event(error: str) -> Event:
+    """Warning ``MPIJobFailed`` ``launcher pod created failed: <err>`` (``error``: Go's text
+    of the failure, :func:`~mpi_controller.runtime.errors.go_error_text`)."""
     return Event(
         constants.EVENT_TYPE_WARNING, constants.EVENT_MPIJOB_FAILED,
         f"launcher pod created failed: {error}",
     )
 
 
-def worker_create_failed_event(error: object) -> Event:
-    """Warning ``MPIJobFailed`` ``worker pod created failed: <err>``."""
+def worker_create_failed_event(error: str) -> Event:
+    """Warning ``MPIJobFailed`` ``worker pod created failed: <err>`` (``error`` as above)."""
     return Event(constants.EVENT_TYPE_WARNING, constants.EVENT_MPIJOB_FAILED,
                  f"worker pod created failed: {error}")
 

@@ -83,7 +83,7 @@ from mpi_controller.mpi.conditions import get_condition, is_finished, is_succeed
 from mpi_controller.mpi.options import MPIJOBS, MPIJobOptions
 from mpi_controller.mpi.v2beta1 import admitted_problems, parse_mpi_job, set_defaults, validate
 from mpi_controller.mpi.v2beta1.types import parsed_once
-from mpi_controller.runtime.errors import ApiError
+from mpi_controller.runtime.errors import ApiError, go_error_text
 from mpi_controller.runtime.informer import InformerFactory, SharedIndexInformer
 
 __all__ = ["MPIJobReconcile", "MPIJobV2Beta1Mode"]
@@ -341,7 +341,7 @@ class MPIJobReconcile:
             created, errors = await self.writer.create_many(PODS, desired,
                                                             concurrency=concurrency)
             if errors:
-                self.ctx.emit(events.worker_create_failed_event(errors[0]))
+                self.ctx.emit(events.worker_create_failed_event(go_error_text(errors[0])))
                 raise errors[0]
             for index, pod in zip(missing, created, strict=True):
                 workers[index] = pod
@@ -355,7 +355,7 @@ class MPIJobReconcile:
         try:
             return await self.writer.create(JOBS, desired)
         except ApiError as err:
-            self.ctx.emit(events.launcher_create_failed_event(err))
+            self.ctx.emit(events.launcher_create_failed_event(go_error_text(err)))
             raise
 
     async def sync_launcher_suspension(self, launcher_job: Obj, workers: list[Obj]) -> Obj:

@@ -6,7 +6,8 @@ Every failure of a :class:`~mpi_controller.runtime.kubeclient.KubeClient` is an
 predicates follow apimachinery's ``pkg/api/errors`` (``IsNotFound``, ``IsAlreadyExists``,
 ``IsConflict``, ``IsGone``/``IsResourceExpired``, ``IsForbidden``, ``IsTooManyRequests``,
 ``IsTimeout``): callers handle errors by kind, never by matching strings.
-``asyncio.CancelledError`` is never converted.
+``asyncio.CancelledError`` is never converted. :func:`go_error_text` is what Go's
+``err.Error()`` says for the same failure, for messages that quote it (Events).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from mpi_controller.kube.jsonvalue import Obj
 from mpi_controller.kube.resources import Resource
 from mpi_controller.runtime.codec import loads
 
-__all__ = ["ApiError", "default_reason", "transport_error"]
+__all__ = ["ApiError", "default_reason", "go_error_text", "transport_error"]
 
 
 class ApiError(Exception):
@@ -99,6 +100,15 @@ class ApiError(Exception):
     def is_retriable(self) -> bool:
         """Worth retrying unchanged: throttled, server error, timeout or connection failure."""
         return self.status in (0, 429) or self.status >= 500
+
+
+def go_error_text(err: BaseException) -> str:
+    """``err`` as Go's ``%v`` prints the same failure: an answer's ``Status`` message alone
+    (``StatusError.Error()``: ``pods "a" already exists``), without the code and reason that
+    ``str(ApiError)`` adds for logs; anything else as ``str``."""
+    if isinstance(err, ApiError) and err.message:
+        return err.message
+    return str(err)
 
 
 def default_reason(status: int) -> str:

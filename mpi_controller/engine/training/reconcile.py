@@ -80,7 +80,7 @@ from mpi_controller.kube.resources import PODS, SERVICES, Resource
 from mpi_controller.kube.timefmt import format_time
 from mpi_controller.runtime.cache import CONTROLLER_UID_INDEX
 from mpi_controller.runtime.controller import ExpectedError
-from mpi_controller.runtime.errors import ApiError
+from mpi_controller.runtime.errors import ApiError, go_error_text
 
 if TYPE_CHECKING:
     from mpi_controller.engine.training.kind import TrainingJobKind
@@ -430,7 +430,7 @@ class TrainingReconcile:
             if isinstance(result, BaseException):
                 first = first or result
                 self.ctx.emit(Event(WARNING, f"Failed{verb}{resource.kind}",
-                                    f"Error {doing}: {result}"))
+                                    f"Error {doing}: {go_error_text(result)}"))
             else:
                 self.ctx.emit(Event(NORMAL, f"Successful{verb}{resource.kind}",
                                     f"{done} {noun}: {name}"))
