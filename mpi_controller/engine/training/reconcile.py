@@ -20,7 +20,11 @@ The steps of :class:`TrainingReconcile`, each decision a pure function of this p
 4. Warning events for abnormal active pods; the **backoff limit** and **active deadline** fail
    the job (every pod and Service deleted, ``<Kind>Failed``);
 5. with gang scheduling the PodGroup (Volcano: no pods until it is admitted);
-6. per replica type: missing pods and Services created, surplus indices deleted, Failed pods
+6. per replica type: missing pods and Services created (the master role's pods first, on
+   their own: the job's state hinges on them, and in a burst of jobs the masters reach the
+   scheduler before the workers; then the other pods and the Services, concurrently; a master
+   that cannot be created ends the sync before the rest, as upstream, which creates one pod at
+   a time, stops at its first error), surplus indices deleted, Failed pods
    restarted or failing the job by restart policy (``ExitedWithCode`` events), replicas
    counted; then the framework's status rules; a job they make Succeeded gets step 2's
    counts at once (its active replicas counted as succeeded in the same status write, not in
@@ -352,6 +356,9 @@ class TrainingReconcile:
                         and not bucket[0]["metadata"].get("deletionTimestamp"):
                     doomed_services.append(bucket[0]["metadata"]["name"])
         await self.delete_pods(doomed_pods)
+        leading, new_pods = self.master_role_first(new_pods)
+        if leading:
+            await self.create_pods(leading)
         if new_pods and new_services:
             await gather_raising(self.create_pods(new_pods), self.create_services(new_services))
         elif new_pods:
@@ -359,6 +366,17 @@ class TrainingReconcile:
         elif new_services:
             await self.create_services(new_services)
         await self.delete_services(doomed_services)
+
+    def master_role_first(self, wanted: list[tuple[ReplicaSpec, int]]
+                          ) -> tuple[list[tuple[ReplicaSpec, int]], list[tuple[ReplicaSpec, int]]]:
+        """``wanted`` pods split into those of the master role, to create before the others,
+        and the others; no split (nothing first) when all or none have the role."""
+        leading: list[tuple[ReplicaSpec, int]] = []
+        rest: list[tuple[ReplicaSpec, int]] = []
+        for spec, index in wanted:
+            master = self.fw.is_master_role(self.specs, spec.rtype, index)
+            (leading if master else rest).append((spec, index))
+        return ([], wanted) if not leading or not rest else (leading, rest)
 
     def check_pod(self, spec: ReplicaSpec, index: int, pod: Obj) -> list[str]:
         """Exit code, restart policy and scale-down for one existing pod; the pods to delete."""

@@ -68,19 +68,19 @@ async def story(queue_size: int) -> tuple[tuple[int, int], list[tuple[str, int]]
 
 
 async def test_with_room_for_the_whole_story_each_repeated_warning_is_one_event() -> None:
+    """Each retry stops at worker 0 (the master role, created first, as upstream stops at its
+    first failed create): its two warnings, three times, are two Events of count 3."""
     pending, written = await story(queue_size=100)
-    assert written == [("ErrResourceExists", 3)] * 4 + [
-        ("FailedCreatePod", 3), ("FailedCreatePod", 3),
-        ("FailedCreateService", 3), ("FailedCreateService", 3)] + [
+    assert written == [("ErrResourceExists", 3), ("FailedCreatePod", 3)] + [
         ("SuccessfulCreatePod", 1)] * 2 + [("SuccessfulCreateService", 1)] * 2 + [
         ("ExitedWithCode", 1)] * 2 + [("TFJobSucceeded", 1)]
-    assert pending == (16, 0)
+    assert pending == (4, 0)
 
 
 async def test_the_success_event_is_kept_when_the_warnings_fill_the_queue() -> None:
-    pending, written = await story(queue_size=4)
-    assert written == [("ErrResourceExists", 3)] * 4 + [("TFJobSucceeded", 1)]
-    assert pending == (8, 18)
+    pending, written = await story(queue_size=2)
+    assert written == [("ErrResourceExists", 3), ("FailedCreatePod", 3), ("TFJobSucceeded", 1)]
+    assert pending == (4, 6)
 
 
 async def _only_kept_events(h: EngineHarness, sync: Callable[[], Awaitable[None]],

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -11,7 +12,8 @@ import pytest
 from mpi_controller.kube.resources import SERVICES
 from mpi_controller.pytorch.hooks import HPAS, PyTorchOptions
 from mpi_controller.pytorch.initcontainer import InitContainerTemplate
-from mpi_controller.testing import conflict
+from mpi_controller.runtime.errors import ApiError
+from mpi_controller.testing import conflict, internal_error
 from tests.engine_harness import EngineHarness
 from tests.kind_steps import KindSteps
 from tests.pytorchjobs import (
@@ -127,6 +129,62 @@ async def test_the_master_finishing_makes_the_job_succeed() -> None:
             "Master": {"succeeded": 1, "selector": selector(JOB, "Master")},
             "Worker": {"succeeded": 1, "selector": selector(JOB, "Worker")}}
         assert pod_names(h) == [f"{JOB}-master-0", f"{JOB}-worker-0"]
+
+
+async def test_the_master_is_created_on_its_own_before_the_workers_and_services() -> None:
+    """The master pod's create is sent alone, and the workers' and every Service's only once it
+    has been answered: in a burst of jobs the masters (on which Running and Succeeded hinge)
+    reach the scheduler before the workers."""
+    async with harness() as h:
+        h.create(pytorchjob("np", {"Master": replica(1), "Worker": replica(3)}))
+        answer: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        h.api.interceptor = lambda req: (
+            answer if req.verb == "create" and req.name == "np-master-0" else None)
+        h.mark()
+        syncing = asyncio.ensure_future(h.sync("np", KIND))
+        await h.settle(200)
+        assert h.writes() == [("create", "pods", NS, "np-master-0")]
+        answer.set_result(None)
+        await syncing
+        writes = h.writes()
+        workers = [f"np-worker-{i}" for i in range(3)]
+        assert sorted(writes[1:-1]) == sorted(
+            [("create", "pods", NS, n) for n in workers]
+            + [("create", "services", NS, n) for n in ["np-master-0", *workers]])
+        assert writes[-1] == ("update", "pytorchjobs/status", NS, "np")
+
+
+async def test_a_master_that_cannot_be_created_ends_the_sync_before_the_workers() -> None:
+    """Upstream creates one pod at a time and stops at its first error: here the master is
+    created first, so when it fails neither a worker nor a Service is created in that sync;
+    the next sync creates everything."""
+    async with harness() as h:
+        h.create(pytorchjob("np", {"Master": replica(1), "Worker": replica(2)}))
+        h.api.interceptor = _fail_once("np-master-0")
+        h.mark()
+        with pytest.raises(ApiError):
+            await h.sync("np", KIND)
+        await h.settle()
+        assert h.writes() == [("create", "pods", NS, "np-master-0")]
+        # upstream's "Error creating: %v" of a StatusError: its message alone
+        assert h.events() == [("Warning", "FailedCreatePod",
+                               "Error creating: Internal error occurred: etcdserver: request "
+                               "timed out")]
+        h.mark()
+        await h.sync("np", KIND)
+        assert pod_names(h) == ["np-master-0", "np-worker-0", "np-worker-1"]
+        assert service_names(h) == ["np-master-0", "np-worker-0", "np-worker-1"]
+
+
+def _fail_once(name: str) -> Any:
+    """An interceptor failing the first create of pod ``name`` with a 500, then passing all."""
+    failed: list[str] = []
+
+    def intercept(req: Any) -> None:
+        if req.verb == "create" and req.name == name and not failed:
+            failed.append(name)
+            raise internal_error("etcdserver: request timed out")
+    return intercept
 
 
 async def test_nproc_per_node_4_with_three_workers() -> None:
