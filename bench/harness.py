@@ -979,6 +979,38 @@ def _machine_busy(since: tuple[float, float] | None = None) -> Any:
     return (busy - since[0]) / max(total - since[1], 1) * (os.cpu_count() or 1)
 
 
+QUIET_CORES = 0.35
+"""The machine's busy cores (everything on it, averaged over :data:`QUIET_WINDOW`) under which
+a measurement may start: an idle local cluster takes ~0.05."""
+QUIET_WINDOW = 2.0
+QUIET_TIMEOUT = 120.0
+"""Seconds a measurement waits at most for a quiet machine; then it starts anyway, saying so."""
+
+
+def wait_for_quiet(what: str, *, read: Callable[..., Any] = _machine_busy,
+                   sleep: Callable[[float], None] = time.sleep,
+                   clock: Callable[[], float] = time.monotonic,
+                   threshold: float = QUIET_CORES, window: float = QUIET_WINDOW,
+                   timeout: float = QUIET_TIMEOUT) -> Obj:
+    """Wait until the machine is quiet (busy cores over ``window`` at most ``threshold``) or
+    ``timeout`` passed, and say how it was when ``what`` started: ``{"waited_s", "busy_cores",
+    "quiet"}``. Work left by what ran before (a namespace of 10,000 pods being deleted, the
+    kubelet's and the job controller's follow-ups) otherwise lands in one operator's figures
+    and not the other's. ``read``, ``sleep`` and ``clock`` are injected by tests."""
+    start = clock()
+    while True:
+        before = read()
+        sleep(window)
+        busy = read(before)
+        waited = clock() - start
+        if busy <= threshold or waited >= timeout:
+            quiet = busy <= threshold
+            if not quiet or waited > 1.5 * window:
+                log(f"{what}: {'quiet' if quiet else 'still busy'} after {waited:.0f}s "
+                    f"({busy:.2f} cores busy)")
+            return {"waited_s": round(waited, 1), "busy_cores": round(busy, 2), "quiet": quiet}
+
+
 def _latencies(jobs: dict[str, JobTrack], stopped: float | None = None
                ) -> tuple[Obj, list[str]]:
     """Each job's create -> every child, -> Running, -> Succeeded percentiles and samples,
@@ -1025,6 +1057,7 @@ def _lifecycle(s: Settings, run: Run, *, jobs: int, workers: int, runs: str,
     assert run.controller is not None
     obs = run.observer
     bodies = bodies or [_job(f"job-{i:04d}", workers, runs) for i in range(jobs)]
+    run.result["quiet_start"] = wait_for_quiet(run.workload)
     start = time.time()
     cpu0 = run.controller.cpu()
     switches0 = run.controller.switches()
@@ -1202,6 +1235,7 @@ def wide(s: Settings) -> Obj:
     with Run(s, "wide") as run:
         assert run.controller is not None
         obs = run.observer
+        run.result["quiet_start"] = wait_for_quiet(run.workload)
         cpu0 = run.controller.cpu()
         _create_all(s, run.namespace, [_job("wide", workers, "1h")], obs)
         track = obs.expect("wide", workers + 4)
@@ -1362,7 +1396,8 @@ def steady(s: Settings) -> Obj:
         log(f"steady: {jobs} jobs Running after {setup_s}s")
         setup.stop()
         time.sleep(2)
-        # The measured restart.
+        # The measured restart, once the setup's follow-ups (KWOK, the job controller) are done.
+        quiet = [wait_for_quiet("steady: restart")]
         audit = Audit(s.cluster.audit_log)
         machine0 = _machine_busy()
         ctl = run.controller = ControllerProcess(
@@ -1423,9 +1458,11 @@ def steady(s: Settings) -> Obj:
         starts = [run.result["synced_log_s"]]
         for i in range(2, STEADY_STARTS + 1):
             time.sleep(2)
+            quiet.append(wait_for_quiet(f"steady: start {i}"))
             starts.append(_synced_after_start(s, RESULTS / (
                 f"steady{_suffix(s.operator)}-start{i}-controller.log")))
         run.result["synced_log_s_starts"] = starts
+        run.result["quiet_starts"] = quiet
         run.result["synced_log_s"] = median_start(starts)
     res = run.result
     res["targets"] = [
@@ -1573,26 +1610,28 @@ def table(results: dict[str, Obj]) -> str:
                              f"(reported, n={p['n']}{of}) | |")
         extra = {
             "burst": ("controller_cpu_s", "controller_peak_rss_mb", "lifecycle_wall_s",
-                      *WAKEUP_FIGURES, "machine_busy_cores", "control_plane_cores",
-                      "harness_cores", "other_load_cores"),
+                      *WAKEUP_FIGURES, "quiet_start", "machine_busy_cores",
+                      "control_plane_cores", "harness_cores", "other_load_cores"),
             "arrival": ("jobs", "controller_cpu_s", "controller_peak_rss_mb",
-                        *WAKEUP_FIGURES, "machine_busy_cores", "control_plane_cores",
-                        "harness_cores", "other_load_cores"),
-            "steady": ("synced_log_s", "synced_log_s_starts", "synced_readyz_s",
+                        *WAKEUP_FIGURES, "quiet_start", "machine_busy_cores",
+                        "control_plane_cores", "harness_cores", "other_load_cores"),
+            "steady": ("synced_log_s", "synced_log_s_starts", "quiet_starts", "synced_readyz_s",
                        "synced_audit_last_list_s", "last_write_after_restart_s",
                        "reconciled_idle_s", "controller_cpu_s_until_idle", "controller_rss_mb",
                        "baseline_rss_mb", "rss_growth_per_pod_all_caches",
                        "machine_busy_cores_restart", "setup_s"),
-            "wide": ("first_object_s", "all_children_s", "controller_cpu_s"),
+            "wide": ("first_object_s", "all_children_s", "controller_cpu_s", "quiet_start"),
             "scale": ("pods", "baseline_rss_mb", "controller_rss_mb", "controller_peak_rss_mb",
                       "model"),
-        }.get(name, ("controller_cpu_s", "lifecycle_wall_s", *WAKEUP_FIGURES,
+        }.get(name, ("controller_cpu_s", "lifecycle_wall_s", *WAKEUP_FIGURES, "quiet_start",
                      "machine_busy_cores", "control_plane_cores", "harness_cores",
                      "other_load_cores"))
         for key in extra:
             value = res.get(key)
-            cell = _fmt(value) if isinstance(value, dict) else readme_table.shown(
-                value, readme_table.is_bound(res, (key,)))
+            cell = (_fmt(value) if isinstance(value, dict)
+                    else "; ".join(_fmt(v) for v in value)
+                    if isinstance(value, list) and all(isinstance(v, dict) for v in value)
+                    else readme_table.shown(value, readme_table.is_bound(res, (key,))))
             lines.append(f"| {name} | {key} | {cell} | (reported) | |")
         hook = res.get("conversion_webhook")
         if hook:
