@@ -12,6 +12,7 @@ usual job name); a test module makes one and binds the steps it uses to short na
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from mpi_controller.kube.resources import PODS, SERVICES
@@ -89,6 +90,23 @@ class KindSteps:
     def run_policy(self, h: EngineHarness, name: str, **policy: Any) -> None:
         """``spec.runPolicy`` of the stored job updated with ``policy``."""
         self.modify_job(h, name, lambda j: j["spec"].setdefault("runPolicy", {}).update(policy))
+
+    async def held_create(self, h: EngineHarness, job: str, pod: str,
+                          ) -> tuple[list[tuple[str, str, str, str]],
+                                     list[tuple[str, str, str, str]]]:
+        """Sync ``job`` with the create of pod ``pod`` held until every other request of the
+        sync that can go has gone: (the writes sent meanwhile, all the sync's writes)."""
+        answer: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        h.api.interceptor = lambda req: (
+            answer if req.verb == "create" and req.name == pod else None)
+        h.mark()
+        syncing = asyncio.ensure_future(h.sync(job, self.kind))
+        await h.settle(200)
+        meanwhile = h.writes()
+        answer.set_result(None)
+        await syncing
+        h.api.interceptor = None
+        return meanwhile, h.writes()
 
     async def started(self, h: EngineHarness, body: Obj, *, running: bool = True) -> None:
         """The job created, its first sync done, (with ``running``) every pod Running and

@@ -14,7 +14,7 @@ decides restarts), ``SuccessfulDeletePod`` / ``FailedDeletePod`` events when
 
 from __future__ import annotations
 
-from mpi_controller.engine.training.hooks import TrainingHooks
+from mpi_controller.engine.training.hooks import TrainingHooks, a_master_decides
 from mpi_controller.paddle import constants
 from mpi_controller.paddle.envvars import pod_env
 from mpi_controller.paddle.status import update_paddlejob_status
@@ -36,4 +36,5 @@ class Paddle(TrainingHooks[PaddleJob]):
         super().__init__(constants, parse=parse_paddlejob, set_defaults=set_defaults,
                          validate=validate, pod_env=pod_env,
                          is_master_role=lambda specs, rtype, index: is_master_role(rtype),
-                         update_status=update_paddlejob_status)
+                         update_status=update_paddlejob_status,
+                         master_decides=a_master_decides)

@@ -21,7 +21,7 @@ from typing import Any
 
 from mpi_controller.engine.training.api import ReplicaSpec
 from mpi_controller.engine.training.framework import Companion
-from mpi_controller.engine.training.hooks import TrainingHooks
+from mpi_controller.engine.training.hooks import TrainingHooks, a_master_decides
 from mpi_controller.engine.training.replicas import general_name, master_role
 from mpi_controller.kube.jsonvalue import Obj, json_copy
 from mpi_controller.kube.resources import Resource
@@ -65,7 +65,8 @@ class PyTorch(TrainingHooks[PyTorchJob]):
         super().__init__(constants, parse=parse_pytorchjob, set_defaults=set_defaults,
                          validate=validate, pod_env=pod_env, is_master_role=_is_master_role,
                          update_status=update_pytorchjob_status, companions=(HPA_COMPANION,),
-                         admitted=admitted_problems)
+                         admitted=admitted_problems,
+                         master_decides=a_master_decides)
         self.init_container = init_container or InitContainerTemplate()
         self._init = self.per_job(self._init_containers)
 

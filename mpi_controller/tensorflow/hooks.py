@@ -50,6 +50,13 @@ class TensorFlow(TrainingHooks[TFJob]):
         self.cluster_domain = cluster_domain
         self._cluster = self.per_job(lambda job: cluster_spec(self.view(job), cluster_domain))
 
+    def master_role_decides(self, job: Mapping[str, Any],
+                            specs: Mapping[str, ReplicaSpec]) -> bool:
+        """The Chief or Master decides; without one worker 0 does, unless ``successPolicy:
+        AllWorkers`` (upstream's ``UpdateJobStatus``)."""
+        view = self.view(job)
+        return view.has_chief_or_master or not view.all_workers_must_succeed
+
     def set_cluster_spec(self, job: Mapping[str, Any], template: Obj, rtype: str,
                          index: int) -> None:
         """``TF_CONFIG`` on the ``tensorflow`` container (a job's cluster spec is computed once

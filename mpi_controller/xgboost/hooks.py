@@ -13,7 +13,7 @@ runs them. Pure, like the rest of the package: the engine does the I/O.
 
 from __future__ import annotations
 
-from mpi_controller.engine.training.hooks import TrainingHooks
+from mpi_controller.engine.training.hooks import TrainingHooks, a_master_decides
 from mpi_controller.xgboost import constants
 from mpi_controller.xgboost.envvars import pod_env
 from mpi_controller.xgboost.status import update_xgboostjob_status
@@ -34,4 +34,5 @@ class XGBoost(TrainingHooks[XGBoostJob]):
         super().__init__(constants, parse=parse_xgboostjob, set_defaults=set_defaults,
                          validate=validate, pod_env=pod_env,
                          is_master_role=lambda specs, rtype, index: is_master_role(rtype),
-                         update_status=update_xgboostjob_status)
+                         update_status=update_xgboostjob_status,
+                         master_decides=a_master_decides)

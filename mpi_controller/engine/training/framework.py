@@ -104,6 +104,12 @@ class TrainingFramework(Protocol):
     def is_master_role(self, specs: Mapping[str, ReplicaSpec], rtype: str, index: int) -> bool:
         """Whether pod ``<rtype>-<index>`` gets ``training.kubeflow.org/job-role: master``."""
 
+    def master_role_decides(self, job: Mapping[str, Any],
+                            specs: Mapping[str, ReplicaSpec]) -> bool:
+        """Whether the job's ``Running`` and ``Succeeded`` hinge on its master-role pods alone
+        (upstream's ``UpdateJobStatus``: a Master or Chief, TFJob's worker 0 under the default
+        success policy); the engine then creates those pods before the others."""
+
     def update_job_status(self, job: Mapping[str, Any], specs: Mapping[str, ReplicaSpec],
                           status: Obj, *, pods: list[Obj], now: datetime) -> list[Event]:
         """The kind's status rules after the replicas were reconciled: change ``status`` (its

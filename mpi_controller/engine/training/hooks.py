@@ -7,8 +7,9 @@ replica specs field, default container, the reasons of a TTL deletion), ``parse`
 view of a job), ``set_defaults``, ``validate``, ``admitted`` (the problems upstream admits;
 default: negative ``replicas``; every kind's are followed by ``spec.runPolicy``'s), ``pod_env``
 (the variables of pod ``<rtype>-<index>``, appended to every container; ``None``: none),
-``is_master_role`` and ``update_status`` (its status rules over the typed view), and its
-companions. A kind whose
+``is_master_role`` and ``update_status`` (its status rules over the typed view), its
+companions, and ``master_decides`` (whether those rules hinge on the master role alone;
+default: never). A kind whose
 cluster spec is more than environment variables (TFJob's ``TF_CONFIG``, PyTorchJob's init
 container) subclasses it and extends :meth:`TrainingHooks.set_cluster_spec`.
 
@@ -36,7 +37,8 @@ from mpi_controller.kube.events import Event
 from mpi_controller.kube.fielderrors import FieldError
 from mpi_controller.kube.jsonvalue import Obj
 
-__all__ = ["MasterRole", "PerJob", "StatusUpdate", "TrainingHooks"]
+__all__ = ["MasterDecides", "MasterRole", "PerJob", "StatusUpdate", "TrainingHooks",
+           "a_master_decides"]
 
 Job = Mapping[str, Any]
 T = TypeVar("T")
@@ -44,6 +46,14 @@ View = TypeVar("View", bound=TrainingJob)
 ViewIn = TypeVar("ViewIn", bound=TrainingJob, contravariant=True)
 MasterRole = Callable[[Mapping[str, ReplicaSpec], str, int], bool]
 """``(replica specs, rtype, index)``: whether pod ``<rtype>-<index>`` has the master role."""
+MasterDecides = Callable[[Mapping[str, Any], Mapping[str, ReplicaSpec]], bool]
+"""``(job, replica specs)``: whether the job's state hinges on its master-role pods alone."""
+
+
+def a_master_decides(job: Mapping[str, Any], specs: Mapping[str, ReplicaSpec]) -> bool:
+    """PyTorchJob's, PaddleJob's and XGBoostJob's rule: with a ``Master`` replica type,
+    upstream's status rules read the Master alone (without one, every worker)."""
+    return "Master" in specs
 
 
 class StatusUpdate(Protocol[ViewIn]):
@@ -89,7 +99,8 @@ class TrainingHooks(Generic[View]):
                  pod_env: Callable[[View, str, int], Sequence[Mapping[str, Any]]] | None,
                  is_master_role: MasterRole, update_status: StatusUpdate[View],
                  companions: Sequence[Companion] = (),
-                 admitted: Callable[[Job], list[FieldError]] | None = None) -> None:
+                 admitted: Callable[[Job], list[FieldError]] | None = None,
+                 master_decides: MasterDecides | None = None) -> None:
         self.kind = names.KIND
         self.plural = names.PLURAL
         self.controller_name = names.CONTROLLER_NAME
@@ -107,6 +118,7 @@ class TrainingHooks(Generic[View]):
         self._admitted = admitted or (lambda job: negative_replicas(job, specs_field))
         self._pod_env = pod_env
         self._is_master_role = is_master_role
+        self._master_decides = master_decides
         self._update_status = update_status
 
     def per_job(self, compute: Callable[[Job], T]) -> PerJob[T]:
@@ -137,6 +149,9 @@ class TrainingHooks(Generic[View]):
 
     def is_master_role(self, specs: Mapping[str, ReplicaSpec], rtype: str, index: int) -> bool:
         return self._is_master_role(specs, rtype, index)
+
+    def master_role_decides(self, job: Job, specs: Mapping[str, ReplicaSpec]) -> bool:
+        return self._master_decides is not None and self._master_decides(job, specs)
 
     def update_job_status(self, job: Job, specs: Mapping[str, ReplicaSpec], status: Obj, *,
                           pods: list[Obj], now: datetime) -> list[Event]:

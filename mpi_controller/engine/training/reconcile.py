@@ -20,11 +20,10 @@ The steps of :class:`TrainingReconcile`, each decision a pure function of this p
 4. Warning events for abnormal active pods; the **backoff limit** and **active deadline** fail
    the job (every pod and Service deleted, ``<Kind>Failed``);
 5. with gang scheduling the PodGroup (Volcano: no pods until it is admitted);
-6. per replica type: missing pods and Services created (the master role's pods first, on
-   their own: the job's state hinges on them, and in a burst of jobs the masters reach the
-   scheduler before the workers; then the other pods and the Services, concurrently; a master
-   that cannot be created ends the sync before the rest, as upstream, which creates one pod at
-   a time, stops at its first error), surplus indices deleted, Failed pods
+6. per replica type: missing pods and Services created (first, alone, the master role's
+   pods when the job's state hinges on them: in a burst the masters reach the scheduler
+   first; a master not created ends the sync, as upstream's first error does; then the rest,
+   concurrently), surplus indices deleted, Failed pods
    restarted or failing the job by restart policy (``ExitedWithCode`` events), replicas
    counted; then the framework's status rules; a job they make Succeeded gets step 2's
    counts at once (its active replicas counted as succeeded in the same status write, not in
@@ -99,6 +98,9 @@ EVENT_EXITED_WITH_CODE = "ExitedWithCode"
 class CompanionConflict(ExpectedError):
     """A companion changed between its cache read and our update: the sync is retried (its
     informer has no handlers, so no event would bring the job back)."""
+
+
+Wanted = tuple[ReplicaSpec, int]  # a pod to create: its replica spec and index
 
 
 class TrainingReconcile:
@@ -367,15 +369,14 @@ class TrainingReconcile:
             await self.create_services(new_services)
         await self.delete_services(doomed_services)
 
-    def master_role_first(self, wanted: list[tuple[ReplicaSpec, int]]
-                          ) -> tuple[list[tuple[ReplicaSpec, int]], list[tuple[ReplicaSpec, int]]]:
-        """``wanted`` pods split into those of the master role, to create before the others,
-        and the others; no split (nothing first) when all or none have the role."""
-        leading: list[tuple[ReplicaSpec, int]] = []
-        rest: list[tuple[ReplicaSpec, int]] = []
-        for spec, index in wanted:
-            master = self.fw.is_master_role(self.specs, spec.rtype, index)
-            (leading if master else rest).append((spec, index))
+    def master_role_first(self, wanted: list[Wanted]) -> tuple[list[Wanted], list[Wanted]]:
+        """``wanted`` split into the master role's pods and the others when the job's state
+        hinges on that role (``master_role_decides``); else, or if all or none have it,
+        nothing first."""
+        if not self.fw.master_role_decides(self.job, self.specs):
+            return [], wanted
+        leading = [w for w in wanted if self.fw.is_master_role(self.specs, w[0].rtype, w[1])]
+        rest = [w for w in wanted if w not in leading]
         return ([], wanted) if not leading or not rest else (leading, rest)
 
     def check_pod(self, spec: ReplicaSpec, index: int, pod: Obj) -> list[str]:

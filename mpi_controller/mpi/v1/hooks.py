@@ -60,6 +60,11 @@ class MPIJobV1:
     def is_master_role(self, specs: Mapping[str, ReplicaSpec], rtype: str, index: int) -> bool:
         return rtype == constants.REPLICA_TYPE_LAUNCHER
 
+    def master_role_decides(self, job: Mapping[str, Any],
+                            specs: Mapping[str, ReplicaSpec]) -> bool:
+        """Unused: the launcher and workers are created by :mod:`.launch`, in its own order."""
+        return False
+
     def update_job_status(self, job: Mapping[str, Any], specs: Mapping[str, ReplicaSpec],
                           status: Obj, *, pods: list[Obj], now: datetime) -> list[Event]:
         return update_job_status(as_str(as_record(job.get("metadata")).get("name")), specs,

@@ -140,6 +140,17 @@ async def test_the_workers_run_then_all_of_them_decide_success() -> None:
 # -- restart policies and exit codes ---------------------------------------------------------
 
 
+async def test_every_worker_is_created_at_once() -> None:
+    """Every worker decides the job's success, so worker 0 (the master role) is not created
+    before the others: they are sent while its create waits."""
+    async with harness() as h:
+        h.create(jaxjob("j", {"Worker": replica(3)}))
+        meanwhile, _ = await STEPS.held_create(h, "j", "j-worker-0")
+        names = [f"j-worker-{i}" for i in range(3)]
+        assert sorted(meanwhile) == sorted([("create", "pods", NS, n) for n in names]
+                                           + [("create", "services", NS, n) for n in names])
+
+
 async def test_on_failure_restarts_a_failing_worker() -> None:
     """OnFailure: the Failed worker is deleted (the engine's Restarting condition and event,
     ``job <name> is restarting because Worker replica(s) failed.``), then the status rules'

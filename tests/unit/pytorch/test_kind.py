@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pytest
@@ -137,21 +136,24 @@ async def test_the_master_is_created_on_its_own_before_the_workers_and_services(
     reach the scheduler before the workers."""
     async with harness() as h:
         h.create(pytorchjob("np", {"Master": replica(1), "Worker": replica(3)}))
-        answer: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        h.api.interceptor = lambda req: (
-            answer if req.verb == "create" and req.name == "np-master-0" else None)
-        h.mark()
-        syncing = asyncio.ensure_future(h.sync("np", KIND))
-        await h.settle(200)
-        assert h.writes() == [("create", "pods", NS, "np-master-0")]
-        answer.set_result(None)
-        await syncing
-        writes = h.writes()
+        meanwhile, writes = await STEPS.held_create(h, "np", "np-master-0")
+        assert meanwhile == [("create", "pods", NS, "np-master-0")]
         workers = [f"np-worker-{i}" for i in range(3)]
         assert sorted(writes[1:-1]) == sorted(
             [("create", "pods", NS, n) for n in workers]
             + [("create", "services", NS, n) for n in ["np-master-0", *workers]])
         assert writes[-1] == ("update", "pytorchjobs/status", NS, "np")
+
+
+async def test_without_a_master_every_pod_is_created_at_once() -> None:
+    """Without a Master, upstream's rules read every worker (``Succeeded`` when all have), so
+    worker 0 (the master role) is not created first: the others are sent while it waits."""
+    async with harness() as h:
+        h.create(pytorchjob("w", {"Worker": replica(3)}))
+        meanwhile, _ = await STEPS.held_create(h, "w", "w-worker-0")
+        names = [f"w-worker-{i}" for i in range(3)]
+        assert sorted(meanwhile) == sorted([("create", "pods", NS, n) for n in names]
+                                           + [("create", "services", NS, n) for n in names])
 
 
 async def test_a_master_that_cannot_be_created_ends_the_sync_before_the_workers() -> None:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from mpi_controller.kube.resources import EVENTS, PODS, SERVICES
 from tests.engine_harness import EngineHarness
 from tests.kind_steps import KindSteps
@@ -165,6 +167,22 @@ async def play_story(h: EngineHarness) -> list[tuple[list[tuple[str, str, str, s
         result = await h.sync(JOB, "TFJob")
         steps.append((h.writes(), result.requeue_after if result else None))
     return steps
+
+
+@pytest.mark.parametrize("policy", ["", "AllWorkers"])
+async def test_worker_0_is_created_first_unless_all_workers_decide(policy: str) -> None:
+    """Without a Chief or Master, worker 0 decides the job's success under the default policy:
+    its create goes first, alone; under ``successPolicy: AllWorkers`` every worker does, and
+    everything is sent at once."""
+    async with harness() as h:
+        h.create(tfjob("t", {"PS": replica(1), "Worker": replica(2)}, successPolicy=policy))
+        meanwhile, writes = await STEPS.held_create(h, "t", "t-worker-0")
+        names = ["t-ps-0", "t-worker-0", "t-worker-1"]
+        everything = [("create", "pods", NS, n) for n in names] + [
+            ("create", "services", NS, n) for n in names]
+        assert sorted(meanwhile) == (sorted(everything) if policy
+                                     else [("create", "pods", NS, "t-worker-0")])
+        assert sorted(writes[:-1]) == sorted(everything)
 
 
 async def test_counts_alone_wait_while_pods_start_or_end_together() -> None:
