@@ -91,6 +91,11 @@ class KindSteps:
         """``spec.runPolicy`` of the stored job updated with ``policy``."""
         self.modify_job(h, name, lambda j: j["spec"].setdefault("runPolicy", {}).update(policy))
 
+    def creates(self, names: list[str]) -> list[tuple[str, str, str, str]]:
+        """The sorted writes creating a pod and a Service of each of ``names``."""
+        return sorted([("create", "pods", NAMESPACE, n) for n in names]
+                      + [("create", "services", NAMESPACE, n) for n in names])
+
     async def held_create(self, h: EngineHarness, job: str, pod: str,
                           ) -> tuple[list[tuple[str, str, str, str]],
                                      list[tuple[str, str, str, str]]]:

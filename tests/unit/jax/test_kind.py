@@ -146,9 +146,7 @@ async def test_every_worker_is_created_at_once() -> None:
     async with harness() as h:
         h.create(jaxjob("j", {"Worker": replica(3)}))
         meanwhile, _ = await STEPS.held_create(h, "j", "j-worker-0")
-        names = [f"j-worker-{i}" for i in range(3)]
-        assert sorted(meanwhile) == sorted([("create", "pods", NS, n) for n in names]
-                                           + [("create", "services", NS, n) for n in names])
+        assert sorted(meanwhile) == STEPS.creates([f"j-worker-{i}" for i in range(3)])
 
 
 async def test_on_failure_restarts_a_failing_worker() -> None:

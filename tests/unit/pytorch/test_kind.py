@@ -151,9 +151,7 @@ async def test_without_a_master_every_pod_is_created_at_once() -> None:
     async with harness() as h:
         h.create(pytorchjob("w", {"Worker": replica(3)}))
         meanwhile, _ = await STEPS.held_create(h, "w", "w-worker-0")
-        names = [f"w-worker-{i}" for i in range(3)]
-        assert sorted(meanwhile) == sorted([("create", "pods", NS, n) for n in names]
-                                           + [("create", "services", NS, n) for n in names])
+        assert sorted(meanwhile) == STEPS.creates([f"w-worker-{i}" for i in range(3)])
 
 
 async def test_a_master_that_cannot_be_created_ends_the_sync_before_the_workers() -> None:

@@ -177,12 +177,10 @@ async def test_worker_0_is_created_first_unless_all_workers_decide(policy: str) 
     async with harness() as h:
         h.create(tfjob("t", {"PS": replica(1), "Worker": replica(2)}, successPolicy=policy))
         meanwhile, writes = await STEPS.held_create(h, "t", "t-worker-0")
-        names = ["t-ps-0", "t-worker-0", "t-worker-1"]
-        everything = [("create", "pods", NS, n) for n in names] + [
-            ("create", "services", NS, n) for n in names]
-        assert sorted(meanwhile) == (sorted(everything) if policy
+        everything = STEPS.creates(["t-ps-0", "t-worker-0", "t-worker-1"])
+        assert sorted(meanwhile) == (everything if policy
                                      else [("create", "pods", NS, "t-worker-0")])
-        assert sorted(writes[:-1]) == sorted(everything)
+        assert sorted(writes[:-1]) == everything
 
 
 async def test_counts_alone_wait_while_pods_start_or_end_together() -> None:
